@@ -1,0 +1,403 @@
+/* cgc.h: the one header of the cgc compiler library.
+ *
+ * Data flows one way: text (source.c) -> tokens and AST (grammar/, parse.c)
+ * -> checked graphs with accesses (sema.c) -> edges (order.c) -> output
+ * (dot.c).  Each section below names the file that implements it. */
+#ifndef CGC_H
+#define CGC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CGC_VERSION "0.1.0"
+
+/* Limits that turn hostile input into a diagnostic instead of a crash. */
+enum {
+  MAX_IDENT_LEN = 255,             /* bytes in an identifier */
+  MAX_NESTING = 256,               /* open ( [ { at once */
+  MAX_EXPR_DEPTH = 1000,           /* depth of one expression tree */
+  MAX_INCLUDE_DEPTH = 32,          /* files open at once through include */
+  MAX_ERRORS = 20,                 /* errors reported before cgc stops */
+  MAX_NODES = 4 * 1024 * 1024,     /* nodes in one graph after unrolling */
+  MAX_EXPANSION = 16 * 1024 * 1024 /* statements run by unrolling, per graph */
+};
+#define MAX_FILE_SIZE ((int64_t)256 << 20) /* bytes in one source file */
+
+/* ---- arena.c: all memory of one compilation, freed at once ---- */
+
+typedef struct Arena Arena;
+Arena *arena_new(void);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t size); /* zeroed; aborts on OOM */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void *xrealloc(void *p, size_t size); /* heap, aborts on OOM */
+
+/* A growable array of pointers or plain values, on the heap. */
+#define VEC(T)                                                                 \
+  struct {                                                                     \
+    T *v;                                                                      \
+    size_t n, cap;                                                             \
+  }
+#define vec_push(vec, x)                                                       \
+  do {                                                                         \
+    if ((vec)->n == (vec)->cap) {                                              \
+      (vec)->cap = (vec)->cap ? (vec)->cap * 2 : 8;                            \
+      (vec)->v = xrealloc((vec)->v, (vec)->cap * sizeof *(vec)->v);            \
+    }                                                                          \
+    (vec)->v[(vec)->n++] = (x);                                                \
+  } while (0)
+#define vec_free(vec) (free((vec)->v), (vec)->v = NULL, (vec)->n = (vec)->cap = 0)
+
+/* ---- source.c: files in memory, positions, diagnostics ---- */
+
+typedef struct Pos {
+  int32_t file; /* index into the source table; -1: no position */
+  int32_t line; /* 1-based */
+  int32_t col;  /* 1-based, in bytes */
+} Pos;
+
+typedef struct Source {
+  const char *path; /* as the user or the include statement named it */
+  const char *text;
+  size_t len;
+  char *realpath; /* for include identity */
+} Source;
+
+typedef struct Diag Diag;
+
+Diag *diag_new(void);
+void diag_free(Diag *d);
+void diag_set_color(Diag *d, bool on);
+/* Reads a file into the table; returns its index, or -1 after reporting an
+ * error at `at` (or without position when at.file < 0). */
+int source_load(Diag *d, const char *path, Pos at);
+const Source *source_get(Diag *d, int file);
+
+void error_at(Diag *d, Pos p, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void note_at(Diag *d, Pos p, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void warning_at(Diag *d, Pos p, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int diag_errors(const Diag *d);
+/* True once MAX_ERRORS errors were reported: every stage stops then. */
+bool diag_stopped(const Diag *d);
+
+/* ---- symbol.c: interned identifiers and pointer-keyed maps ---- */
+
+typedef struct Sym {
+  const char *name;
+  uint32_t len;
+  uint32_t hash;
+} Sym;
+
+typedef struct SymTab SymTab;
+SymTab *symtab_new(Arena *a);
+void symtab_free(SymTab *t);
+Sym *intern(SymTab *t, const char *s, size_t len);
+
+/* An open-addressing map from a key (a Sym pointer or a string) to a value. */
+typedef struct MapEntry {
+  const void *key;
+  void *value;
+} MapEntry;
+typedef struct Map {
+  MapEntry *slots;
+  size_t n, cap;
+  bool by_string; /* keys are NUL-terminated strings, compared by content */
+} Map;
+void *map_get(const Map *m, const void *key);
+void map_put(Map *m, const void *key, void *value); /* replaces */
+void map_free(Map *m);
+
+/* ---- types ---- */
+
+typedef enum Type {
+  TY_NONE,
+  TY_I8, TY_I16, TY_I32, TY_I64,
+  TY_U8, TY_U16, TY_U32, TY_U64,
+  TY_F16, TY_BF16, TY_F32, TY_F64,
+} Type;
+
+const char *type_name(Type t);
+int type_size(Type t);
+bool type_is_float(Type t);
+bool type_is_signed(Type t);
+
+/* ---- ast.c: the syntax tree the parser builds ---- */
+
+typedef enum ExprKind {
+  EX_INT,   /* ival */
+  EX_FLOAT, /* fval */
+  EX_NAME,  /* name */
+  EX_INDEX, /* a[b] */
+  EX_SLICE, /* a[b:c] */
+  EX_CALL,  /* name(args): cdiv, min, max */
+  EX_NEG,   /* -a */
+  EX_BIN,   /* a op b, op one of + - * / % */
+} ExprKind;
+
+typedef struct Expr Expr;
+typedef VEC(Expr *) ExprVec;
+
+struct Expr {
+  ExprKind kind;
+  char op;
+  int32_t depth; /* height of this tree, bounded by MAX_EXPR_DEPTH */
+  Pos pos;
+  union {
+    int64_t ival;
+    double fval;
+    Sym *name;
+    struct {
+      Expr *a, *b, *c;
+    };
+    struct {
+      Sym *fn;
+      Expr **args;
+      int nargs;
+    };
+  };
+};
+
+typedef enum Mode { MODE_NONE = 0, MODE_IN = 1, MODE_OUT = 2, MODE_INOUT = 3 } Mode;
+
+typedef struct Param {
+  Sym *name;
+  Pos pos;
+  Mode mode; /* MODE_NONE only on value parameters */
+  Type type;
+  bool pointer;
+} Param;
+
+typedef enum BufferKind {
+  BUF_DEVICE,      /* buffer: owned device memory */
+  BUF_EXTERN,      /* extern buffer: caller's device memory */
+  BUF_HOST,        /* host buffer: owned pinned host memory */
+  BUF_EXTERN_HOST, /* extern host buffer: caller's host memory */
+} BufferKind;
+
+typedef enum LaunchKey { LK_GRID, LK_BLOCK, LK_SMEM, LK_CLUSTER, LK_PRIORITY, LK_COUNT } LaunchKey;
+
+typedef struct LaunchItem {
+  LaunchKey key;
+  Pos pos;
+  Expr **args;
+  int nargs;
+} LaunchItem;
+
+typedef enum StmtKind {
+  ST_CONST,  /* const name = value; */
+  ST_SCALAR, /* scalar name: type [= value]; */
+  ST_BUFFER, /* [extern] [host] buffer name: type[dims] [= value]; */
+  ST_NODE,   /* [node name =] callee(args) launch...; */
+  ST_EDGE,   /* a -> b -> {c, d}; */
+  ST_FOR,    /* for var in lo .. hi { body } */
+} StmtKind;
+
+typedef enum Callee { CALL_KERNEL, CALL_COPY, CALL_FILL } Callee;
+
+typedef struct Stmt Stmt;
+typedef VEC(Stmt *) StmtVec;
+
+/* One side of an edge: a list of node references (one unless braced). */
+typedef struct EdgeGroup {
+  Expr **refs; /* EX_NAME or EX_INDEX chains */
+  int nrefs;
+  Pos arrow; /* position of the '->' that follows this group */
+  bool programmatic; /* that arrow is '=>' (language v2) */
+} EdgeGroup;
+
+struct Stmt {
+  StmtKind kind;
+  Pos pos;
+  Sym *name;      /* const, scalar, buffer, node (NULL: anonymous), for var */
+  Pos name_pos;
+  Expr *value;    /* const value; scalar and buffer initialiser */
+  Type type;      /* scalar, buffer */
+  BufferKind buffer_kind;
+  Expr **dims;    /* buffer */
+  int ndims;
+  Callee callee;  /* node */
+  Sym *kernel;    /* node with CALL_KERNEL */
+  Pos callee_pos;
+  Expr **args;
+  int nargs;
+  LaunchItem *launch;
+  int nlaunch;
+  EdgeGroup *groups; /* edge */
+  int ngroups;
+  Expr *lo, *hi;  /* for */
+  Stmt **body;
+  int nbody;
+  /* Filled by sema before unrolling: */
+  Sym *base;             /* node: its name or the anonymous name given it */
+  struct Stmt *parent_for; /* innermost enclosing for, or NULL */
+  int loop_depth;
+};
+
+typedef enum ItemKind { IT_INCLUDE, IT_CONST, IT_KERNEL, IT_GRAPH } ItemKind;
+
+typedef struct Item {
+  ItemKind kind;
+  Pos pos;
+  Sym *name;
+  Pos name_pos;
+  const char *path; /* include */
+  Expr *value;      /* const */
+  Param *params;    /* kernel */
+  int nparams;
+  bool pdl;         /* kernel declared with pdl (language v2) */
+  bool is_explicit; /* graph */
+  Stmt **body;      /* graph */
+  int nbody;
+} Item;
+
+typedef VEC(Item *) ItemVec;
+
+Expr *new_expr(Arena *a, ExprKind kind, Pos pos);
+
+/* ---- parse.c: files to items, following includes ---- */
+
+typedef struct Define {
+  const char *name;
+  int64_t value;
+  bool used;
+} Define;
+
+typedef struct Compiler {
+  Arena *arena;
+  Diag *diag;
+  SymTab *syms;
+  const char **include_dirs;
+  int ninclude_dirs;
+  Define *defines;
+  int ndefines;
+  ItemVec items;  /* every top-level item of every file, includes spliced in */
+  VEC(int) files; /* source indices of every file read, main file first */
+  struct Program *program; /* sema.c's result */
+} Compiler;
+
+/* Parses `path` and every file it includes into c->items.  Returns false
+ * when the main file could not be read (an I/O error, exit status 2). */
+bool parse_program(Compiler *c, const char *path);
+
+/* The scanner and parser (grammar/) talk to parse.c through this. */
+typedef struct ParseState {
+  Compiler *c;
+  int file;
+  ItemVec *items;
+  int line, col;      /* where the scanner is */
+  int nesting;        /* open brackets, bounded by MAX_NESTING */
+  bool stop;          /* input too deep to go on: no more syntax errors */
+  bool depth_error;   /* an expression too deep was reported */
+  char last[48];      /* the text of the last token, clipped, for messages */
+} ParseState;
+
+/* ---- sema.c: checked graphs ---- */
+
+typedef enum ResKind { RES_BUFFER, RES_SCALAR } ResKind;
+
+/* A buffer or a launch scalar: the things accesses are made to. */
+typedef struct Resource {
+  ResKind kind;
+  Sym *name;
+  Pos pos;
+  Type type;
+  BufferKind buffer_kind;  /* buffers */
+  int64_t dims[8];
+  int ndims;
+  int64_t count;           /* elements */
+  int64_t bytes;
+  bool zero;               /* buffer = 0 */
+  bool has_init;           /* scalar = value */
+  bool init_is_float;
+  int64_t init_i;
+  double init_f;
+  Pos written_at;          /* scalars: first out/inout use, file -1 if none */
+} Resource;
+
+typedef enum ArgKind {
+  ARG_VIEW,         /* a buffer or view, by pointer */
+  ARG_SCALAR_PTR,   /* a scalar's device slot */
+  ARG_SCALAR_VALUE, /* a scalar's value, updated by set */
+  ARG_INT,
+  ARG_FLOAT,
+} ArgKind;
+
+typedef struct Arg {
+  ArgKind kind;
+  Pos pos;
+  int res;        /* ARG_VIEW, ARG_SCALAR_*: index into Graph.res */
+  int64_t offset; /* ARG_VIEW: bytes from the buffer's start */
+  int64_t bytes;
+  int64_t count;  /* elements */
+  int64_t ival;
+  double fval;
+} Arg;
+
+typedef enum AccessMode { ACC_READ = 1, ACC_WRITE = 2, ACC_RW = 3 } AccessMode;
+
+typedef struct Access {
+  int res;
+  int64_t lo, hi; /* byte range [lo, hi) */
+  AccessMode mode;
+} Access;
+
+typedef struct Node {
+  const char *name; /* "norm[0]" */
+  Pos pos;
+  Callee kind;
+  Item *kernel;     /* CALL_KERNEL */
+  Arg *args;
+  int nargs;
+  int64_t grid[3], block[3], cluster[3];
+  int64_t smem;
+  int64_t priority;
+  bool has_cluster, has_priority;
+  Access *acc;
+  int nacc;
+} Node;
+
+typedef struct Edge {
+  uint32_t from, to;
+  bool written;
+  Pos pos;      /* written: the arrow */
+  int res;      /* inferred: the resource that orders them, else -1 */
+  uint8_t why;  /* inferred: read after write, write after read or after write */
+} Edge;
+
+typedef VEC(Edge) EdgeVec;
+
+typedef struct Graph {
+  Item *item;
+  Sym *name;
+  bool is_explicit;
+  VEC(Resource) res;
+  VEC(Node) nodes;
+  EdgeVec written;     /* after name resolution, in source order */
+  EdgeVec edges;       /* order.c: the reduced edges, sorted by (from, to) */
+} Graph;
+
+typedef struct Program {
+  VEC(Graph *) graphs;
+} Program;
+
+/* Checks every item and unrolls every graph.  Errors go to c->diag. */
+Program *check_program(Compiler *c);
+void program_free(Program *p);
+
+/* ---- order.c: data flow, cycles, hazards, transitive reduction ---- */
+
+void order_graph(Compiler *c, Graph *g);
+
+/* ---- dot.c ---- */
+
+void emit_dot(FILE *out, const Program *p);
+
+#endif

@@ -1,0 +1,268 @@
+/* main.c: the cgc command line. */
+#include "cgc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+    "usage: cgc [options] FILE.cgraph\n"
+    "  -o OUT            output file (--emit=dot: standard output without -o)\n"
+    "  -H HEADER         header path (with --emit=c)\n"
+    "  --emit=c|dot      C and header (default), or Graphviz DOT of every graph\n"
+    "  --check           parse and check only; write nothing\n"
+    "  -I DIR            search DIR for include files\n"
+    "  -D NAME=VALUE     override a top-level const\n"
+    "  --depfile FILE    write a Makefile-style dependency file\n"
+    "  --help            print this help and exit\n"
+    "  --version         print the version and exit\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+  fputs("cgc: error: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\n(cgc --help lists the options)\n", stderr);
+  return 2;
+}
+
+/* Parses VALUE of -D NAME=VALUE as an integer literal with an optional
+ * sign and K, M or G suffix. */
+static bool parse_define_value(const char *s, int64_t *out) {
+  bool neg = *s == '-';
+  if (neg || *s == '+')
+    s++;
+  int base = 10;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    base = 16, s += 2;
+  if (!*s)
+    return false;
+  int64_t v = 0;
+  for (; *s; s++) {
+    int c = (unsigned char)*s, d;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (base == 16 && (c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+      d = (c | 0x20) - 'a' + 10;
+    else
+      break;
+    if (__builtin_mul_overflow(v, base, &v) || __builtin_add_overflow(v, d, &v))
+      return false;
+  }
+  int64_t scale = 1;
+  if (*s == 'K' || *s == 'M' || *s == 'G') {
+    scale = (int64_t)1 << (*s == 'K' ? 10 : *s == 'M' ? 20 : 30);
+    s++;
+  }
+  if (*s || __builtin_mul_overflow(v, scale, &v))
+    return false;
+  *out = neg ? -v : v;
+  return true;
+}
+
+static bool valid_name(const char *s, size_t n) {
+  if (!n || n > MAX_IDENT_LEN || (s[0] >= '0' && s[0] <= '9'))
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(s[i] == '_' || (s[i] >= '0' && s[i] <= '9') || ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z')))
+      return false;
+  return true;
+}
+
+/* Writes through a temporary file beside `path`, renamed into place only
+ * when complete, so a failure never leaves a truncated output. */
+typedef struct Output {
+  const char *path;
+  char *tmp;
+  FILE *f;
+} Output;
+
+static bool output_open(Output *o, const char *path) {
+  o->path = path;
+  size_t n = strlen(path);
+  o->tmp = xrealloc(NULL, n + 16);
+  snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(o->tmp);
+  if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+    fprintf(stderr, "cgc: error: cannot write '%s': %s\n", path, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      unlink(o->tmp);
+    }
+    free(o->tmp);
+    o->tmp = NULL;
+    return false;
+  }
+  return true;
+}
+
+static bool output_commit(Output *o) {
+  bool ok = !ferror(o->f);
+  ok = fclose(o->f) == 0 && ok;
+  if (ok && rename(o->tmp, o->path) != 0)
+    ok = false;
+  if (!ok) {
+    fprintf(stderr, "cgc: error: cannot write '%s': %s\n", o->path, strerror(errno));
+    unlink(o->tmp);
+  }
+  free(o->tmp);
+  return ok;
+}
+
+static void write_dep_path(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (*s == ' ' || *s == '#' || *s == '\\')
+      fputc('\\', f);
+    if (*s == '$')
+      fputc('$', f);
+    fputc(*s, f);
+  }
+}
+
+static bool write_depfile(Compiler *c, const char *depfile, const char *target) {
+  Output o;
+  if (!output_open(&o, depfile))
+    return false;
+  write_dep_path(o.f, target);
+  fputc(':', o.f);
+  for (size_t i = 0; i < c->files.n; i++) {
+    fputs(" \\\n  ", o.f);
+    write_dep_path(o.f, source_get(c->diag, c->files.v[i])->path);
+  }
+  fputc('\n', o.f);
+  return output_commit(&o);
+}
+
+int main(int argc, char **argv) {
+  const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL;
+  bool check_only = false, emit_dot_mode = false;
+  const char **incs = xrealloc(NULL, (size_t)argc * sizeof *incs);
+  Define *defs = xrealloc(NULL, (size_t)argc * sizeof *defs);
+  int ninc = 0, ndef = 0, status = 0;
+
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = NULL;
+#define TAKE(flag)                                                             \
+  (!strcmp(a, flag) ? (i + 1 < argc ? (val = argv[++i], true)                  \
+                                    : (status = usage_error("%s needs a value", flag), false)) \
+   : (!strncmp(a, flag, strlen(flag)) && strlen(flag) == 2 ? (val = a + 2, true) : false))
+    if (!strcmp(a, "--help")) {
+      fputs(usage_text, stdout);
+      goto done;
+    } else if (!strcmp(a, "--version")) {
+      printf("cgc %s\n", CGC_VERSION);
+      goto done;
+    } else if (!strcmp(a, "--check")) {
+      check_only = true;
+    } else if (!strcmp(a, "--emit=dot")) {
+      emit_dot_mode = true;
+    } else if (!strcmp(a, "--emit=c")) {
+      emit_dot_mode = false;
+    } else if (!strncmp(a, "--emit=", 7)) {
+      status = usage_error("unknown output kind '%s' (use --emit=c or --emit=dot)", a + 7);
+      goto done;
+    } else if (!strncmp(a, "--depfile=", 10)) {
+      depfile = a + 10;
+    } else if (!strcmp(a, "--depfile")) {
+      if (i + 1 == argc) {
+        status = usage_error("%s needs a value", a);
+        goto done;
+      }
+      depfile = argv[++i];
+    } else if (TAKE("-o")) {
+      out = val;
+    } else if (TAKE("-H")) {
+      header = val;
+    } else if (TAKE("-I")) {
+      incs[ninc++] = val;
+    } else if (TAKE("-D")) {
+      const char *eq = strchr(val, '=');
+      int64_t v;
+      if (!eq || !valid_name(val, (size_t)(eq - val))) {
+        status = usage_error("-D takes NAME=VALUE, not '%s'", val);
+        goto done;
+      }
+      if (!parse_define_value(eq + 1, &v)) {
+        status = usage_error("-D %s: the value must be an integer", val);
+        goto done;
+      }
+      defs[ndef++] = (Define){.name = val, .value = v};
+      ((char *)eq)[0] = 0; /* NAME ends here; argv is ours to edit */
+    } else if (status) {
+      goto done;
+    } else if (a[0] == '-' && a[1]) {
+      status = usage_error("unknown option '%s'", a);
+      goto done;
+    } else if (input) {
+      status = usage_error("more than one input file ('%s')", a);
+      goto done;
+    } else {
+      input = a;
+    }
+#undef TAKE
+    if (status)
+      goto done;
+  }
+  if (!input) {
+    status = usage_error("%s", "no input file");
+    goto done;
+  }
+  if (!check_only && !emit_dot_mode) {
+    status = usage_error("%s", "C output (--emit=c) is not available in this version of cgc; "
+                               "use --check or --emit=dot");
+    goto done;
+  }
+  if (header && emit_dot_mode) {
+    status = usage_error("%s", "-H applies to --emit=c only");
+    goto done;
+  }
+  if (depfile && !out) {
+    status = usage_error("%s", "--depfile needs -o to name the target");
+    goto done;
+  }
+
+  Compiler c = {.arena = arena_new(), .diag = diag_new(), .include_dirs = incs,
+                .ninclude_dirs = ninc, .defines = defs, .ndefines = ndef};
+  c.syms = symtab_new(c.arena);
+  diag_set_color(c.diag, isatty(2) && !getenv("NO_COLOR"));
+  if (!parse_program(&c, input)) {
+    status = 2;
+  } else {
+    Program *p = check_program(&c);
+    for (int i = 0; i < ndef && !diag_errors(c.diag); i++)
+      if (!defs[i].used)
+        warning_at(c.diag, (Pos){.file = -1}, "-D %s: the program has no top-level constant '%s'",
+                   defs[i].name, defs[i].name);
+    for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
+      order_graph(&c, p->graphs.v[i]);
+    if (diag_errors(c.diag)) {
+      status = 1;
+    } else if (!check_only) {
+      if (!out) {
+        emit_dot(stdout, p);
+        if (fflush(stdout) != 0)
+          status = 2;
+      } else {
+        Output o;
+        if (output_open(&o, out)) {
+          emit_dot(o.f, p);
+          status = output_commit(&o) ? 0 : 2;
+        } else {
+          status = 2;
+        }
+      }
+      if (!status && depfile && !write_depfile(&c, depfile, out))
+        status = 2;
+    }
+    program_free(p);
+  }
+  vec_free(&c.items);
+  vec_free(&c.files);
+  symtab_free(c.syms);
+  diag_free(c.diag);
+  arena_free(c.arena);
+done:
+  free(incs);
+  free(defs);
+  return status;
+}

@@ -1,0 +1,542 @@
+/* order.c: the edges of a graph (language reference, section 6).
+ *
+ * Data flow: every buffer and scalar keeps a map of byte segments, each
+ * with its last writer and the readers since that write (a treap keyed by
+ * segment start).  A node's access adds an edge from each such writer, and
+ * for a write from each such reader; this set of edges has the same
+ * transitive closure as "an edge for every conflicting pair" at a cost
+ * proportional to the edges it finds.
+ *
+ * Reduction and hazards ask "does u reach v?" with a depth-first search
+ * over predecessors that stops below the topological position of the
+ * oldest candidate and as soon as every candidate is settled.  Searching
+ * the unreduced predecessors finds the short way round: linear time for
+ * chains, layers, fan-in and fan-out. */
+#include "cgc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { WHY_RAW, WHY_WAR, WHY_WAW };
+
+/* ---- segments of one resource ---- */
+
+typedef struct Seg {
+  int64_t lo, hi;
+  int32_t writer; /* -1: none since the graph began */
+  uint32_t prio;
+  uint32_t *readers, nreaders, cap;
+  struct Seg *l, *r;
+} Seg;
+
+typedef struct Infer {
+  EdgeVec *out;
+  uint32_t rng;
+} Infer;
+
+static Seg *seg_new(Infer *in, int64_t lo, int64_t hi, int32_t writer) {
+  Seg *s = xrealloc(NULL, sizeof *s);
+  memset(s, 0, sizeof *s);
+  s->lo = lo;
+  s->hi = hi;
+  s->writer = writer;
+  in->rng = in->rng * 1664525u + 1013904223u;
+  s->prio = in->rng;
+  return s;
+}
+
+static void seg_free_tree(Seg *s) {
+  if (!s)
+    return;
+  seg_free_tree(s->l);
+  seg_free_tree(s->r);
+  free(s->readers);
+  free(s);
+}
+
+static void seg_add_reader(Seg *s, uint32_t node) {
+  if (s->nreaders && s->readers[s->nreaders - 1] == node)
+    return;
+  if (s->nreaders == s->cap) {
+    s->cap = s->cap ? s->cap * 2 : 4;
+    s->readers = xrealloc(s->readers, s->cap * sizeof *s->readers);
+  }
+  s->readers[s->nreaders++] = node;
+}
+
+/* Splits t into segments starting before key (*a) and the rest (*b). */
+static void split(Seg *t, int64_t key, Seg **a, Seg **b) {
+  if (!t) {
+    *a = *b = NULL;
+  } else if (t->lo < key) {
+    split(t->r, key, &t->r, b);
+    *a = t;
+  } else {
+    split(t->l, key, a, &t->l);
+    *b = t;
+  }
+}
+
+static Seg *merge(Seg *a, Seg *b) {
+  if (!a || !b)
+    return a ? a : b;
+  if (a->prio > b->prio) {
+    a->r = merge(a->r, b);
+    return a;
+  }
+  b->l = merge(a, b->l);
+  return b;
+}
+
+/* Cuts the last segment of t at `at` if it straddles it; returns the part
+ * after `at`, or NULL. */
+static Seg *cut_last(Infer *in, Seg *t, int64_t at) {
+  if (!t)
+    return NULL;
+  while (t->r)
+    t = t->r;
+  if (t->hi <= at)
+    return NULL;
+  Seg *rest = seg_new(in, at, t->hi, t->writer);
+  for (uint32_t i = 0; i < t->nreaders; i++)
+    seg_add_reader(rest, t->readers[i]);
+  t->hi = at;
+  return rest;
+}
+
+static void add_edge(Infer *in, uint32_t from, uint32_t to, int res, int why) {
+  if (from == to)
+    return;
+  Edge e = {.from = from, .to = to, .res = res, .why = (uint8_t)why};
+  vec_push(in->out, e);
+}
+
+static void visit(Infer *in, Seg *s, uint32_t node, int res, AccessMode mode) {
+  if (!s)
+    return;
+  visit(in, s->l, node, res, mode);
+  if (s->writer >= 0)
+    add_edge(in, (uint32_t)s->writer, node, res, mode & ACC_WRITE ? WHY_WAW : WHY_RAW);
+  if (mode & ACC_WRITE)
+    for (uint32_t i = 0; i < s->nreaders; i++)
+      add_edge(in, s->readers[i], node, res, WHY_WAR);
+  else
+    seg_add_reader(s, node);
+  visit(in, s->r, node, res, mode);
+}
+
+static Seg *access(Infer *in, Seg *root, uint32_t node, int res, const Access *a) {
+  Seg *left, *mid, *right;
+  split(root, a->lo, &left, &mid);
+  mid = merge(cut_last(in, left, a->lo), mid);
+  split(mid, a->hi, &mid, &right);
+  right = merge(cut_last(in, mid, a->hi), right);
+  visit(in, mid, node, res, a->mode);
+  if (a->mode & ACC_WRITE) {
+    seg_free_tree(mid);
+    mid = seg_new(in, a->lo, a->hi, (int32_t)node);
+  }
+  return merge(merge(left, mid), right);
+}
+
+/* The data-flow edges of the nodes taken in `order`. */
+static void infer_edges(Graph *g, const uint32_t *order, EdgeVec *out) {
+  Infer in = {.out = out, .rng = 12345};
+  Seg **roots = xrealloc(NULL, (g->res.n + 1) * sizeof *roots);
+  for (size_t r = 0; r < g->res.n; r++)
+    roots[r] = seg_new(&in, 0, g->res.v[r].bytes, -1);
+  for (size_t i = 0; i < g->nodes.n; i++) {
+    const Node *n = &g->nodes.v[order[i]];
+    for (int k = 0; k < n->nacc; k++)
+      if (n->acc[k].hi > n->acc[k].lo)
+        roots[n->acc[k].res] = access(&in, roots[n->acc[k].res], order[i], n->acc[k].res, &n->acc[k]);
+  }
+  for (size_t r = 0; r < g->res.n; r++)
+    seg_free_tree(roots[r]);
+  free(roots);
+}
+
+/* ---- edge sets ---- */
+
+static int cmp_to_from(const void *pa, const void *pb) {
+  const Edge *a = pa, *b = pb;
+  if (a->to != b->to)
+    return a->to < b->to ? -1 : 1;
+  if (a->from != b->from)
+    return a->from < b->from ? -1 : 1;
+  return (int)b->written - (int)a->written; /* written first */
+}
+
+static int cmp_from_to(const void *pa, const void *pb) {
+  const Edge *a = pa, *b = pb;
+  if (a->from != b->from)
+    return a->from < b->from ? -1 : 1;
+  return a->to < b->to ? -1 : a->to > b->to;
+}
+
+/* Sorts by (to, from) and drops duplicates, keeping a written one. */
+static void dedupe(Edge *e, size_t *n) {
+  qsort(e, *n, sizeof *e, cmp_to_from);
+  size_t k = 0;
+  for (size_t i = 0; i < *n; i++)
+    if (!k || e[k - 1].to != e[i].to || e[k - 1].from != e[i].from)
+      e[k++] = e[i];
+  *n = k;
+}
+
+/* Predecessor lists over edges sorted by (to, from). */
+typedef struct Preds {
+  uint32_t *start; /* n + 1 */
+  const Edge *e;
+} Preds;
+
+static Preds preds_build(size_t n, const Edge *e, size_t m) {
+  Preds p = {.start = xrealloc(NULL, (n + 1) * sizeof *p.start), .e = e};
+  size_t j = 0;
+  for (size_t v = 0; v <= n; v++) {
+    p.start[v] = (uint32_t)j;
+    while (j < m && e[j].to == v)
+      j++;
+  }
+  return p;
+}
+
+static const Edge *find_edge(const Preds *p, uint32_t from, uint32_t to) {
+  for (uint32_t i = p->start[to]; i < p->start[to + 1]; i++)
+    if (p->e[i].from == from)
+      return &p->e[i];
+  return NULL;
+}
+
+/* ---- topological order ---- */
+
+/* Kahn's algorithm taking the lowest-numbered ready node first, so the
+ * order is the written order wherever the edges allow.  Returns the number
+ * of nodes placed; fewer than all means a cycle. */
+static size_t topo_sort(size_t n, const Edge *e, size_t m, uint32_t *order) {
+  uint32_t *indeg = xrealloc(NULL, (n + 1) * sizeof *indeg);
+  uint32_t *succ_start = xrealloc(NULL, (n + 2) * sizeof *succ_start);
+  uint32_t *succ = xrealloc(NULL, (m + 1) * sizeof *succ);
+  memset(indeg, 0, (n + 1) * sizeof *indeg);
+  memset(succ_start, 0, (n + 2) * sizeof *succ_start);
+  for (size_t i = 0; i < m; i++) {
+    indeg[e[i].to]++;
+    succ_start[e[i].from + 1]++;
+  }
+  for (size_t v = 0; v < n; v++)
+    succ_start[v + 1] += succ_start[v];
+  uint32_t *fill = xrealloc(NULL, (n + 1) * sizeof *fill);
+  memcpy(fill, succ_start, (n + 1) * sizeof *fill);
+  for (size_t i = 0; i < m; i++)
+    succ[fill[e[i].from]++] = e[i].to;
+  free(fill);
+  /* A binary min-heap of ready nodes. */
+  uint32_t *heap = xrealloc(NULL, (n + 1) * sizeof *heap);
+  size_t hn = 0, placed = 0;
+  for (size_t v = 0; v < n; v++)
+    if (!indeg[v])
+      heap[hn++] = (uint32_t)v; /* ascending: already a heap */
+  while (hn) {
+    uint32_t v = heap[0];
+    heap[0] = heap[--hn];
+    for (size_t i = 0;;) {
+      size_t l = 2 * i + 1, r = l + 1, m2 = i;
+      if (l < hn && heap[l] < heap[m2])
+        m2 = l;
+      if (r < hn && heap[r] < heap[m2])
+        m2 = r;
+      if (m2 == i)
+        break;
+      uint32_t t = heap[i];
+      heap[i] = heap[m2];
+      heap[m2] = t;
+      i = m2;
+    }
+    order[placed++] = v;
+    for (uint32_t i = succ_start[v]; i < succ_start[v + 1]; i++)
+      if (!--indeg[succ[i]]) {
+        size_t j = hn++;
+        heap[j] = succ[i];
+        while (j && heap[(j - 1) / 2] > heap[j]) {
+          uint32_t t = heap[j];
+          heap[j] = heap[(j - 1) / 2];
+          heap[(j - 1) / 2] = t;
+          j = (j - 1) / 2;
+        }
+      }
+  }
+  free(heap);
+  free(indeg);
+  free(succ_start);
+  free(succ);
+  return placed;
+}
+
+static const char *why_text(int why) {
+  return why == WHY_RAW ? "reads" : "writes";
+}
+
+static void describe_step(Compiler *c, Graph *g, const Edge *e) {
+  const Node *a = &g->nodes.v[e->from], *b = &g->nodes.v[e->to];
+  if (e->written) {
+    note_at(c->diag, e->pos, "'%s -> %s' is written here", a->name, b->name);
+    return;
+  }
+  const char *res = g->res.v[e->res].name->name;
+  note_at(c->diag, b->pos, "'%s' follows '%s' because it %s '%s', which '%s' %s", b->name,
+          a->name, why_text(e->why), res, a->name, e->why == WHY_WAR ? "reads" : "writes");
+}
+
+/* Reports one cycle among the nodes that topo_sort could not place. */
+static void report_cycle(Compiler *c, Graph *g, const Preds *p, const uint32_t *order,
+                         size_t placed) {
+  size_t n = g->nodes.n;
+  uint8_t *done = xrealloc(NULL, n);
+  memset(done, 0, n);
+  for (size_t i = 0; i < placed; i++)
+    done[order[i]] = 1;
+  uint32_t start = 0;
+  while (done[start])
+    start++;
+  /* Walk back along unplaced predecessors until a node repeats. */
+  uint32_t *seen_at = xrealloc(NULL, n * sizeof *seen_at);
+  uint32_t *path = xrealloc(NULL, (n + 1) * sizeof *path);
+  memset(seen_at, 0xff, n * sizeof *seen_at);
+  size_t len = 0;
+  uint32_t v = start;
+  while (seen_at[v] == UINT32_MAX) {
+    seen_at[v] = (uint32_t)len;
+    path[len++] = v;
+    for (uint32_t i = p->start[v]; i < p->start[v + 1]; i++)
+      if (!done[p->e[i].from]) {
+        v = p->e[i].from;
+        break;
+      }
+  }
+  /* path[seen_at[v] .. len) runs backwards round the cycle. */
+  size_t first = seen_at[v], k = len - first;
+  uint32_t *cyc = xrealloc(NULL, (k + 1) * sizeof *cyc);
+  for (size_t i = 0; i < k; i++)
+    cyc[i] = path[len - 1 - i];
+  /* Start the message at the lowest-numbered node, for a stable text. */
+  size_t rot = 0;
+  for (size_t i = 1; i < k; i++)
+    if (cyc[i] < cyc[rot])
+      rot = i;
+  char *text = NULL;
+  size_t tlen = 0;
+  Pos at = g->nodes.v[cyc[rot]].pos;
+  bool have_written = false;
+  for (size_t i = 0; i <= k; i++) {
+    const char *name = g->nodes.v[cyc[(rot + i) % k]].name;
+    size_t add = strlen(name) + 4;
+    text = xrealloc(text, tlen + add + 1);
+    tlen += (size_t)snprintf(text + tlen, add + 1, "%s%s", i ? " -> " : "", name);
+    if (i < k && !have_written) {
+      const Edge *e = find_edge(p, cyc[(rot + i) % k], cyc[(rot + i + 1) % k]);
+      if (e && e->written) {
+        at = e->pos;
+        have_written = true;
+      }
+    }
+  }
+  error_at(c->diag, at, "edges of graph '%s' form a cycle: %s", g->name->name, text);
+  for (size_t i = 0; i < k; i++)
+    describe_step(c, g, find_edge(p, cyc[(rot + i) % k], cyc[(rot + i + 1) % k]));
+  free(text);
+  free(cyc);
+  free(path);
+  free(seen_at);
+  free(done);
+}
+
+/* ---- reachability ---- */
+
+typedef struct Search {
+  const Preds *p;
+  const uint32_t *topo; /* node -> position in the topological order */
+  uint32_t *visited;    /* stamp per node */
+  uint32_t *target;     /* stamp per node: a candidate still unsettled */
+  uint32_t *stack;
+  uint32_t stamp;
+} Search;
+
+/* Marks found[i] for each targets[i] reached by walking back from the
+ * nodes in `from` (those count as reached).  Stops once `want` are found. */
+static void search(Search *s, const uint32_t *from, size_t nfrom, const uint32_t *targets,
+                   size_t ntargets, bool *found, size_t want) {
+  s->stamp++;
+  uint32_t floor = UINT32_MAX;
+  for (size_t i = 0; i < ntargets; i++) {
+    s->target[targets[i]] = s->stamp;
+    if (s->topo[targets[i]] < floor)
+      floor = s->topo[targets[i]];
+  }
+  size_t nfound = 0, sp = 0;
+#define PUSH(w)                                                                \
+  do {                                                                         \
+    uint32_t w_ = (w);                                                         \
+    if (s->topo[w_] >= floor && s->visited[w_] != s->stamp) {                  \
+      s->visited[w_] = s->stamp;                                               \
+      if (s->target[w_] == s->stamp)                                           \
+        nfound++;                                                              \
+      s->stack[sp++] = w_;                                                     \
+    }                                                                          \
+  } while (0)
+  for (size_t i = 0; i < nfrom && nfound < want; i++)
+    PUSH(from[i]);
+  while (sp && nfound < want) {
+    uint32_t v = s->stack[--sp];
+    for (uint32_t i = s->p->start[v]; i < s->p->start[v + 1] && nfound < want; i++)
+      PUSH(s->p->e[i].from);
+  }
+#undef PUSH
+  for (size_t i = 0; i < ntargets; i++)
+    found[i] = s->visited[targets[i]] == s->stamp;
+}
+
+static Search search_new(const Preds *p, const uint32_t *topo, size_t n) {
+  Search s = {.p = p, .topo = topo};
+  s.visited = xrealloc(NULL, (n + 1) * sizeof *s.visited);
+  s.target = xrealloc(NULL, (n + 1) * sizeof *s.target);
+  s.stack = xrealloc(NULL, (n + 1) * sizeof *s.stack);
+  memset(s.visited, 0, (n + 1) * sizeof *s.visited);
+  memset(s.target, 0, (n + 1) * sizeof *s.target);
+  return s;
+}
+
+static void search_free(Search *s) {
+  free(s->visited);
+  free(s->target);
+  free(s->stack);
+}
+
+/* The transitive reduction of a DAG whose edges are sorted by (to, from). */
+static void reduce(Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
+  size_t n = g->nodes.n;
+  Preds p = preds_build(n, e, m);
+  Search s = search_new(&p, topo, n);
+  uint32_t *cand = NULL, *from = NULL;
+  bool *found = NULL;
+  size_t cap = 0;
+  for (uint32_t v = 0; v < n; v++) {
+    size_t k = p.start[v + 1] - p.start[v];
+    if (k > cap) {
+      cap = k;
+      cand = xrealloc(cand, cap * sizeof *cand);
+      found = xrealloc(found, cap * sizeof *found);
+    }
+    for (size_t i = 0; i < k; i++) {
+      cand[i] = e[p.start[v] + i].from;
+      found[i] = false;
+    }
+    if (k > 1) {
+      /* Start from the candidates' own predecessors: a candidate reached
+       * from there lies on a longer path to v. */
+      size_t nfrom = 0;
+      for (size_t i = 0; i < k; i++)
+        nfrom += p.start[cand[i] + 1] - p.start[cand[i]];
+      from = xrealloc(from, (nfrom + 1) * sizeof *from);
+      nfrom = 0;
+      for (size_t i = 0; i < k; i++)
+        for (uint32_t j = p.start[cand[i]]; j < p.start[cand[i] + 1]; j++)
+          from[nfrom++] = e[j].from;
+      search(&s, from, nfrom, cand, k, found, k - 1);
+    }
+    for (size_t i = 0; i < k; i++)
+      if (!found[i])
+        vec_push(&g->edges, e[p.start[v] + i]);
+  }
+  qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
+  free(cand);
+  free(from);
+  free(found);
+  search_free(&s);
+  free(p.start);
+}
+
+/* In an explicit graph every conflicting pair must be ordered by written
+ * edges.  `need` are the data-flow edges of the written order. */
+static void check_hazards(Compiler *c, Graph *g, const Preds *written, const uint32_t *topo,
+                          Edge *need, size_t nneed) {
+  size_t n = g->nodes.n;
+  Search s = search_new(written, topo, n);
+  uint32_t *targets = NULL, *from = NULL;
+  bool *found = NULL;
+  size_t cap = 0;
+  for (size_t i = 0; i < nneed && !diag_stopped(c->diag);) {
+    uint32_t v = need[i].to;
+    size_t j = i;
+    while (j < nneed && need[j].to == v)
+      j++;
+    size_t k = j - i;
+    if (k > cap) {
+      cap = k;
+      targets = xrealloc(targets, cap * sizeof *targets);
+      found = xrealloc(found, cap * sizeof *found);
+    }
+    for (size_t t = 0; t < k; t++)
+      targets[t] = need[i + t].from;
+    size_t nfrom = written->start[v + 1] - written->start[v];
+    from = xrealloc(from, (nfrom + 1) * sizeof *from);
+    for (size_t t = 0; t < nfrom; t++)
+      from[t] = written->e[written->start[v] + t].from;
+    search(&s, from, nfrom, targets, k, found, k);
+    for (size_t t = 0; t < k; t++) {
+      if (found[t])
+        continue;
+      const Edge *e = &need[i + t];
+      const Node *a = &g->nodes.v[e->from], *b = &g->nodes.v[e->to];
+      const char *res = g->res.v[e->res].name->name;
+      const char *ra = e->why == WHY_WAR ? "reads" : "writes";
+      error_at(c->diag, b->pos,
+               "hazard on '%s': node '%s' %s it and node '%s' %s it, with no path of edges "
+               "between them",
+               res, b->name, why_text(e->why), a->name, ra);
+      note_at(c->diag, a->pos, "node '%s' is here; add '%s -> %s;' to run it first", a->name,
+              a->name, b->name);
+    }
+    i = j;
+  }
+  free(targets);
+  free(from);
+  free(found);
+  search_free(&s);
+}
+
+void order_graph(Compiler *c, Graph *g) {
+  size_t n = g->nodes.n;
+  uint32_t *order = xrealloc(NULL, (n + 1) * sizeof *order);
+  uint32_t *topo = xrealloc(NULL, (n + 1) * sizeof *topo);
+  EdgeVec all = {0};
+  for (size_t i = 0; i < g->written.n; i++)
+    vec_push(&all, g->written.v[i]);
+  if (!g->is_explicit) {
+    for (size_t v = 0; v < n; v++)
+      order[v] = (uint32_t)v;
+    infer_edges(g, order, &all);
+  }
+  dedupe(all.v, &all.n);
+  size_t placed = topo_sort(n, all.v, all.n, order);
+  if (placed < n) {
+    Preds p = preds_build(n, all.v, all.n);
+    report_cycle(c, g, &p, order, placed);
+    free(p.start);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      topo[order[i]] = (uint32_t)i;
+    if (g->is_explicit) {
+      EdgeVec need = {0};
+      infer_edges(g, order, &need);
+      dedupe(need.v, &need.n);
+      Preds p = preds_build(n, all.v, all.n);
+      check_hazards(c, g, &p, topo, need.v, need.n);
+      free(p.start);
+      vec_free(&need);
+    }
+    reduce(g, all.v, all.n, topo);
+  }
+  vec_free(&all);
+  free(order);
+  free(topo);
+}

@@ -1,0 +1,383 @@
+/* parse.c: the grammar's actions, and reading a program through its
+ * includes. */
+#include "parse_actions.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+List *list_push(ParseState *ps, List *l, void *x) {
+  if (!l)
+    l = arena_alloc(ps->c->arena, sizeof *l);
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 4;
+    void **v = arena_alloc(ps->c->arena, (size_t)cap * sizeof *v);
+    if (l->n)
+      memcpy(v, l->v, (size_t)l->n * sizeof *v);
+    l->v = v;
+    l->cap = cap;
+  }
+  l->v[l->n++] = x;
+  return l;
+}
+
+/* Copies a list into an exact-size array; *n gets its length. */
+static void *list_array(ParseState *ps, List *l, size_t elem, int *n) {
+  *n = l ? l->n : 0;
+  if (!*n)
+    return NULL;
+  void **v = arena_alloc(ps->c->arena, (size_t)*n * elem);
+  memcpy(v, l->v, (size_t)*n * elem);
+  return v;
+}
+
+void add_item(ParseState *ps, Item *it) { vec_push(ps->items, it); }
+
+static Item *new_item(ParseState *ps, ItemKind kind, Pos p) {
+  Item *it = arena_alloc(ps->c->arena, sizeof *it);
+  it->kind = kind;
+  it->pos = p;
+  return it;
+}
+
+Item *item_include(ParseState *ps, Pos p, const char *path) {
+  Item *it = new_item(ps, IT_INCLUDE, p);
+  it->path = path;
+  return it;
+}
+
+Item *item_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value) {
+  Item *it = new_item(ps, IT_CONST, p);
+  it->name = name;
+  it->name_pos = np;
+  it->value = value;
+  return it;
+}
+
+Item *item_kernel(ParseState *ps, Pos p, bool pdl, Sym *name, Pos np, List *params) {
+  Item *it = new_item(ps, IT_KERNEL, p);
+  it->pdl = pdl;
+  it->name = name;
+  it->name_pos = np;
+  it->nparams = params ? params->n : 0;
+  it->params = arena_alloc(ps->c->arena, (size_t)it->nparams * sizeof(Param) + 1);
+  for (int i = 0; i < it->nparams; i++)
+    it->params[i] = *(Param *)params->v[i];
+  return it;
+}
+
+Param *param_new(ParseState *ps, Pos p, Mode mode, Sym *name, Type type, bool pointer) {
+  Param *pa = arena_alloc(ps->c->arena, sizeof *pa);
+  pa->pos = p;
+  pa->mode = mode;
+  pa->name = name;
+  pa->type = type;
+  pa->pointer = pointer;
+  return pa;
+}
+
+Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, List *body) {
+  Item *it = new_item(ps, IT_GRAPH, p);
+  it->is_explicit = is_explicit;
+  it->name = name;
+  it->name_pos = np;
+  it->body = list_array(ps, body, sizeof(Stmt *), &it->nbody);
+  return it;
+}
+
+static Stmt *new_stmt(ParseState *ps, StmtKind kind, Pos p) {
+  Stmt *s = arena_alloc(ps->c->arena, sizeof *s);
+  s->kind = kind;
+  s->pos = p;
+  return s;
+}
+
+Stmt *stmt_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value) {
+  Stmt *s = new_stmt(ps, ST_CONST, p);
+  s->name = name;
+  s->name_pos = np;
+  s->value = value;
+  return s;
+}
+
+Stmt *stmt_scalar(ParseState *ps, Pos p, Sym *name, Pos np, Type type, Expr *init) {
+  Stmt *s = new_stmt(ps, ST_SCALAR, p);
+  s->name = name;
+  s->name_pos = np;
+  s->type = type;
+  s->value = init;
+  return s;
+}
+
+Stmt *stmt_buffer(ParseState *ps, Pos p, BufferKind kind, Sym *name, Pos np,
+                  Type type, List *dims, Expr *init) {
+  Stmt *s = new_stmt(ps, ST_BUFFER, p);
+  s->buffer_kind = kind;
+  s->name = name;
+  s->name_pos = np;
+  s->type = type;
+  s->dims = list_array(ps, dims, sizeof(Expr *), &s->ndims);
+  s->value = init;
+  return s;
+}
+
+Stmt *stmt_call(ParseState *ps, Pos p, Callee callee, Sym *kernel, List *args) {
+  Stmt *s = new_stmt(ps, ST_NODE, p);
+  s->callee = callee;
+  s->kernel = kernel;
+  s->callee_pos = p;
+  s->args = list_array(ps, args, sizeof(Expr *), &s->nargs);
+  return s;
+}
+
+Stmt *stmt_node(ParseState *ps, Pos p, Sym *name, Pos np, Stmt *call, List *launch) {
+  call->pos = p;
+  call->name = name;
+  call->name_pos = np;
+  call->nlaunch = launch ? launch->n : 0;
+  call->launch = arena_alloc(ps->c->arena, (size_t)call->nlaunch * sizeof(LaunchItem) + 1);
+  for (int i = 0; i < call->nlaunch; i++)
+    call->launch[i] = *(LaunchItem *)launch->v[i];
+  return call;
+}
+
+LaunchItem *launch_new(ParseState *ps, Pos p, LaunchKey key, List *args) {
+  LaunchItem *l = arena_alloc(ps->c->arena, sizeof *l);
+  l->key = key;
+  l->pos = p;
+  l->args = list_array(ps, args, sizeof(Expr *), &l->nargs);
+  return l;
+}
+
+EdgeGroup *edge_group(ParseState *ps, List *refs) {
+  EdgeGroup *g = arena_alloc(ps->c->arena, sizeof *g);
+  g->refs = list_array(ps, refs, sizeof(Expr *), &g->nrefs);
+  return g;
+}
+
+List *edge_link(ParseState *ps, List *chain, EdgeGroup *from, Pos arrow,
+                bool programmatic, EdgeGroup *to) {
+  if (from)
+    chain = list_push(ps, chain, from);
+  EdgeGroup *last = chain->v[chain->n - 1];
+  last->arrow = arrow;
+  last->programmatic = programmatic;
+  return list_push(ps, chain, to);
+}
+
+Stmt *stmt_edge(ParseState *ps, List *chain) {
+  EdgeGroup *first = chain->v[0];
+  Stmt *s = new_stmt(ps, ST_EDGE, first->refs[0]->pos);
+  s->ngroups = chain->n;
+  s->groups = arena_alloc(ps->c->arena, (size_t)chain->n * sizeof(EdgeGroup));
+  for (int i = 0; i < chain->n; i++)
+    s->groups[i] = *(EdgeGroup *)chain->v[i];
+  return s;
+}
+
+Stmt *stmt_for(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *lo, Expr *hi, List *body) {
+  Stmt *s = new_stmt(ps, ST_FOR, p);
+  s->name = var;
+  s->name_pos = vp;
+  s->lo = lo;
+  s->hi = hi;
+  s->body = list_array(ps, body, sizeof(Stmt *), &s->nbody);
+  return s;
+}
+
+Expr *new_expr(Arena *a, ExprKind kind, Pos pos) {
+  Expr *e = arena_alloc(a, sizeof *e);
+  e->kind = kind;
+  e->pos = pos;
+  e->depth = 1;
+  return e;
+}
+
+/* Bounds the height of every tree, so that the recursive walks of sema.c
+ * cannot exhaust the stack on hostile input such as 100,000 unary minuses
+ * or a sum of 100,000 terms. */
+static Expr *bounded(ParseState *ps, Expr *e, int depth) {
+  if (depth <= MAX_EXPR_DEPTH) {
+    e->depth = depth;
+    return e;
+  }
+  if (!ps->depth_error)
+    error_at(ps->c->diag, e->pos, "expression nested more than %d deep",
+             MAX_EXPR_DEPTH);
+  ps->depth_error = true;
+  return new_expr(ps->c->arena, EX_INT, e->pos);
+}
+
+static int max_depth(Expr *a, Expr *b) {
+  int d = a ? a->depth : 0;
+  return b && b->depth > d ? b->depth : d;
+}
+
+Expr *expr_int(ParseState *ps, Pos p, int64_t v) {
+  Expr *e = new_expr(ps->c->arena, EX_INT, p);
+  e->ival = v;
+  return e;
+}
+
+Expr *expr_float(ParseState *ps, Pos p, double v) {
+  Expr *e = new_expr(ps->c->arena, EX_FLOAT, p);
+  e->fval = v;
+  return e;
+}
+
+Expr *expr_name(ParseState *ps, Pos p, Sym *name) {
+  Expr *e = new_expr(ps->c->arena, EX_NAME, p);
+  e->name = name;
+  return e;
+}
+
+Expr *expr_index(ParseState *ps, Pos p, Expr *base, Expr *index) {
+  Expr *e = new_expr(ps->c->arena, EX_INDEX, p);
+  e->a = base;
+  e->b = index;
+  return bounded(ps, e, max_depth(base, index) + 1);
+}
+
+Expr *expr_slice(ParseState *ps, Pos p, Expr *base, Expr *lo, Expr *hi) {
+  Expr *e = new_expr(ps->c->arena, EX_SLICE, p);
+  e->a = base;
+  e->b = lo;
+  e->c = hi;
+  int d = max_depth(base, lo);
+  return bounded(ps, e, (hi->depth > d ? hi->depth : d) + 1);
+}
+
+Expr *expr_call(ParseState *ps, Pos p, Sym *fn, List *args) {
+  Expr *e = new_expr(ps->c->arena, EX_CALL, p);
+  e->fn = fn;
+  e->args = list_array(ps, args, sizeof(Expr *), &e->nargs);
+  int d = 0;
+  for (int i = 0; i < e->nargs; i++)
+    d = max_depth(e->args[i], NULL) > d ? e->args[i]->depth : d;
+  return bounded(ps, e, d + 1);
+}
+
+Expr *expr_neg(ParseState *ps, Pos p, Expr *a) {
+  Expr *e = new_expr(ps->c->arena, EX_NEG, p);
+  e->a = a;
+  return bounded(ps, e, a->depth + 1);
+}
+
+Expr *expr_bin(ParseState *ps, Pos p, char op, Expr *a, Expr *b) {
+  Expr *e = new_expr(ps->c->arena, EX_BIN, p);
+  e->op = op;
+  e->a = a;
+  e->b = b;
+  return bounded(ps, e, max_depth(a, b) + 1);
+}
+
+/* ---- includes ---- */
+
+typedef struct Reader {
+  Compiler *c;
+  Map done;      /* realpath -> file already read */
+  int stack[MAX_INCLUDE_DEPTH + 1];
+  Pos stack_at[MAX_INCLUDE_DEPTH + 1]; /* the include that opened each */
+  int depth;
+} Reader;
+
+static bool exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
+/* Finds an include: beside the including file, then in each -I directory. */
+static char *find_include(Compiler *c, const char *from, const char *name) {
+  if (name[0] == '/')
+    return exists(name) ? arena_strdup(c->arena, name) : NULL;
+  char *copy = arena_strdup(c->arena, from);
+  char *path = arena_printf(c->arena, "%s/%s", dirname(copy), name);
+  if (!strncmp(path, "./", 2) && strncmp(from, "./", 2))
+    path += 2;
+  if (exists(path))
+    return path;
+  for (int i = 0; i < c->ninclude_dirs; i++) {
+    path = arena_printf(c->arena, "%s/%s", c->include_dirs[i], name);
+    if (exists(path))
+      return path;
+  }
+  return NULL;
+}
+
+static void read_file(Reader *r, int file);
+
+static void read_include(Reader *r, Item *inc) {
+  Compiler *c = r->c;
+  const Source *from = source_get(c->diag, r->stack[r->depth - 1]);
+  if (!inc->path[0]) {
+    error_at(c->diag, inc->pos, "empty include path");
+    return;
+  }
+  char *path = find_include(c, from->path, inc->path);
+  if (!path) {
+    error_at(c->diag, inc->pos, "cannot find include file '%s'", inc->path);
+    return;
+  }
+  char *real = realpath(path, NULL);
+  if (!real) {
+    error_at(c->diag, inc->pos, "cannot find include file '%s'", inc->path);
+    return;
+  }
+  for (int i = 0; i < r->depth; i++) {
+    const Source *s = source_get(c->diag, r->stack[i]);
+    if (s->realpath && !strcmp(s->realpath, real)) {
+      free(real);
+      error_at(c->diag, inc->pos, "include cycle: '%s' includes itself", s->path);
+      for (int j = i + 1; j < r->depth; j++)
+        note_at(c->diag, r->stack_at[j], "'%s' includes '%s' here",
+                source_get(c->diag, r->stack[j - 1])->path,
+                source_get(c->diag, r->stack[j])->path);
+      note_at(c->diag, inc->pos, "'%s' includes '%s' here", from->path, s->path);
+      return;
+    }
+  }
+  bool seen = map_get(&r->done, real) != NULL;
+  free(real);
+  if (seen)
+    return; /* including a file twice is harmless */
+  if (r->depth == MAX_INCLUDE_DEPTH) {
+    error_at(c->diag, inc->pos, "includes nested more than %d deep",
+             MAX_INCLUDE_DEPTH);
+    return;
+  }
+  int file = source_load(c->diag, path, inc->pos);
+  if (file < 0)
+    return;
+  r->stack_at[r->depth] = inc->pos;
+  read_file(r, file);
+}
+
+static void read_file(Reader *r, int file) {
+  Compiler *c = r->c;
+  const Source *src = source_get(c->diag, file);
+  if (src->realpath)
+    map_put(&r->done, src->realpath, (void *)src);
+  vec_push(&c->files, file);
+  r->stack[r->depth++] = file;
+  ItemVec items = {0};
+  parse_source(c, file, &items);
+  for (size_t i = 0; i < items.n && !diag_stopped(c->diag); i++) {
+    if (items.v[i]->kind == IT_INCLUDE)
+      read_include(r, items.v[i]);
+    else
+      vec_push(&c->items, items.v[i]);
+  }
+  vec_free(&items);
+  r->depth--;
+}
+
+bool parse_program(Compiler *c, const char *path) {
+  int file = source_load(c->diag, path, (Pos){.file = -1});
+  if (file < 0)
+    return false;
+  Reader r = {.c = c, .done = {.by_string = true}};
+  read_file(&r, file);
+  map_free(&r.done);
+  return true;
+}

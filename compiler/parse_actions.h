@@ -1,0 +1,47 @@
+/* parse_actions.h: what the grammar's actions call (parse.c), one call an
+ * action, so the logic lives in C that can be read and tested. */
+#ifndef PARSE_ACTIONS_H
+#define PARSE_ACTIONS_H
+
+#include "cgc.h"
+
+/* A list the parser grows in the arena. */
+typedef struct List {
+  void **v;
+  int n, cap;
+} List;
+
+List *list_push(ParseState *ps, List *l, void *x); /* l may be NULL */
+
+void add_item(ParseState *ps, Item *it);
+Item *item_include(ParseState *ps, Pos p, const char *path);
+Item *item_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value);
+Item *item_kernel(ParseState *ps, Pos p, bool pdl, Sym *name, Pos np, List *params);
+Param *param_new(ParseState *ps, Pos p, Mode mode, Sym *name, Type type, bool pointer);
+Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, List *body);
+
+Stmt *stmt_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value);
+Stmt *stmt_scalar(ParseState *ps, Pos p, Sym *name, Pos np, Type type, Expr *init);
+Stmt *stmt_buffer(ParseState *ps, Pos p, BufferKind kind, Sym *name, Pos np,
+                  Type type, List *dims, Expr *init);
+Stmt *stmt_call(ParseState *ps, Pos p, Callee callee, Sym *kernel, List *args);
+Stmt *stmt_node(ParseState *ps, Pos p, Sym *name, Pos np, Stmt *call, List *launch);
+LaunchItem *launch_new(ParseState *ps, Pos p, LaunchKey key, List *args);
+EdgeGroup *edge_group(ParseState *ps, List *refs);
+List *edge_link(ParseState *ps, List *chain, EdgeGroup *from, Pos arrow,
+                bool programmatic, EdgeGroup *to);
+Stmt *stmt_edge(ParseState *ps, List *chain);
+Stmt *stmt_for(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *lo, Expr *hi, List *body);
+
+Expr *expr_int(ParseState *ps, Pos p, int64_t v);
+Expr *expr_float(ParseState *ps, Pos p, double v);
+Expr *expr_name(ParseState *ps, Pos p, Sym *name);
+Expr *expr_index(ParseState *ps, Pos p, Expr *base, Expr *index);
+Expr *expr_slice(ParseState *ps, Pos p, Expr *base, Expr *lo, Expr *hi);
+Expr *expr_call(ParseState *ps, Pos p, Sym *fn, List *args);
+Expr *expr_neg(ParseState *ps, Pos p, Expr *a);
+Expr *expr_bin(ParseState *ps, Pos p, char op, Expr *a, Expr *b);
+
+void parse_source(Compiler *c, int file, ItemVec *items);
+
+#endif

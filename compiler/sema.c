@@ -1,0 +1,1205 @@
+/* sema.c: names, types, sizes and launch limits; unrolls `for` and builds
+ * each graph's nodes with their accesses.
+ *
+ * Top-level constants and kernels are checked in order first, so graphs
+ * see all of them; inside a graph, names are used after their declaration,
+ * as in C.  `for` bodies are checked once per iteration (source.c prints
+ * each distinct message once). */
+#include "cgc.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Value {
+  bool is_float;
+  int64_t i;
+  double f;
+} Value;
+
+typedef struct Global {
+  Item *item;
+  int64_t value; /* IT_CONST */
+  bool valid;    /* its value could be computed */
+} Global;
+
+typedef enum BindKind { B_CONST, B_LOOP, B_RES } BindKind;
+
+typedef struct Binding {
+  BindKind kind;
+  Sym *name;
+  Pos pos;
+  int64_t value; /* B_CONST, B_LOOP */
+  bool valid;
+  int res;       /* B_RES */
+} Binding;
+
+typedef struct PendingEdge {
+  const char *from, *to;
+  Pos from_pos, to_pos, arrow;
+} PendingEdge;
+
+typedef struct Sema {
+  Compiler *c;
+  Diag *d;
+  Map globals; /* Sym -> Global */
+  /* The graph being checked: */
+  Graph *g;
+  Map names;         /* Sym -> Binding, graph level */
+  Map later;         /* Sym -> Stmt, every graph-level declaration */
+  Map node_decls;    /* Sym (base name) -> Stmt */
+  Map node_index;    /* node name -> index + 1 */
+  VEC(Binding) locals; /* loop variables and loop-body constants */
+  Stmt *loops[MAX_NESTING];
+  int64_t index[MAX_NESTING];
+  int depth;
+  VEC(PendingEdge) pending;
+  int64_t expanded;
+  bool too_big; /* reported the unroll limit */
+  int64_t owned_bytes;
+} Sema;
+
+static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
+
+/* ---- names ---- */
+
+static Binding *lookup_local(Sema *s, Sym *name) {
+  for (size_t i = s->locals.n; i-- > 0;)
+    if (s->locals.v[i].name == name)
+      return &s->locals.v[i];
+  return NULL;
+}
+
+static Binding *lookup(Sema *s, Sym *name) {
+  Binding *b = lookup_local(s, name);
+  return b ? b : map_get(&s->names, name);
+}
+
+static void undefined(Sema *s, Pos p, Sym *name) {
+  Stmt *decl = map_get(&s->later, name);
+  if (decl) {
+    error_at(s->d, p, "'%s' is used before its declaration", name->name);
+    note_at(s->d, decl->name_pos, "'%s' is declared here", name->name);
+  } else if (map_get(&s->node_decls, name)) {
+    error_at(s->d, p, "'%s' is a node; only edges name nodes", name->name);
+  } else {
+    error_at(s->d, p, "undefined name '%s'", name->name);
+  }
+}
+
+/* A new graph-level or loop-level name must not hide another. */
+static bool check_new_name(Sema *s, Sym *name, Pos p) {
+  Binding *b = lookup(s, name);
+  Global *gl = map_get(&s->globals, name);
+  if (b) {
+    error_at(s->d, p, "redefinition of '%s'", name->name);
+    note_at(s->d, b->pos, "'%s' was defined here", name->name);
+    return false;
+  }
+  if (gl && gl->item->kind == IT_CONST) {
+    error_at(s->d, p, "'%s' redefines a top-level constant", name->name);
+    note_at(s->d, gl->item->name_pos, "'%s' was defined here", name->name);
+    return false;
+  }
+  return true;
+}
+
+/* ---- constant expressions ---- */
+
+static const char *describe_res(Sema *s, int res) {
+  return s->g->res.v[res].kind == RES_SCALAR ? "scalar" : "buffer";
+}
+
+static bool eval(Sema *s, Expr *e, Value *out);
+
+static bool eval_int(Sema *s, Expr *e, int64_t *out) {
+  Value v;
+  if (!eval(s, e, &v))
+    return false;
+  if (v.is_float) {
+    error_at(s->d, e->pos, "expected an integer, not a floating-point value");
+    return false;
+  }
+  *out = v.i;
+  return true;
+}
+
+static bool eval_name(Sema *s, Expr *e, Value *out) {
+  Binding *b = lookup(s, e->name);
+  if (b) {
+    if (b->kind == B_RES) {
+      error_at(s->d, e->pos, "%s '%s' is not a constant", describe_res(s, b->res),
+               e->name->name);
+      return false;
+    }
+    *out = (Value){.i = b->value};
+    return b->valid;
+  }
+  Global *gl = map_get(&s->globals, e->name);
+  if (gl && gl->item->kind == IT_CONST) {
+    *out = (Value){.i = gl->value};
+    return gl->valid;
+  }
+  if (gl) {
+    error_at(s->d, e->pos, "'%s' is a %s, not a constant", e->name->name,
+             gl->item->kind == IT_KERNEL ? "kernel" : "graph");
+    return false;
+  }
+  undefined(s, e->pos, e->name);
+  return false;
+}
+
+static bool eval_call(Sema *s, Expr *e, Value *out) {
+  const char *fn = e->fn->name;
+  if (strcmp(fn, "cdiv") && strcmp(fn, "min") && strcmp(fn, "max")) {
+    error_at(s->d, e->pos, "unknown function '%s' (the functions are cdiv, min and max)", fn);
+    return false;
+  }
+  if (e->nargs != 2) {
+    error_at(s->d, e->pos, "%s takes 2 arguments, %d given", fn, e->nargs);
+    return false;
+  }
+  int64_t a, b;
+  if (!eval_int(s, e->args[0], &a) || !eval_int(s, e->args[1], &b))
+    return false;
+  if (fn[0] == 'm') {
+    *out = (Value){.i = (fn[1] == 'i') == (a < b) ? a : b};
+    return true;
+  }
+  if (b == 0) {
+    error_at(s->d, e->pos, "division by zero");
+    return false;
+  }
+  if (a == INT64_MIN && b == -1) {
+    error_at(s->d, e->pos, "integer overflow in constant expression");
+    return false;
+  }
+  int64_t q = a / b;
+  if (a % b != 0 && (a < 0) == (b < 0))
+    q++;
+  *out = (Value){.i = q};
+  return true;
+}
+
+static bool eval_bin(Sema *s, Expr *e, Value *out) {
+  Value a, b;
+  if (!eval(s, e->a, &a) || !eval(s, e->b, &b))
+    return false;
+  if (a.is_float || b.is_float) {
+    double x = a.is_float ? a.f : (double)a.i, y = b.is_float ? b.f : (double)b.i;
+    double r;
+    switch (e->op) {
+    case '+': r = x + y; break;
+    case '-': r = x - y; break;
+    case '*': r = x * y; break;
+    case '/': r = x / y; break;
+    default:
+      error_at(s->d, e->pos, "'%%' needs integer operands");
+      return false;
+    }
+    if (!isfinite(r)) {
+      error_at(s->d, e->pos, "floating-point constant expression is not finite");
+      return false;
+    }
+    *out = (Value){.is_float = true, .f = r};
+    return true;
+  }
+  int64_t r = 0;
+  bool overflow = false;
+  switch (e->op) {
+  case '+': overflow = __builtin_add_overflow(a.i, b.i, &r); break;
+  case '-': overflow = __builtin_sub_overflow(a.i, b.i, &r); break;
+  case '*': overflow = __builtin_mul_overflow(a.i, b.i, &r); break;
+  case '/':
+  case '%':
+    if (b.i == 0) {
+      error_at(s->d, e->pos, "division by zero");
+      return false;
+    }
+    overflow = a.i == INT64_MIN && b.i == -1;
+    if (!overflow)
+      r = e->op == '/' ? a.i / b.i : a.i % b.i;
+    break;
+  }
+  if (overflow) {
+    error_at(s->d, e->pos, "integer overflow in constant expression");
+    return false;
+  }
+  *out = (Value){.i = r};
+  return true;
+}
+
+static bool eval(Sema *s, Expr *e, Value *out) {
+  switch (e->kind) {
+  case EX_INT:
+    *out = (Value){.i = e->ival};
+    return true;
+  case EX_FLOAT:
+    *out = (Value){.is_float = true, .f = e->fval};
+    return true;
+  case EX_NAME:
+    return eval_name(s, e, out);
+  case EX_CALL:
+    return eval_call(s, e, out);
+  case EX_NEG:
+    if (!eval(s, e->a, out))
+      return false;
+    if (out->is_float) {
+      out->f = -out->f;
+    } else if (out->i == INT64_MIN) {
+      error_at(s->d, e->pos, "integer overflow in constant expression");
+      return false;
+    } else {
+      out->i = -out->i;
+    }
+    return true;
+  case EX_BIN:
+    return eval_bin(s, e, out);
+  case EX_INDEX:
+  case EX_SLICE: {
+    Expr *root = e;
+    while (root->kind == EX_INDEX || root->kind == EX_SLICE)
+      root = root->a;
+    if (root->kind == EX_NAME) {
+      Binding *b = lookup(s, root->name);
+      if (b && b->kind == B_RES) {
+        error_at(s->d, root->pos, "%s '%s' is not a constant",
+                 describe_res(s, b->res), root->name->name);
+        return false;
+      }
+    }
+    error_at(s->d, e->pos, "only buffers can be indexed");
+    return false;
+  }
+  }
+  return false;
+}
+
+/* ---- types and values ---- */
+
+static int mantissa_bits(Type t) {
+  switch (t) {
+  case TY_F16: return 11;
+  case TY_BF16: return 8;
+  case TY_F32: return 24;
+  default: return 53;
+  }
+}
+
+static double float_max(Type t) {
+  switch (t) {
+  case TY_F16: return 65504.0;
+  case TY_BF16: return 3.3895313892515355e38;
+  case TY_F32: return FLT_MAX;
+  default: return DBL_MAX;
+  }
+}
+
+static bool int_fits(Type t, int64_t v) {
+  switch (t) {
+  case TY_I8: return v >= INT8_MIN && v <= INT8_MAX;
+  case TY_I16: return v >= INT16_MIN && v <= INT16_MAX;
+  case TY_I32: return v >= INT32_MIN && v <= INT32_MAX;
+  case TY_I64: return true;
+  case TY_U8: return v >= 0 && v <= UINT8_MAX;
+  case TY_U16: return v >= 0 && v <= UINT16_MAX;
+  case TY_U32: return v >= 0 && v <= UINT32_MAX;
+  case TY_U64: return v >= 0;
+  default: {
+    /* Exactly representable: the significant bits fit the mantissa. */
+    uint64_t m = v < 0 ? -(uint64_t)v : (uint64_t)v;
+    while (m && !(m & 1))
+      m >>= 1;
+    int bits = 0;
+    for (; m; m >>= 1)
+      bits++;
+    return bits <= mantissa_bits(t) && fabs((double)v) <= float_max(t);
+  }
+  }
+}
+
+/* Checks that a constant fits an element type; `what` names the use. */
+static bool check_fits(Sema *s, Pos p, Value v, Type t, const char *what) {
+  if (v.is_float) {
+    if (!type_is_float(t)) {
+      error_at(s->d, p, "%s is %s; a floating-point value does not fit", what, type_name(t));
+      return false;
+    }
+    if (fabs(v.f) > float_max(t)) {
+      error_at(s->d, p, "%g does not fit %s, which is %s", v.f, what, type_name(t));
+      return false;
+    }
+    return true;
+  }
+  if (!int_fits(t, v.i)) {
+    error_at(s->d, p, type_is_float(t) ? "%lld is not exactly representable in %s, which is %s"
+                                       : "%lld does not fit %s, which is %s",
+             (long long)v.i, what, type_name(t));
+    return false;
+  }
+  return true;
+}
+
+/* "f16[2, 1024]" */
+static const char *shape_text(Sema *s, Type t, const int64_t *dims, int ndims) {
+  char buf[256];
+  int n = snprintf(buf, sizeof buf, "%s", type_name(t));
+  if (ndims > 0) {
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "[");
+    for (int i = 0; i < ndims && n < 200; i++)
+      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", i ? ", " : "", (long long)dims[i]);
+    snprintf(buf + n, sizeof buf - (size_t)n, "]");
+  }
+  return arena_strdup(s->c->arena, buf);
+}
+
+/* ---- top level ---- */
+
+static void check_kernel(Sema *s, Item *k) {
+  if (k->pdl)
+    error_at(s->d, k->pos, "'pdl' kernels (language v2) are not supported by this version of cgc");
+  for (int i = 0; i < k->nparams; i++) {
+    Param *p = &k->params[i];
+    for (int j = 0; j < i; j++)
+      if (k->params[j].name == p->name) {
+        error_at(s->d, p->pos, "duplicate parameter '%s'", p->name->name);
+        note_at(s->d, k->params[j].pos, "'%s' was declared here", p->name->name);
+      }
+    if (!p->pointer && p->mode != MODE_NONE)
+      error_at(s->d, p->pos,
+               "value parameter '%s' takes no access mode; only pointers are in, out or inout",
+               p->name->name);
+    if (p->pointer && p->mode == MODE_NONE)
+      p->mode = MODE_INOUT;
+  }
+}
+
+static bool define_global(Sema *s, Item *it) {
+  Global *old = map_get(&s->globals, it->name);
+  if (old) {
+    error_at(s->d, it->name_pos, "redefinition of '%s'", it->name->name);
+    note_at(s->d, old->item->name_pos, "'%s' was defined here", it->name->name);
+    return false;
+  }
+  Global *gl = arena_alloc(s->c->arena, sizeof *gl);
+  gl->item = it;
+  map_put(&s->globals, it->name, gl);
+  if (it->kind != IT_CONST)
+    return true;
+  for (int i = 0; i < s->c->ndefines; i++)
+    if (!strcmp(s->c->defines[i].name, it->name->name)) {
+      s->c->defines[i].used = true;
+      gl->value = s->c->defines[i].value;
+      gl->valid = true;
+      return true;
+    }
+  Value v;
+  if (eval(s, it->value, &v)) {
+    if (v.is_float)
+      error_at(s->d, it->value->pos, "constant '%s' must be an integer", it->name->name);
+    else
+      gl->value = v.i, gl->valid = true;
+  }
+  return true;
+}
+
+/* ---- graphs: declarations ---- */
+
+static Resource *add_res(Sema *s, Stmt *st, ResKind kind) {
+  Resource r = {.kind = kind, .name = st->name, .pos = st->name_pos, .type = st->type};
+  r.written_at.file = -1;
+  vec_push(&s->g->res, r);
+  Binding *b = arena_alloc(s->c->arena, sizeof *b);
+  *b = (Binding){.kind = B_RES, .name = st->name, .pos = st->name_pos,
+                 .res = (int)s->g->res.n - 1};
+  map_put(&s->names, st->name, b);
+  return &s->g->res.v[s->g->res.n - 1];
+}
+
+static void declare_scalar(Sema *s, Stmt *st) {
+  if (!check_new_name(s, st->name, st->name_pos))
+    return;
+  Resource *r = add_res(s, st, RES_SCALAR);
+  r->count = 1;
+  r->bytes = type_size(st->type);
+  Value v;
+  if (st->value && eval(s, st->value, &v)) {
+    char what[300];
+    snprintf(what, sizeof what, "scalar '%s'", st->name->name);
+    if (check_fits(s, st->value->pos, v, st->type, what)) {
+      r->has_init = true;
+      r->init_is_float = v.is_float;
+      r->init_i = v.i;
+      r->init_f = v.f;
+    }
+  }
+}
+
+static void declare_buffer(Sema *s, Stmt *st) {
+  if (!check_new_name(s, st->name, st->name_pos))
+    return;
+  Resource *r = add_res(s, st, RES_BUFFER);
+  r->buffer_kind = st->buffer_kind;
+  if (st->ndims > 8) {
+    error_at(s->d, st->dims[8]->pos, "a buffer has at most 8 dimensions");
+    return;
+  }
+  int64_t count = 1;
+  bool ok = true;
+  for (int i = 0; i < st->ndims; i++) {
+    int64_t n;
+    if (!eval_int(s, st->dims[i], &n)) {
+      ok = false;
+      continue;
+    }
+    if (n < 1) {
+      error_at(s->d, st->dims[i]->pos, "dimension %d of '%s' is %lld; it must be at least 1", i,
+               st->name->name, (long long)n);
+      ok = false;
+      continue;
+    }
+    r->dims[i] = n;
+    if (ok && __builtin_mul_overflow(count, n, &count)) {
+      error_at(s->d, st->dims[i]->pos, "the size of '%s' overflows 64 bits", st->name->name);
+      ok = false;
+    }
+  }
+  int64_t bytes = 0;
+  if (ok && __builtin_mul_overflow(count, (int64_t)type_size(st->type), &bytes)) {
+    error_at(s->d, st->name_pos, "the size of '%s' overflows 64 bits", st->name->name);
+    ok = false;
+  }
+  if (!ok)
+    return; /* leaves count 0: views of it report nothing further */
+  r->ndims = st->ndims;
+  r->count = count;
+  r->bytes = bytes;
+  if (st->buffer_kind == BUF_DEVICE || st->buffer_kind == BUF_HOST) {
+    int64_t aligned = (bytes + 255) & ~(int64_t)255;
+    if (bytes > INT64_MAX - 255 || __builtin_add_overflow(s->owned_bytes, aligned, &s->owned_bytes))
+      error_at(s->d, st->name_pos, "the buffers of graph '%s' total more than 2^63 bytes",
+               s->g->name->name);
+  }
+  if (st->value) {
+    int64_t z;
+    if (eval_int(s, st->value, &z)) {
+      if (z != 0)
+        error_at(s->d, st->value->pos, "a buffer's initialiser can only be '= 0'");
+      else if (st->buffer_kind == BUF_EXTERN || st->buffer_kind == BUF_EXTERN_HOST)
+        error_at(s->d, st->value->pos,
+                 "'= 0' is only for buffers the graph owns; '%s' is extern", st->name->name);
+      else
+        r->zero = true;
+    }
+  }
+}
+
+static void declare_const(Sema *s, Stmt *st) {
+  Value v;
+  bool valid = eval(s, st->value, &v);
+  if (valid && v.is_float) {
+    error_at(s->d, st->value->pos, "constant '%s' must be an integer", st->name->name);
+    valid = false;
+  }
+  if (!check_new_name(s, st->name, st->name_pos))
+    return;
+  Binding b = {.kind = B_CONST, .name = st->name, .pos = st->name_pos,
+               .value = valid ? v.i : 0, .valid = valid};
+  if (s->depth > 0) {
+    vec_push(&s->locals, b);
+  } else {
+    Binding *p = arena_alloc(s->c->arena, sizeof *p);
+    *p = b;
+    map_put(&s->names, st->name, p);
+  }
+}
+
+/* ---- graphs: nodes ---- */
+
+/* Resolves a buffer or scalar reference with views into an argument. */
+static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
+  Expr *chain[MAX_EXPR_DEPTH + 1];
+  int n = 0;
+  Expr *root = e;
+  while (root->kind == EX_INDEX || root->kind == EX_SLICE) {
+    chain[n++] = root;
+    root = root->a;
+  }
+  *is_ref = false;
+  if (root->kind != EX_NAME)
+    return true;
+  Binding *b = lookup(s, root->name);
+  if (!b || b->kind != B_RES)
+    return true;
+  *is_ref = true;
+  Resource *r = &s->g->res.v[b->res];
+  arg->pos = root->pos;
+  arg->res = b->res;
+  if (r->kind == RES_SCALAR) {
+    if (n > 0) {
+      error_at(s->d, chain[n - 1]->pos, "scalar '%s' cannot be indexed", r->name->name);
+      return false;
+    }
+    arg->kind = ARG_SCALAR_PTR;
+    arg->bytes = r->bytes;
+    arg->count = 1;
+    return true;
+  }
+  arg->kind = ARG_VIEW;
+  if (r->count == 0)
+    return false; /* the declaration was in error */
+  int64_t offset = 0, lead = r->ndims > 0 ? r->dims[0] : 1;
+  int dim = 0;                    /* the buffer dimension now leading */
+  int64_t slice = r->count / lead; /* elements in one slice of it */
+  for (int i = n - 1; i >= 0; i--) {
+    Expr *v = chain[i];
+    if (dim >= r->ndims) {
+      error_at(s->d, v->pos, "'%s' has %d dimension%s; this index is one too many",
+               r->name->name, r->ndims, plural(r->ndims));
+      return false;
+    }
+    int64_t lo, hi;
+    if (!eval_int(s, v->b, &lo))
+      return false;
+    if (v->kind == EX_INDEX) {
+      if (lo < 0 || lo >= lead) {
+        error_at(s->d, v->b->pos, "index %lld is out of range for dimension %d of '%s' (size %lld)",
+                 (long long)lo, dim, r->name->name, (long long)lead);
+        return false;
+      }
+      offset += lo * slice;
+      dim++;
+      lead = dim < r->ndims ? r->dims[dim] : 1;
+      slice = dim < r->ndims ? slice / lead : 1;
+    } else {
+      if (!eval_int(s, v->c, &hi))
+        return false;
+      if (lo < 0 || hi > lead || lo >= hi) {
+        error_at(s->d, v->b->pos,
+                 "slice %lld:%lld is out of range for dimension %d of '%s' (size %lld)",
+                 (long long)lo, (long long)hi, dim, r->name->name, (long long)lead);
+        return false;
+      }
+      offset += lo * slice;
+      lead = hi - lo;
+    }
+  }
+  arg->count = lead * slice;
+  if (dim >= r->ndims)
+    arg->count = 1;
+  arg->offset = offset * type_size(r->type);
+  arg->bytes = arg->count * type_size(r->type);
+  return true;
+}
+
+/* "wq[0] (f16[1024, 1024], 1048576 elements)" */
+static const char *arg_text(Sema *s, Expr *e, const Arg *a) {
+  const Resource *r = &s->g->res.v[a->res];
+  const char *name = r->name->name;
+  if (e->kind == EX_NAME)
+    return arena_printf(s->c->arena, "%s '%s' (%s)", r->kind == RES_SCALAR ? "scalar" : "buffer",
+                        name, shape_text(s, r->type, r->dims, r->ndims));
+  return arena_printf(s->c->arena, "view of '%s' (%s, %lld element%s)", name,
+                      type_name(r->type), (long long)a->count, plural(a->count));
+}
+
+static void add_access(Sema *s, Node *n, const Arg *a, AccessMode mode) {
+  Access *acc = &n->acc[n->nacc++];
+  acc->res = a->res;
+  acc->lo = a->kind == ARG_VIEW ? a->offset : 0;
+  acc->hi = acc->lo + a->bytes;
+  acc->mode = mode;
+  (void)s;
+}
+
+static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
+  bool is_ref;
+  if (!resolve_view(s, e, arg, &is_ref))
+    return false;
+  const char *kname = n->kernel->name->name;
+  if (p->pointer) {
+    if (!is_ref) {
+      error_at(s->d, e->pos, "parameter '%s' of '%s' is a pointer (%s*); pass a buffer or a scalar",
+               p->name->name, kname, type_name(p->type));
+      return false;
+    }
+    Resource *r = &s->g->res.v[arg->res];
+    if (r->kind == RES_BUFFER && (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST)) {
+      error_at(s->d, arg->pos, "'%s' is a host buffer; kernels take device memory", r->name->name);
+      return false;
+    }
+    if (r->type != p->type) {
+      error_at(s->d, arg->pos, "parameter '%s' of '%s' is %s*, but the argument is %s",
+               p->name->name, kname, type_name(p->type), arg_text(s, e, arg));
+      note_at(s->d, p->pos, "'%s' is declared here", p->name->name);
+      return false;
+    }
+    if (r->kind == RES_SCALAR && (p->mode & MODE_OUT) && r->written_at.file < 0)
+      r->written_at = arg->pos;
+    add_access(s, n, arg, (AccessMode)p->mode);
+    return true;
+  }
+  if (is_ref) {
+    Resource *r = &s->g->res.v[arg->res];
+    if (r->kind == RES_BUFFER) {
+      error_at(s->d, arg->pos, "parameter '%s' of '%s' is a value (%s), but the argument is %s",
+               p->name->name, kname, type_name(p->type), arg_text(s, e, arg));
+      return false;
+    }
+    if (r->type != p->type) {
+      error_at(s->d, arg->pos, "parameter '%s' of '%s' is %s, but scalar '%s' is %s",
+               p->name->name, kname, type_name(p->type), r->name->name, type_name(r->type));
+      return false;
+    }
+    arg->kind = ARG_SCALAR_VALUE;
+    add_access(s, n, arg, ACC_READ);
+    return true;
+  }
+  Value v;
+  if (!eval(s, e, &v))
+    return false;
+  char what[300];
+  snprintf(what, sizeof what, "parameter '%s' of '%s'", p->name->name, kname);
+  if (!check_fits(s, e->pos, v, p->type, what))
+    return false;
+  arg->pos = e->pos;
+  if (v.is_float) {
+    arg->kind = ARG_FLOAT;
+    arg->fval = v.f;
+  } else if (type_is_float(p->type)) {
+    arg->kind = ARG_FLOAT;
+    arg->fval = (double)v.i;
+  } else {
+    arg->kind = ARG_INT;
+    arg->ival = v.i;
+  }
+  return true;
+}
+
+static bool check_copy_fill_ref(Sema *s, Expr *e, Arg *arg, const char *what) {
+  bool is_ref;
+  if (!resolve_view(s, e, arg, &is_ref))
+    return false;
+  if (!is_ref) {
+    error_at(s->d, e->pos, "the %s must be a buffer, a view or a scalar", what);
+    return false;
+  }
+  return true;
+}
+
+static void check_copy(Sema *s, Node *n, Stmt *st) {
+  if (st->nargs != 2) {
+    error_at(s->d, st->callee_pos, "copy takes 2 arguments (destination, source), %d given",
+             st->nargs);
+    return;
+  }
+  n->args = arena_alloc(s->c->arena, 2 * sizeof *n->args);
+  n->nargs = 2;
+  Arg *dst = &n->args[0], *src = &n->args[1];
+  if (!check_copy_fill_ref(s, st->args[0], dst, "destination of a copy") ||
+      !check_copy_fill_ref(s, st->args[1], src, "source of a copy"))
+    return;
+  const Resource *rd = &s->g->res.v[dst->res], *rs = &s->g->res.v[src->res];
+  if (rd->type != rs->type || dst->count != src->count) {
+    error_at(s->d, st->callee_pos, "copy sizes differ: the destination is %s, the source %s",
+             arg_text(s, st->args[0], dst), arg_text(s, st->args[1], src));
+    return;
+  }
+  int64_t dlo = dst->kind == ARG_VIEW ? dst->offset : 0;
+  int64_t slo = src->kind == ARG_VIEW ? src->offset : 0;
+  if (dst->res == src->res && dlo < slo + src->bytes && slo < dlo + dst->bytes) {
+    error_at(s->d, st->callee_pos, "the source and destination of this copy overlap in '%s'",
+             rd->name->name);
+    return;
+  }
+  if (rd->kind == RES_SCALAR && rd->written_at.file < 0)
+    s->g->res.v[dst->res].written_at = dst->pos;
+  add_access(s, n, dst, ACC_WRITE);
+  add_access(s, n, src, ACC_READ);
+}
+
+static void check_fill(Sema *s, Node *n, Stmt *st) {
+  if (st->nargs != 2) {
+    error_at(s->d, st->callee_pos, "fill takes 2 arguments (destination, value), %d given",
+             st->nargs);
+    return;
+  }
+  n->args = arena_alloc(s->c->arena, 2 * sizeof *n->args);
+  n->nargs = 2;
+  Arg *dst = &n->args[0];
+  if (!check_copy_fill_ref(s, st->args[0], dst, "destination of a fill"))
+    return;
+  Resource *r = &s->g->res.v[dst->res];
+  if (r->kind == RES_BUFFER && (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST)) {
+    error_at(s->d, dst->pos, "'%s' is a host buffer; fill needs device memory", r->name->name);
+    return;
+  }
+  Value v;
+  if (!eval(s, st->args[1], &v))
+    return;
+  char what[300];
+  snprintf(what, sizeof what, "'%s'", r->name->name);
+  if (!check_fits(s, st->args[1]->pos, v, r->type, what))
+    return;
+  Arg *val = &n->args[1];
+  val->pos = st->args[1]->pos;
+  val->kind = v.is_float || type_is_float(r->type) ? ARG_FLOAT : ARG_INT;
+  val->ival = v.i;
+  val->fval = v.is_float ? v.f : (double)v.i;
+  if (r->kind == RES_SCALAR && r->written_at.file < 0)
+    r->written_at = dst->pos;
+  add_access(s, n, dst, ACC_WRITE);
+}
+
+static const char *const launch_names[] = {"grid", "block", "smem", "cluster", "priority"};
+
+static bool launch_extents(Sema *s, LaunchItem *l, int64_t out[3]) {
+  if (l->nargs < 1 || l->nargs > 3) {
+    error_at(s->d, l->pos, "%s takes 1 to 3 extents, %d given", launch_names[l->key], l->nargs);
+    return false;
+  }
+  out[0] = out[1] = out[2] = 1;
+  for (int i = 0; i < l->nargs; i++) {
+    if (!eval_int(s, l->args[i], &out[i]))
+      return false;
+    if (out[i] < 1) {
+      error_at(s->d, l->args[i]->pos, "%s extent %lld must be at least 1", launch_names[l->key],
+               (long long)out[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+static void check_launch(Sema *s, Node *n, Stmt *st) {
+  LaunchItem *seen[LK_COUNT] = {0};
+  for (int i = 0; i < st->nlaunch; i++) {
+    LaunchItem *l = &st->launch[i];
+    if (n->kind != CALL_KERNEL) {
+      error_at(s->d, l->pos, "%s nodes take no launch configuration",
+               n->kind == CALL_COPY ? "copy" : "fill");
+      return;
+    }
+    if (seen[l->key]) {
+      error_at(s->d, l->pos, "%s is given twice", launch_names[l->key]);
+      note_at(s->d, seen[l->key]->pos, "first given here");
+      continue;
+    }
+    seen[l->key] = l;
+  }
+  if (n->kind != CALL_KERNEL)
+    return;
+  LaunchItem *grid = seen[LK_GRID], *block = seen[LK_BLOCK];
+  if (!grid || !block) {
+    error_at(s->d, st->callee_pos, "kernel node '%s' needs %s", n->name,
+             !grid && !block ? "grid(...) and block(...)" : !grid ? "grid(...)" : "block(...)");
+  }
+  bool grid_ok = grid && launch_extents(s, grid, n->grid);
+  if (grid_ok) {
+    static const int64_t limit[3] = {INT32_MAX, 65535, 65535};
+    for (int i = 0; i < 3; i++)
+      if (n->grid[i] > limit[i]) {
+        error_at(s->d, grid->args[i]->pos, "grid extent %c is %lld; CUDA allows at most %lld",
+                 "xyz"[i], (long long)n->grid[i], (long long)limit[i]);
+        grid_ok = false;
+      }
+  }
+  if (block && launch_extents(s, block, n->block)) {
+    static const int64_t limit[3] = {1024, 1024, 64};
+    bool ok = true;
+    for (int i = 0; i < 3; i++)
+      if (n->block[i] > limit[i]) {
+        error_at(s->d, block->args[i]->pos, "block extent %c is %lld; CUDA allows at most %lld",
+                 "xyz"[i], (long long)n->block[i], (long long)limit[i]);
+        ok = false;
+      }
+    int64_t threads = n->block[0] * n->block[1] * n->block[2];
+    if (ok && threads > 1024)
+      error_at(s->d, block->pos, "a block of %lld threads is more than the 1024 CUDA allows",
+               (long long)threads);
+  }
+  if (seen[LK_SMEM]) {
+    LaunchItem *l = seen[LK_SMEM];
+    if (l->nargs != 1)
+      error_at(s->d, l->pos, "smem takes 1 value (bytes), %d given", l->nargs);
+    else if (eval_int(s, l->args[0], &n->smem) && (n->smem < 0 || n->smem > 227 * 1024))
+      error_at(s->d, l->args[0]->pos,
+               "smem(%lld) is out of range: a block can have 0 to 227K (232448) bytes",
+               (long long)n->smem);
+  }
+  if (seen[LK_CLUSTER]) {
+    LaunchItem *l = seen[LK_CLUSTER];
+    if (launch_extents(s, l, n->cluster)) {
+      n->has_cluster = true;
+      int64_t blocks = n->cluster[0] * n->cluster[1] * n->cluster[2];
+      if (blocks > 8)
+        error_at(s->d, l->pos, "a cluster of %lld blocks is more than the portable 8",
+                 (long long)blocks);
+      else if (grid_ok)
+        for (int i = 0; i < 3; i++)
+          if (n->grid[i] % n->cluster[i]) {
+            error_at(s->d, l->args[i < l->nargs ? i : 0]->pos,
+                     "grid extent %c (%lld) is not a multiple of the cluster's (%lld)", "xyz"[i],
+                     (long long)n->grid[i], (long long)n->cluster[i]);
+            break;
+          }
+    }
+  }
+  if (seen[LK_PRIORITY]) {
+    LaunchItem *l = seen[LK_PRIORITY];
+    if (l->nargs != 1)
+      error_at(s->d, l->pos, "priority takes 1 value, %d given", l->nargs);
+    else if (eval_int(s, l->args[0], &n->priority)) {
+      if (n->priority < INT32_MIN || n->priority > INT32_MAX)
+        error_at(s->d, l->args[0]->pos, "priority %lld does not fit an int",
+                 (long long)n->priority);
+      else
+        n->has_priority = true;
+    }
+  }
+}
+
+static const char *node_name(Sema *s, Sym *base, int depth) {
+  if (depth == 0)
+    return base->name;
+  char buf[MAX_IDENT_LEN + 32 * 22];
+  int n = snprintf(buf, sizeof buf, "%s", base->name);
+  for (int i = 0; i < depth && n < (int)sizeof buf - 24; i++)
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "[%lld]", (long long)s->index[i]);
+  return arena_strdup(s->c->arena, buf);
+}
+
+static bool budget(Sema *s, Pos p) {
+  if (++s->expanded <= MAX_EXPANSION && s->g->nodes.n < MAX_NODES)
+    return true;
+  if (!s->too_big)
+    error_at(s->d, p, "graph '%s' unrolls to more than %d nodes or %d statements",
+             s->g->name->name, MAX_NODES, MAX_EXPANSION);
+  s->too_big = true;
+  return false;
+}
+
+static void add_node(Sema *s, Stmt *st) {
+  Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .kind = st->callee};
+  if (st->callee == CALL_KERNEL) {
+    Global *gl = map_get(&s->globals, st->kernel);
+    if (!gl || gl->item->kind != IT_KERNEL) {
+      if (gl)
+        error_at(s->d, st->callee_pos, "'%s' is not a kernel", st->kernel->name);
+      else
+        error_at(s->d, st->callee_pos, "undefined kernel '%s'", st->kernel->name);
+      return;
+    }
+    Item *k = gl->item;
+    n.kernel = k;
+    if (st->nargs != k->nparams) {
+      error_at(s->d, st->callee_pos, "kernel '%s' takes %d argument%s, %d given",
+               k->name->name, k->nparams, plural(k->nparams), st->nargs);
+      note_at(s->d, k->name_pos, "'%s' is declared here", k->name->name);
+      return;
+    }
+    n.nargs = k->nparams;
+    n.args = arena_alloc(s->c->arena, (size_t)n.nargs * sizeof *n.args + 1);
+    n.acc = arena_alloc(s->c->arena, (size_t)n.nargs * sizeof *n.acc + 1);
+    bool ok = true;
+    for (int i = 0; i < n.nargs; i++)
+      ok &= check_kernel_arg(s, &n, &k->params[i], st->args[i], &n.args[i]);
+    check_launch(s, &n, st);
+    if (!ok)
+      return;
+  } else {
+    n.acc = arena_alloc(s->c->arena, 2 * sizeof *n.acc);
+    check_launch(s, &n, st);
+    if (st->callee == CALL_COPY)
+      check_copy(s, &n, st);
+    else
+      check_fill(s, &n, st);
+  }
+  vec_push(&s->g->nodes, n);
+  map_put(&s->node_index, n.name, (void *)(uintptr_t)s->g->nodes.n);
+}
+
+/* ---- graphs: edges ---- */
+
+/* Names the node an edge endpoint refers to, or NULL after an error. */
+static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
+  Expr *idx[MAX_EXPR_DEPTH + 1];
+  int k = 0;
+  Expr *root = e;
+  for (; root->kind == EX_INDEX; root = root->a)
+    idx[k++] = root->b;
+  Stmt *decl = map_get(&s->node_decls, root->name);
+  if (!decl) {
+    Binding *b = lookup(s, root->name);
+    if (b || map_get(&s->globals, root->name))
+      error_at(s->d, root->pos, "'%s' is not a node", root->name->name);
+    else
+      error_at(s->d, root->pos, "undefined node '%s'", root->name->name);
+    return NULL;
+  }
+  int depth = decl->loop_depth;
+  if (k == 0) {
+    /* A bare name: this iteration's node, when the reference is inside the
+     * loops that declare it. */
+    int ref_depth = st->loop_depth;
+    Stmt *a = decl->parent_for, *b = st->parent_for;
+    for (; ref_depth > depth; ref_depth--)
+      b = b->parent_for;
+    if (ref_depth < depth || a != b) {
+      error_at(s->d, root->pos, "node '%s' is declared in a 'for' loop; name an iteration, as in %s[0]",
+               root->name->name, root->name->name);
+      return NULL;
+    }
+    return node_name(s, decl->base, depth);
+  }
+  if (k != depth) {
+    if (depth == 0)
+      error_at(s->d, e->pos, "node '%s' is not declared in a 'for' loop and takes no index",
+               root->name->name);
+    else
+      error_at(s->d, e->pos, "node '%s' takes %d ind%s, one for each enclosing 'for'",
+               root->name->name, depth, depth == 1 ? "ex" : "ices");
+    return NULL;
+  }
+  char buf[MAX_IDENT_LEN + 32 * 22];
+  int n = snprintf(buf, sizeof buf, "%s", decl->base->name);
+  for (int i = k - 1; i >= 0; i--) {
+    int64_t v;
+    if (!eval_int(s, idx[i], &v))
+      return NULL;
+    if (n < (int)sizeof buf - 24)
+      n += snprintf(buf + n, sizeof buf - (size_t)n, "[%lld]", (long long)v);
+  }
+  return arena_strdup(s->c->arena, buf);
+}
+
+static void add_edges(Sema *s, Stmt *st) {
+  for (int i = 0; i + 1 < st->ngroups; i++) {
+    EdgeGroup *from = &st->groups[i], *to = &st->groups[i + 1];
+    if (from->programmatic) {
+      error_at(s->d, from->arrow,
+               "'=>' (programmatic edges, language v2) is not supported by this version of cgc");
+      continue;
+    }
+    for (int a = 0; a < from->nrefs; a++) {
+      const char *fa = edge_ref(s, st, from->refs[a]);
+      for (int b = 0; b < to->nrefs; b++) {
+        const char *tb = edge_ref(s, st, to->refs[b]);
+        if (fa && tb) {
+          PendingEdge pe = {fa, tb, from->refs[a]->pos, to->refs[b]->pos, from->arrow};
+          vec_push(&s->pending, pe);
+        }
+      }
+    }
+  }
+}
+
+static void resolve_edges(Sema *s) {
+  Graph *g = s->g;
+  for (size_t i = 0; i < s->pending.n; i++) {
+    PendingEdge *pe = &s->pending.v[i];
+    uintptr_t from = (uintptr_t)map_get(&s->node_index, pe->from);
+    uintptr_t to = (uintptr_t)map_get(&s->node_index, pe->to);
+    if (!from)
+      error_at(s->d, pe->from_pos, "no node named '%s' in graph '%s'", pe->from, g->name->name);
+    if (!to)
+      error_at(s->d, pe->to_pos, "no node named '%s' in graph '%s'", pe->to, g->name->name);
+    if (!from || !to)
+      continue;
+    if (from == to) {
+      error_at(s->d, pe->arrow, "edge from node '%s' to itself", pe->from);
+      continue;
+    }
+    Edge e = {.from = (uint32_t)from - 1, .to = (uint32_t)to - 1, .written = true,
+              .pos = pe->arrow, .res = -1};
+    vec_push(&g->written, e);
+  }
+}
+
+/* ---- graphs: the walk ---- */
+
+static void walk(Sema *s, Stmt **body, int n);
+
+static void walk_for(Sema *s, Stmt *st) {
+  int64_t lo, hi;
+  bool ok = eval_int(s, st->lo, &lo);
+  ok = eval_int(s, st->hi, &hi) && ok;
+  if (!ok || !check_new_name(s, st->name, st->name_pos))
+    return;
+  for (int64_t i = lo; i < hi && !diag_stopped(s->d) && !s->too_big; i++) {
+    size_t mark = s->locals.n;
+    Binding b = {.kind = B_LOOP, .name = st->name, .pos = st->name_pos, .value = i, .valid = true};
+    vec_push(&s->locals, b);
+    s->loops[s->depth] = st;
+    s->index[s->depth++] = i;
+    walk(s, st->body, st->nbody);
+    s->depth--;
+    s->locals.n = mark;
+  }
+}
+
+static void walk(Sema *s, Stmt **body, int n) {
+  for (int i = 0; i < n && !diag_stopped(s->d) && !s->too_big; i++) {
+    Stmt *st = body[i];
+    if (!budget(s, st->pos))
+      return;
+    switch (st->kind) {
+    case ST_CONST: declare_const(s, st); break;
+    case ST_SCALAR:
+    case ST_BUFFER:
+      if (s->depth > 0) {
+        error_at(s->d, st->pos, "%s declarations are not allowed inside 'for'",
+                 st->kind == ST_SCALAR ? "scalar" : "buffer");
+        break;
+      }
+      if (st->kind == ST_SCALAR)
+        declare_scalar(s, st);
+      else
+        declare_buffer(s, st);
+      break;
+    case ST_NODE: add_node(s, st); break;
+    case ST_EDGE: add_edges(s, st); break;
+    case ST_FOR: walk_for(s, st); break;
+    }
+  }
+}
+
+/* Before unrolling: every node's base name (anonymous ones named after
+ * their kernel, in order of appearance), and where each is declared. */
+static void name_nodes(Sema *s, Stmt **body, int n, Stmt *parent, int depth, StmtVec *anon) {
+  for (int i = 0; i < n; i++) {
+    Stmt *st = body[i];
+    st->parent_for = parent;
+    st->loop_depth = depth;
+    if (depth == 0 && (st->kind == ST_CONST || st->kind == ST_SCALAR || st->kind == ST_BUFFER) &&
+        !map_get(&s->later, st->name))
+      map_put(&s->later, st->name, st);
+    if (st->kind == ST_FOR)
+      name_nodes(s, st->body, st->nbody, st, depth + 1, anon);
+    if (st->kind != ST_NODE)
+      continue;
+    if (!st->name) {
+      vec_push(anon, st);
+      continue;
+    }
+    Stmt *old = map_get(&s->node_decls, st->name);
+    if (old) {
+      error_at(s->d, st->name_pos, "duplicate node '%s'", st->name->name);
+      note_at(s->d, old->name_pos, "'%s' was defined here", st->name->name);
+      continue;
+    }
+    st->base = st->name;
+    map_put(&s->node_decls, st->name, st);
+  }
+}
+
+static void name_anonymous(Sema *s, StmtVec *anon) {
+  Map counts = {0}; /* base Sym -> next suffix */
+  for (size_t i = 0; i < anon->n; i++) {
+    Stmt *st = anon->v[i];
+    const char *stem = st->callee == CALL_KERNEL ? st->kernel->name
+                       : st->callee == CALL_COPY ? "copy" : "fill";
+    Sym *key = intern(s->c->syms, stem, strlen(stem));
+    uintptr_t k = (uintptr_t)map_get(&counts, key);
+    Sym *name;
+    do {
+      k++;
+      if (k == 1) {
+        name = key;
+      } else {
+        char buf[MAX_IDENT_LEN + 24];
+        int len = snprintf(buf, sizeof buf, "%s_%llu", stem, (unsigned long long)k);
+        name = intern(s->c->syms, buf, (size_t)len);
+      }
+    } while (map_get(&s->node_decls, name));
+    map_put(&counts, key, (void *)k);
+    st->base = name;
+    map_put(&s->node_decls, name, st);
+  }
+  map_free(&counts);
+}
+
+/* A scalar a kernel writes cannot also be a by-value argument. */
+static void check_scalar_values(Sema *s) {
+  Graph *g = s->g;
+  for (size_t i = 0; i < g->nodes.n; i++) {
+    Node *n = &g->nodes.v[i];
+    for (int j = 0; j < n->nargs; j++) {
+      Arg *a = &n->args[j];
+      if (a->kind != ARG_SCALAR_VALUE)
+        continue;
+      Resource *r = &g->res.v[a->res];
+      if (r->written_at.file < 0)
+        continue;
+      error_at(s->d, a->pos,
+               "scalar '%s' is written on the device, so it cannot be passed by value; "
+               "pass it to a pointer parameter",
+               r->name->name);
+      note_at(s->d, r->written_at, "'%s' is written here", r->name->name);
+    }
+  }
+}
+
+static void check_graph(Sema *s, Item *it) {
+  Graph *g = xrealloc(NULL, sizeof *g);
+  memset(g, 0, sizeof *g);
+  g->item = it;
+  g->name = it->name;
+  g->is_explicit = it->is_explicit;
+  s->g = g;
+  s->expanded = 0;
+  s->too_big = false;
+  s->owned_bytes = 0;
+  StmtVec anon = {0};
+  name_nodes(s, it->body, it->nbody, NULL, 0, &anon);
+  name_anonymous(s, &anon);
+  vec_free(&anon);
+  walk(s, it->body, it->nbody);
+  resolve_edges(s);
+  check_scalar_values(s);
+  map_free(&s->names);
+  map_free(&s->later);
+  map_free(&s->node_decls);
+  map_free(&s->node_index);
+  s->node_index.by_string = true;
+  vec_free(&s->locals);
+  vec_free(&s->pending);
+  vec_push(&((Program *)s->c->program)->graphs, g);
+}
+
+Program *check_program(Compiler *c) {
+  Program *p = xrealloc(NULL, sizeof *p);
+  memset(p, 0, sizeof *p);
+  c->program = p;
+  Sema s = {.c = c, .d = c->diag, .node_index = {.by_string = true}};
+  for (size_t i = 0; i < c->items.n && !diag_stopped(c->diag); i++) {
+    Item *it = c->items.v[i];
+    if (it->kind == IT_CONST || it->kind == IT_KERNEL) {
+      if (define_global(&s, it) && it->kind == IT_KERNEL)
+        check_kernel(&s, it);
+    }
+  }
+  for (size_t i = 0; i < c->items.n && !diag_stopped(c->diag); i++) {
+    Item *it = c->items.v[i];
+    if (it->kind == IT_GRAPH && define_global(&s, it))
+      check_graph(&s, it);
+  }
+  map_free(&s.globals);
+  return p;
+}
+
+void program_free(Program *p) {
+  if (!p)
+    return;
+  for (size_t i = 0; i < p->graphs.n; i++) {
+    Graph *g = p->graphs.v[i];
+    vec_free(&g->res);
+    vec_free(&g->nodes);
+    vec_free(&g->written);
+    vec_free(&g->edges);
+    free(g);
+  }
+  vec_free(&p->graphs);
+  free(p);
+}

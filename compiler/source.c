@@ -1,0 +1,176 @@
+/* source.c: source files in memory and the diagnostics that point into them.
+ *
+ * Positions are line and byte column; the line text is found only when a
+ * diagnostic is printed.  The same message at the same place is printed
+ * once, so an error inside a `for` body does not repeat per iteration. */
+#include "cgc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct Diag {
+  Arena *arena;
+  VEC(Source) sources;
+  Map seen; /* "file:line:col:severity:message" -> itself */
+  int errors;
+  bool color;
+  bool stopped;
+  bool dropping; /* the last error was not printed: drop its notes too */
+};
+
+Diag *diag_new(void) {
+  Diag *d = xrealloc(NULL, sizeof *d);
+  memset(d, 0, sizeof *d);
+  d->arena = arena_new();
+  d->seen.by_string = true;
+  return d;
+}
+
+void diag_free(Diag *d) {
+  if (!d)
+    return;
+  for (size_t i = 0; i < d->sources.n; i++)
+    free(d->sources.v[i].realpath);
+  vec_free(&d->sources);
+  map_free(&d->seen);
+  arena_free(d->arena);
+  free(d);
+}
+
+void diag_set_color(Diag *d, bool on) { d->color = on; }
+int diag_errors(const Diag *d) { return d->errors; }
+bool diag_stopped(const Diag *d) { return d->stopped; }
+const Source *source_get(Diag *d, int file) { return &d->sources.v[file]; }
+
+int source_load(Diag *d, const char *path, Pos at) {
+  FILE *f = fopen(path, "rb");
+  struct stat st;
+  if (!f || fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
+    int err = f ? (S_ISDIR(st.st_mode) ? EISDIR : errno) : errno;
+    if (f)
+      fclose(f);
+    error_at(d, at, "cannot read '%s': %s", path, strerror(err));
+    return -1;
+  }
+  if (st.st_size > MAX_FILE_SIZE) {
+    fclose(f);
+    error_at(d, at, "'%s' is larger than %lld MiB", path,
+             (long long)(MAX_FILE_SIZE >> 20));
+    return -1;
+  }
+  /* Read to the end rather than trusting st_size: a pipe reports 0. */
+  size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, len = 0;
+  char *text = arena_alloc(d->arena, cap + 1);
+  for (;;) {
+    if (len == cap) {
+      if ((int64_t)cap > MAX_FILE_SIZE) {
+        fclose(f);
+        error_at(d, at, "'%s' is larger than %lld MiB", path,
+                 (long long)(MAX_FILE_SIZE >> 20));
+        return -1;
+      }
+      char *bigger = arena_alloc(d->arena, cap * 2 + 1);
+      memcpy(bigger, text, len);
+      text = bigger;
+      cap *= 2;
+    }
+    size_t got = fread(text + len, 1, cap - len, f);
+    len += got;
+    if (got == 0)
+      break;
+  }
+  bool failed = ferror(f);
+  fclose(f);
+  if (failed) {
+    error_at(d, at, "cannot read '%s': %s", path, strerror(EIO));
+    return -1;
+  }
+  text[len] = 0;
+  Source s = {.path = arena_strdup(d->arena, path), .text = text, .len = len};
+  s.realpath = realpath(path, NULL);
+  vec_push(&d->sources, s);
+  return (int)d->sources.n - 1;
+}
+
+enum { C_RESET, C_BOLD, C_ERROR, C_WARNING, C_NOTE, C_CARET };
+static const char *const colors[] = {"\033[0m", "\033[1m", "\033[1;31m",
+                                     "\033[1;35m", "\033[1;36m", "\033[1;32m"};
+
+static const char *col(const Diag *d, int which) {
+  return d->color ? colors[which] : "";
+}
+
+static void print_line(Diag *d, Pos p) {
+  const Source *s = &d->sources.v[p.file];
+  const char *line = s->text, *end = s->text + s->len;
+  for (int n = 1; n < p.line && line < end; n++) {
+    const char *nl = memchr(line, '\n', (size_t)(end - line));
+    line = nl ? nl + 1 : end;
+  }
+  const char *eol = memchr(line, '\n', (size_t)(end - line));
+  if (!eol)
+    eol = end;
+  if (eol > line && eol[-1] == '\r')
+    eol--;
+  fputs("    ", stderr);
+  for (const char *c = line; c < eol; c++)
+    fputc(*c ? *c : ' ', stderr);
+  fputs("\n    ", stderr);
+  /* Keep tabs so the caret lines up under the same columns. */
+  for (int i = 1; i < p.col && line + i - 1 < eol; i++)
+    fputc(line[i - 1] == '\t' ? '\t' : ' ', stderr);
+  fprintf(stderr, "%s^%s\n", col(d, C_CARET), col(d, C_RESET));
+}
+
+static void report(Diag *d, Pos p, int severity, const char *fmt, va_list ap) {
+  static const char *const names[] = {[C_ERROR] = "error",
+                                      [C_WARNING] = "warning",
+                                      [C_NOTE] = "note"};
+  char msg[2048];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+
+  if (severity == C_NOTE && d->dropping)
+    return;
+  if (severity == C_ERROR) {
+    d->dropping = true;
+    if (d->stopped)
+      return;
+    char *key = arena_printf(d->arena, "%d:%d:%d:%s", p.file, p.line, p.col,
+                             msg);
+    if (map_get(&d->seen, key))
+      return;
+    map_put(&d->seen, key, key);
+    d->dropping = false;
+    if (d->errors == MAX_ERRORS) {
+      d->stopped = true;
+      d->dropping = true;
+      fprintf(stderr, "cgc: %serror:%s too many errors; stopping\n",
+              col(d, C_ERROR), col(d, C_RESET));
+      return;
+    }
+    d->errors++;
+  }
+  if (p.file >= 0)
+    fprintf(stderr, "%s%s:%d:%d:%s ", col(d, C_BOLD),
+            d->sources.v[p.file].path, p.line, p.col, col(d, C_RESET));
+  else
+    fprintf(stderr, "%scgc:%s ", col(d, C_BOLD), col(d, C_RESET));
+  fprintf(stderr, "%s%s:%s %s\n", col(d, severity), names[severity],
+          col(d, C_RESET), msg);
+  if (p.file >= 0)
+    print_line(d, p);
+}
+
+#define REPORT(sev)                                                            \
+  va_list ap;                                                                  \
+  va_start(ap, fmt);                                                           \
+  report(d, p, sev, fmt, ap);                                                  \
+  va_end(ap)
+
+void error_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_ERROR); }
+void warning_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_WARNING); }
+void note_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_NOTE); }

@@ -1,0 +1,313 @@
+/* cgraph.y: the .cgraph grammar (pure, with locations).  Each action is one
+ * call into parse.c. */
+%define api.pure full
+%define api.location.type {Pos}
+%define parse.error custom
+%locations
+%expect 0
+%param {void *scanner}
+%parse-param {ParseState *ps}
+
+%code requires {
+#include "cgc.h"
+#include "parse_actions.h"
+}
+
+%code provides {
+int yylex(YYSTYPE *lval, YYLTYPE *lloc, void *scanner);
+}
+
+%code {
+#include <string.h>
+
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                            \
+  do {                                                                         \
+    (Cur) = (N) ? YYRHSLOC(Rhs, 1) : YYRHSLOC(Rhs, 0);                         \
+  } while (0)
+
+static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg);
+}
+
+%union {
+  int64_t ival;
+  double fval;
+  Sym *sym;
+  const char *str;
+  Type type;
+  Mode mode;
+  BufferKind bkind;
+  LaunchKey lkey;
+  bool flag;
+  Expr *expr;
+  Stmt *stmt;
+  Item *item;
+  Param *param;
+  LaunchItem *launch;
+  EdgeGroup *group;
+  List *list;
+}
+
+%token <sym> IDENT "identifier"
+%token <ival> INT "integer"
+%token <fval> FLOAT "floating-point number"
+%token <str> STRING "string"
+%token <type> TYPE "type name"
+%token ARROW "'->'" FATARROW "'=>'" DOTDOT "'..'"
+%token <sym> INCLUDE "'include'" CONST "'const'" KERNEL "'kernel'" GRAPH "'graph'"
+%token <sym> BUFFER "'buffer'" SCALAR "'scalar'" NODE "'node'" EXTERN "'extern'"
+%token <sym> HOST "'host'" IN "'in'" OUT "'out'" INOUT "'inout'" FOR "'for'"
+%token <sym> EXPLICIT "'explicit'" PDL "'pdl'" COPY "'copy'" FILL "'fill'"
+%token <sym> GRID "'grid'" BLOCK "'block'" SMEM "'smem'" CLUSTER "'cluster'"
+%token <sym> PRIORITY "'priority'" WHILE "'while'" IF "'if'" ELSE "'else'"
+%token <sym> SWITCH "'switch'" CASE "'case'" DEFAULT "'default'" MAX "'max'"
+
+%type <item> item kernel graph
+%type <param> param
+%type <mode> mode
+%type <flag> pointer pdl explicit arrow
+%type <bkind> buffer_kind
+%type <lkey> launch_key
+%type <launch> launch
+%type <stmt> stmt call
+%type <group> group
+%type <expr> expr init noderef
+%type <list> params params1 stmts exprs exprs1 launches chain noderefs
+
+%left '+' '-'
+%left '*' '/' '%'
+%precedence NEG
+%precedence '['
+
+%%
+
+program
+  : %empty
+  | program item                  { if ($2) add_item(ps, $2); }
+  ;
+
+item
+  : INCLUDE STRING ';'            { $$ = item_include(ps, @1, $2); }
+  | CONST IDENT '=' expr ';'      { $$ = item_const(ps, @1, $2, @2, $4); }
+  | kernel
+  | graph
+  | error ';'                     { $$ = NULL; yyerrok; }
+  | error '}'                     { $$ = NULL; yyerrok; }
+  ;
+
+kernel
+  : pdl KERNEL IDENT '(' params ')' ';'
+                                  { $$ = item_kernel(ps, @$, $1, $3, @3, $5); }
+  ;
+
+pdl
+  : %empty                        { $$ = false; }
+  | PDL                           { $$ = true; }
+  ;
+
+params
+  : %empty                        { $$ = NULL; }
+  | params1
+  ;
+
+params1
+  : param                         { $$ = list_push(ps, NULL, $1); }
+  | params1 ',' param             { $$ = list_push(ps, $1, $3); }
+  ;
+
+param
+  : mode IDENT ':' TYPE pointer   { $$ = param_new(ps, @2, $1, $2, $4, $5); }
+  ;
+
+mode
+  : %empty                        { $$ = MODE_NONE; }
+  | IN                            { $$ = MODE_IN; }
+  | OUT                           { $$ = MODE_OUT; }
+  | INOUT                         { $$ = MODE_INOUT; }
+  ;
+
+pointer
+  : %empty                        { $$ = false; }
+  | '*'                           { $$ = true; }
+  ;
+
+graph
+  : explicit GRAPH IDENT '{' stmts '}'
+                                  { $$ = item_graph(ps, @$, $1, $3, @3, $5); }
+  ;
+
+explicit
+  : %empty                        { $$ = false; }
+  | EXPLICIT                      { $$ = true; }
+  ;
+
+stmts
+  : %empty                        { $$ = NULL; }
+  | stmts stmt                    { $$ = $2 ? list_push(ps, $1, $2) : $1; }
+  ;
+
+stmt
+  : CONST IDENT '=' expr ';'      { $$ = stmt_const(ps, @1, $2, @2, $4); }
+  | SCALAR IDENT ':' TYPE init ';'
+                                  { $$ = stmt_scalar(ps, @1, $2, @2, $4, $5); }
+  | buffer_kind BUFFER IDENT ':' TYPE '[' exprs1 ']' init ';'
+                                  { $$ = stmt_buffer(ps, @$, $1, $3, @3, $5, $7, $9); }
+  | NODE IDENT '=' call launches ';'
+                                  { $$ = stmt_node(ps, @1, $2, @2, $4, $5); }
+  | call launches ';'             { $$ = stmt_node(ps, @1, NULL, @1, $1, $2); }
+  | chain ';'                     { $$ = stmt_edge(ps, $1); }
+  | FOR IDENT IN expr DOTDOT expr '{' stmts '}'
+                                  { $$ = stmt_for(ps, @1, $2, @2, $4, $6, $8); }
+  | error ';'                     { $$ = NULL; yyerrok; }
+  ;
+
+init
+  : %empty                        { $$ = NULL; }
+  | '=' expr                      { $$ = $2; }
+  ;
+
+buffer_kind
+  : %empty                        { $$ = BUF_DEVICE; }
+  | EXTERN                        { $$ = BUF_EXTERN; }
+  | HOST                          { $$ = BUF_HOST; }
+  | EXTERN HOST                   { $$ = BUF_EXTERN_HOST; }
+  ;
+
+call
+  : IDENT '(' exprs ')'           { $$ = stmt_call(ps, @1, CALL_KERNEL, $1, $3); }
+  | COPY '(' exprs ')'            { $$ = stmt_call(ps, @1, CALL_COPY, NULL, $3); }
+  | FILL '(' exprs ')'            { $$ = stmt_call(ps, @1, CALL_FILL, NULL, $3); }
+  ;
+
+launches
+  : %empty                        { $$ = NULL; }
+  | launches launch               { $$ = list_push(ps, $1, $2); }
+  ;
+
+launch
+  : launch_key '(' exprs ')'      { $$ = launch_new(ps, @1, $1, $3); }
+  ;
+
+launch_key
+  : GRID                          { $$ = LK_GRID; }
+  | BLOCK                         { $$ = LK_BLOCK; }
+  | SMEM                          { $$ = LK_SMEM; }
+  | CLUSTER                       { $$ = LK_CLUSTER; }
+  | PRIORITY                      { $$ = LK_PRIORITY; }
+  ;
+
+chain
+  : group arrow group             { $$ = edge_link(ps, NULL, $1, @2, $2, $3); }
+  | chain arrow group             { $$ = edge_link(ps, $1, NULL, @2, $2, $3); }
+  ;
+
+arrow
+  : ARROW                         { $$ = false; }
+  | FATARROW                      { $$ = true; }
+  ;
+
+group
+  : noderef                       { $$ = edge_group(ps, list_push(ps, NULL, $1)); }
+  | '{' noderefs '}'              { $$ = edge_group(ps, $2); }
+  ;
+
+noderefs
+  : noderef                       { $$ = list_push(ps, NULL, $1); }
+  | noderefs ',' noderef          { $$ = list_push(ps, $1, $3); }
+  ;
+
+noderef
+  : IDENT                         { $$ = expr_name(ps, @1, $1); }
+  | noderef '[' expr ']'          { $$ = expr_index(ps, @2, $1, $3); }
+  ;
+
+exprs
+  : %empty                        { $$ = NULL; }
+  | exprs1
+  ;
+
+exprs1
+  : expr                          { $$ = list_push(ps, NULL, $1); }
+  | exprs1 ',' expr               { $$ = list_push(ps, $1, $3); }
+  ;
+
+expr
+  : INT                           { $$ = expr_int(ps, @1, $1); }
+  | FLOAT                         { $$ = expr_float(ps, @1, $1); }
+  | IDENT                         { $$ = expr_name(ps, @1, $1); }
+  | IDENT '(' exprs ')'           { $$ = expr_call(ps, @1, $1, $3); }
+  | MAX '(' exprs ')'             { $$ = expr_call(ps, @1, $1, $3); }
+  | '(' expr ')'                  { $$ = $2; }
+  | expr '[' expr ']'             { $$ = expr_index(ps, @2, $1, $3); }
+  | expr '[' expr ':' expr ']'    { $$ = expr_slice(ps, @2, $1, $3, $5); }
+  | '-' expr %prec NEG            { $$ = expr_neg(ps, @1, $2); }
+  | expr '+' expr                 { $$ = expr_bin(ps, @2, '+', $1, $3); }
+  | expr '-' expr                 { $$ = expr_bin(ps, @2, '-', $1, $3); }
+  | expr '*' expr                 { $$ = expr_bin(ps, @2, '*', $1, $3); }
+  | expr '/' expr                 { $$ = expr_bin(ps, @2, '/', $1, $3); }
+  | expr '%' expr                 { $$ = expr_bin(ps, @2, '%', $1, $3); }
+  ;
+
+%%
+
+static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg) {
+  (void)scanner;
+  if (ps->stop)
+    return;
+  /* Bison's own stack limit: only input nested beyond reason reaches it. */
+  if (!strcmp(msg, "memory exhausted"))
+    msg = "input nested too deeply";
+  error_at(ps->c->diag, *loc, "%s", msg);
+  ps->stop = true;
+}
+
+/* Bison's names for tokens: keywords and punctuation are quoted with single
+ * quotes inside its double quotes; the others are descriptions. */
+static const char *token_text(yysymbol_kind_t k) {
+  const char *name = yysymbol_name(k);
+  static _Thread_local char buf[64];
+  size_t n = strlen(name);
+  if (n >= 2 && name[0] == '"' && n < sizeof buf) {
+    memcpy(buf, name + 1, n - 2);
+    buf[n - 2] = 0;
+    return buf;
+  }
+  return name;
+}
+
+static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseState *ps) {
+  (void)scanner;
+  if (ps->stop)
+    return 0;
+  yysymbol_kind_t tok = yypcontext_token(ctx);
+  Pos at = *yypcontext_location(ctx);
+  switch (tok) {
+  case YYSYMBOL_WHILE: case YYSYMBOL_IF: case YYSYMBOL_ELSE:
+  case YYSYMBOL_SWITCH: case YYSYMBOL_CASE: case YYSYMBOL_DEFAULT:
+    error_at(ps->c->diag, at,
+             "%s: control flow (language v2) is not supported by this version of cgc",
+             token_text(tok));
+    return 0;
+  default:
+    break;
+  }
+  char unexpected[128];
+  if (tok == YYSYMBOL_IDENT || tok == YYSYMBOL_INT || tok == YYSYMBOL_FLOAT ||
+      tok == YYSYMBOL_TYPE)
+    snprintf(unexpected, sizeof unexpected, "%s '%s'", token_text(tok), ps->last);
+  else
+    snprintf(unexpected, sizeof unexpected, "%s", token_text(tok));
+  yysymbol_kind_t expected[5];
+  int n = yypcontext_expected_tokens(ctx, expected, 5);
+  if (n <= 0 || n > 4) {
+    error_at(ps->c->diag, at, "unexpected %s", unexpected);
+    return 0;
+  }
+  char list[256] = "";
+  for (int i = 0; i < n; i++) {
+    size_t len = strlen(list);
+    snprintf(list + len, sizeof list - len, "%s%s",
+             i == 0 ? "" : i == n - 1 ? " or " : ", ", token_text(expected[i]));
+  }
+  error_at(ps->c->diag, at, "expected %s before %s", list, unexpected);
+  return 0;
+}
