@@ -20,8 +20,8 @@ enum {
   MAX_EXPR_DEPTH = 1000,           /* depth of one expression tree */
   MAX_INCLUDE_DEPTH = 32,          /* files open at once through include */
   MAX_ERRORS = 20,                 /* errors reported before cgc stops */
-  MAX_NODES = 4 * 1024 * 1024,     /* nodes in one graph after unrolling */
-  MAX_EXPANSION = 16 * 1024 * 1024 /* statements run by unrolling, per graph */
+  MAX_NODES = 2 * 1024 * 1024,    /* nodes in one graph after unrolling */
+  MAX_EXPANSION = 8 * 1024 * 1024 /* statements run by unrolling, per graph */
 };
 #define MAX_FILE_SIZE ((int64_t)256 << 20) /* bytes in one source file */
 
@@ -297,6 +297,7 @@ typedef struct ParseState {
   bool stop;          /* input too deep to go on: no more syntax errors */
   bool depth_error;   /* an expression too deep was reported */
   char last[48];      /* the text of the last token, clipped, for messages */
+  int lex_error_line; /* the line of the last error the scanner reported */
 } ParseState;
 
 /* ---- sema.c: checked graphs ---- */

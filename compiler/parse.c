@@ -42,6 +42,8 @@ static Item *new_item(ParseState *ps, ItemKind kind, Pos p) {
 }
 
 Item *item_include(ParseState *ps, Pos p, const char *path) {
+  if (!path)
+    return NULL; /* the scanner reported what was wrong with it */
   Item *it = new_item(ps, IT_INCLUDE, p);
   it->path = path;
   return it;

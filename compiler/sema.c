@@ -530,6 +530,10 @@ static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
   if (root->kind != EX_NAME)
     return true;
   Binding *b = lookup(s, root->name);
+  if (!b && !map_get(&s->globals, root->name)) {
+    undefined(s, root->pos, root->name);
+    return false;
+  }
   if (!b || b->kind != B_RES)
     return true;
   *is_ref = true;
@@ -701,7 +705,12 @@ static void check_copy(Sema *s, Node *n, Stmt *st) {
       !check_copy_fill_ref(s, st->args[1], src, "source of a copy"))
     return;
   const Resource *rd = &s->g->res.v[dst->res], *rs = &s->g->res.v[src->res];
-  if (rd->type != rs->type || dst->count != src->count) {
+  if (rd->type != rs->type) {
+    error_at(s->d, st->callee_pos, "copy between different element types: the destination is %s, the source %s",
+             arg_text(s, st->args[0], dst), arg_text(s, st->args[1], src));
+    return;
+  }
+  if (dst->count != src->count) {
     error_at(s->d, st->callee_pos, "copy sizes differ: the destination is %s, the source %s",
              arg_text(s, st->args[0], dst), arg_text(s, st->args[1], src));
     return;
@@ -881,6 +890,8 @@ static bool budget(Sema *s, Pos p) {
 }
 
 static void add_node(Sema *s, Stmt *st) {
+  if (!st->base)
+    return; /* a duplicate name, reported */
   Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .kind = st->callee};
   if (st->callee == CALL_KERNEL) {
     Global *gl = map_get(&s->globals, st->kernel);
@@ -1027,6 +1038,17 @@ static void walk_for(Sema *s, Stmt *st) {
   ok = eval_int(s, st->hi, &hi) && ok;
   if (!ok || !check_new_name(s, st->name, st->name_pos))
     return;
+  /* Refuse a loop too long to unroll before spending time on it. */
+  int64_t work;
+  if (hi > lo && (__builtin_sub_overflow(hi, lo, &work) ||
+                  __builtin_mul_overflow(work, (int64_t)(st->nbody ? st->nbody : 1), &work) ||
+                  work > MAX_EXPANSION)) {
+    if (!s->too_big)
+      error_at(s->d, st->pos, "graph '%s' unrolls to more than %d nodes or %d statements",
+               s->g->name->name, MAX_NODES, MAX_EXPANSION);
+    s->too_big = true;
+    return;
+  }
   for (int64_t i = lo; i < hi && !diag_stopped(s->d) && !s->too_big; i++) {
     size_t mark = s->locals.n;
     Binding b = {.kind = B_LOOP, .name = st->name, .pos = st->name_pos, .value = i, .valid = true};

@@ -53,6 +53,10 @@ static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg
 %token <str> STRING "string"
 %token <type> TYPE "type name"
 %token ARROW "'->'" FATARROW "'=>'" DOTDOT "'..'"
+/* The operators of conditions (language v2), scanned so that their use is
+ * a syntax error rather than a stray character. */
+%token EQ "'=='" NE "'!='" LE "'<='" GE "'>='" ANDAND "'&&'" OROR "'||'"
+%token '<' '>' '!'
 %token <sym> INCLUDE "'include'" CONST "'const'" KERNEL "'kernel'" GRAPH "'graph'"
 %token <sym> BUFFER "'buffer'" SCALAR "'scalar'" NODE "'node'" EXTERN "'extern'"
 %token <sym> HOST "'host'" IN "'in'" OUT "'out'" INOUT "'inout'" FOR "'for'"
@@ -96,7 +100,7 @@ item
 
 kernel
   : pdl KERNEL IDENT '(' params ')' ';'
-                                  { $$ = item_kernel(ps, @$, $1, $3, @3, $5); }
+                                  { $$ = item_kernel(ps, $1 ? @1 : @2, $1, $3, @3, $5); }
   ;
 
 pdl
@@ -132,7 +136,7 @@ pointer
 
 graph
   : explicit GRAPH IDENT '{' stmts '}'
-                                  { $$ = item_graph(ps, @$, $1, $3, @3, $5); }
+                                  { $$ = item_graph(ps, $1 ? @1 : @2, $1, $3, @3, $5); }
   ;
 
 explicit
@@ -150,7 +154,7 @@ stmt
   | SCALAR IDENT ':' TYPE init ';'
                                   { $$ = stmt_scalar(ps, @1, $2, @2, $4, $5); }
   | buffer_kind BUFFER IDENT ':' TYPE '[' exprs1 ']' init ';'
-                                  { $$ = stmt_buffer(ps, @$, $1, $3, @3, $5, $7, $9); }
+                                  { $$ = stmt_buffer(ps, $1 == BUF_DEVICE ? @2 : @1, $1, $3, @3, $5, $7, $9); }
   | NODE IDENT '=' call launches ';'
                                   { $$ = stmt_node(ps, @1, $2, @2, $4, $5); }
   | call launches ';'             { $$ = stmt_node(ps, @1, NULL, @1, $1, $2); }
@@ -278,8 +282,11 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
   (void)scanner;
   if (ps->stop)
     return 0;
-  yysymbol_kind_t tok = yypcontext_token(ctx);
   Pos at = *yypcontext_location(ctx);
+  /* The scanner already reported what went wrong on this line. */
+  if (at.line == ps->lex_error_line)
+    return 0;
+  yysymbol_kind_t tok = yypcontext_token(ctx);
   switch (tok) {
   case YYSYMBOL_WHILE: case YYSYMBOL_IF: case YYSYMBOL_ELSE:
   case YYSYMBOL_SWITCH: case YYSYMBOL_CASE: case YYSYMBOL_DEFAULT:
