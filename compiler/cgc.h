@@ -215,30 +215,39 @@ typedef struct EdgeGroup {
 
 struct Stmt {
   StmtKind kind;
+  int loop_depth; /* sema: enclosing for loops */
   Pos pos;
   Sym *name;      /* const, scalar, buffer, node (NULL: anonymous), for var */
   Pos name_pos;
-  Expr *value;    /* const value; scalar and buffer initialiser */
-  Type type;      /* scalar, buffer */
-  BufferKind buffer_kind;
-  Expr **dims;    /* buffer */
-  int ndims;
-  Callee callee;  /* node */
-  Sym *kernel;    /* node with CALL_KERNEL */
-  Pos callee_pos;
-  Expr **args;
-  int nargs;
-  LaunchItem *launch;
-  int nlaunch;
-  EdgeGroup *groups; /* edge */
-  int ngroups;
-  Expr *lo, *hi;  /* for */
-  Stmt **body;
-  int nbody;
-  /* Filled by sema before unrolling: */
-  Sym *base;             /* node: its name or the anonymous name given it */
-  struct Stmt *parent_for; /* innermost enclosing for, or NULL */
-  int loop_depth;
+  Sym *base;      /* sema: a node's name or the anonymous name given it */
+  struct Stmt *parent_for; /* sema: innermost enclosing for, or NULL */
+  union {
+    struct { /* ST_CONST, ST_SCALAR, ST_BUFFER */
+      Expr *value; /* const value; scalar and buffer initialiser */
+      Type type;
+      BufferKind buffer_kind;
+      Expr **dims;
+      int ndims;
+    };
+    struct { /* ST_NODE */
+      Callee callee;
+      Pos callee_pos;
+      Sym *kernel; /* CALL_KERNEL */
+      Expr **args;
+      LaunchItem *launch;
+      int nargs;
+      int nlaunch;
+    };
+    struct { /* ST_EDGE */
+      EdgeGroup *groups;
+      int ngroups;
+    };
+    struct { /* ST_FOR */
+      Expr *lo, *hi;
+      Stmt **body;
+      int nbody;
+    };
+  };
 };
 
 typedef enum ItemKind { IT_INCLUDE, IT_CONST, IT_KERNEL, IT_GRAPH } ItemKind;
@@ -338,15 +347,17 @@ typedef struct Arg {
   int64_t offset; /* ARG_VIEW: bytes from the buffer's start */
   int64_t bytes;
   int64_t count;  /* elements */
-  int64_t ival;
-  double fval;
+  union {
+    int64_t ival; /* ARG_INT */
+    double fval;  /* ARG_FLOAT */
+  };
 } Arg;
 
 typedef enum AccessMode { ACC_READ = 1, ACC_WRITE = 2, ACC_RW = 3 } AccessMode;
 
 typedef struct Access {
-  int res;
   int64_t lo, hi; /* byte range [lo, hi) */
+  int32_t res;
   AccessMode mode;
 } Access;
 

@@ -176,6 +176,8 @@ static int cmp_from_to(const void *pa, const void *pb) {
 
 /* Sorts by (to, from) and drops duplicates, keeping a written one. */
 static void dedupe(Edge *e, size_t *n) {
+  if (!*n)
+    return;
   qsort(e, *n, sizeof *e, cmp_to_from);
   size_t k = 0;
   for (size_t i = 0; i < *n; i++)
@@ -359,6 +361,7 @@ typedef struct Search {
   uint32_t *target;     /* stamp per node: a candidate still unsettled */
   uint32_t *stack;
   uint32_t stamp;
+  const bool *usable;   /* per edge; NULL: every edge */
 } Search;
 
 /* Marks found[i] for each targets[i] reached by walking back from the
@@ -388,7 +391,8 @@ static void search(Search *s, const uint32_t *from, size_t nfrom, const uint32_t
   while (sp && nfound < want) {
     uint32_t v = s->stack[--sp];
     for (uint32_t i = s->p->start[v]; i < s->p->start[v + 1] && nfound < want; i++)
-      PUSH(s->p->e[i].from);
+      if (!s->usable || s->usable[i])
+        PUSH(s->p->e[i].from);
   }
 #undef PUSH
   for (size_t i = 0; i < ntargets; i++)
@@ -447,7 +451,8 @@ static void reduce(Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
       if (!found[i])
         vec_push(&g->edges, e[p.start[v] + i]);
   }
-  qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
+  if (g->edges.n)
+    qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
   free(cand);
   free(from);
   free(found);
@@ -456,36 +461,56 @@ static void reduce(Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
 }
 
 /* In an explicit graph every conflicting pair must be ordered by written
- * edges.  `need` are the data-flow edges of the written order. */
-static void check_hazards(Compiler *c, Graph *g, const Preds *written, const uint32_t *topo,
-                          Edge *need, size_t nneed) {
-  size_t n = g->nodes.n;
-  Search s = search_new(written, topo, n);
+ * edges.  `need` are the data-flow edges of the topological order; each is
+ * checked by a search of the written edges and of the needed edges already
+ * proven, which reach no further than the written ones but take the short
+ * way round (a chain whose every node reads what its first node wrote). */
+static void check_hazards(Compiler *c, Graph *g, const uint32_t *order, const uint32_t *topo,
+                          const Edge *written, size_t nwritten, const Edge *need, size_t nneed) {
+  size_t n = g->nodes.n, m = 0;
+  Edge *all = xrealloc(NULL, (nwritten + nneed + 1) * sizeof *all);
+  for (size_t i = 0; i < nwritten; i++)
+    all[m++] = written[i];
+  for (size_t i = 0; i < nneed; i++)
+    all[m++] = need[i];
+  dedupe(all, &m); /* a needed edge that is also written is proven */
+  Preds p = preds_build(n, all, m);
+  bool *usable = xrealloc(NULL, (m + 1) * sizeof *usable);
+  for (size_t i = 0; i < m; i++)
+    usable[i] = all[i].written;
+  Search s = search_new(&p, topo, n);
+  s.usable = usable;
   uint32_t *targets = NULL, *from = NULL;
+  size_t *which = NULL;
   bool *found = NULL;
   size_t cap = 0;
-  for (size_t i = 0; i < nneed && !diag_stopped(c->diag);) {
-    uint32_t v = need[i].to;
-    size_t j = i;
-    while (j < nneed && need[j].to == v)
-      j++;
-    size_t k = j - i;
-    if (k > cap) {
-      cap = k;
+  for (size_t t = 0; t < n && !diag_stopped(c->diag); t++) {
+    uint32_t v = order[t];
+    size_t k = 0, nfrom = 0, deg = p.start[v + 1] - p.start[v];
+    if (deg > cap) {
+      cap = deg;
       targets = xrealloc(targets, cap * sizeof *targets);
+      from = xrealloc(from, cap * sizeof *from);
+      which = xrealloc(which, cap * sizeof *which);
       found = xrealloc(found, cap * sizeof *found);
     }
-    for (size_t t = 0; t < k; t++)
-      targets[t] = need[i + t].from;
-    size_t nfrom = written->start[v + 1] - written->start[v];
-    from = xrealloc(from, (nfrom + 1) * sizeof *from);
-    for (size_t t = 0; t < nfrom; t++)
-      from[t] = written->e[written->start[v] + t].from;
+    for (uint32_t i = p.start[v]; i < p.start[v + 1]; i++) {
+      if (all[i].written) {
+        from[nfrom++] = all[i].from;
+      } else {
+        which[k] = i;
+        targets[k++] = all[i].from;
+      }
+    }
+    if (!k)
+      continue;
     search(&s, from, nfrom, targets, k, found, k);
-    for (size_t t = 0; t < k; t++) {
-      if (found[t])
+    for (size_t j = 0; j < k; j++) {
+      if (found[j]) {
+        usable[which[j]] = true;
         continue;
-      const Edge *e = &need[i + t];
+      }
+      const Edge *e = &all[which[j]];
       const Node *a = &g->nodes.v[e->from], *b = &g->nodes.v[e->to];
       const char *res = g->res.v[e->res].name->name;
       const char *ra = e->why == WHY_WAR ? "reads" : "writes";
@@ -496,12 +521,15 @@ static void check_hazards(Compiler *c, Graph *g, const Preds *written, const uin
       note_at(c->diag, a->pos, "node '%s' is here; add '%s -> %s;' to run it first", a->name,
               a->name, b->name);
     }
-    i = j;
   }
   free(targets);
   free(from);
+  free(which);
   free(found);
+  free(usable);
   search_free(&s);
+  free(p.start);
+  free(all);
 }
 
 void order_graph(Compiler *c, Graph *g) {
@@ -528,10 +556,7 @@ void order_graph(Compiler *c, Graph *g) {
     if (g->is_explicit) {
       EdgeVec need = {0};
       infer_edges(g, order, &need);
-      dedupe(need.v, &need.n);
-      Preds p = preds_build(n, all.v, all.n);
-      check_hazards(c, g, &p, topo, need.v, need.n);
-      free(p.start);
+      check_hazards(c, g, order, topo, all.v, all.n, need.v, need.n);
       vec_free(&need);
     }
     reduce(g, all.v, all.n, topo);

@@ -22,14 +22,10 @@ List *list_push(ParseState *ps, List *l, void *x) {
   return l;
 }
 
-/* Copies a list into an exact-size array; *n gets its length. */
-static void *list_array(ParseState *ps, List *l, size_t elem, int *n) {
+/* A list's elements as an array of pointers; *n gets its length. */
+static void *list_array(List *l, int *n) {
   *n = l ? l->n : 0;
-  if (!*n)
-    return NULL;
-  void **v = arena_alloc(ps->c->arena, (size_t)*n * elem);
-  memcpy(v, l->v, (size_t)*n * elem);
-  return v;
+  return *n ? l->v : NULL;
 }
 
 void add_item(ParseState *ps, Item *it) { vec_push(ps->items, it); }
@@ -84,7 +80,7 @@ Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, Lis
   it->is_explicit = is_explicit;
   it->name = name;
   it->name_pos = np;
-  it->body = list_array(ps, body, sizeof(Stmt *), &it->nbody);
+  it->body = list_array(body, &it->nbody);
   return it;
 }
 
@@ -119,7 +115,7 @@ Stmt *stmt_buffer(ParseState *ps, Pos p, BufferKind kind, Sym *name, Pos np,
   s->name = name;
   s->name_pos = np;
   s->type = type;
-  s->dims = list_array(ps, dims, sizeof(Expr *), &s->ndims);
+  s->dims = list_array(dims, &s->ndims);
   s->value = init;
   return s;
 }
@@ -129,7 +125,7 @@ Stmt *stmt_call(ParseState *ps, Pos p, Callee callee, Sym *kernel, List *args) {
   s->callee = callee;
   s->kernel = kernel;
   s->callee_pos = p;
-  s->args = list_array(ps, args, sizeof(Expr *), &s->nargs);
+  s->args = list_array(args, &s->nargs);
   return s;
 }
 
@@ -148,13 +144,13 @@ LaunchItem *launch_new(ParseState *ps, Pos p, LaunchKey key, List *args) {
   LaunchItem *l = arena_alloc(ps->c->arena, sizeof *l);
   l->key = key;
   l->pos = p;
-  l->args = list_array(ps, args, sizeof(Expr *), &l->nargs);
+  l->args = list_array(args, &l->nargs);
   return l;
 }
 
 EdgeGroup *edge_group(ParseState *ps, List *refs) {
   EdgeGroup *g = arena_alloc(ps->c->arena, sizeof *g);
-  g->refs = list_array(ps, refs, sizeof(Expr *), &g->nrefs);
+  g->refs = list_array(refs, &g->nrefs);
   return g;
 }
 
@@ -184,7 +180,7 @@ Stmt *stmt_for(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *lo, Expr *hi, List
   s->name_pos = vp;
   s->lo = lo;
   s->hi = hi;
-  s->body = list_array(ps, body, sizeof(Stmt *), &s->nbody);
+  s->body = list_array(body, &s->nbody);
   return s;
 }
 
@@ -253,7 +249,7 @@ Expr *expr_slice(ParseState *ps, Pos p, Expr *base, Expr *lo, Expr *hi) {
 Expr *expr_call(ParseState *ps, Pos p, Sym *fn, List *args) {
   Expr *e = new_expr(ps->c->arena, EX_CALL, p);
   e->fn = fn;
-  e->args = list_array(ps, args, sizeof(Expr *), &e->nargs);
+  e->args = list_array(args, &e->nargs);
   int d = 0;
   for (int i = 0; i < e->nargs; i++)
     d = max_depth(e->args[i], NULL) > d ? e->args[i]->depth : d;

@@ -754,8 +754,10 @@ static void check_fill(Sema *s, Node *n, Stmt *st) {
   Arg *val = &n->args[1];
   val->pos = st->args[1]->pos;
   val->kind = v.is_float || type_is_float(r->type) ? ARG_FLOAT : ARG_INT;
-  val->ival = v.i;
-  val->fval = v.is_float ? v.f : (double)v.i;
+  if (val->kind == ARG_FLOAT)
+    val->fval = v.is_float ? v.f : (double)v.i;
+  else
+    val->ival = v.i;
   if (r->kind == RES_SCALAR && r->written_at.file < 0)
     r->written_at = dst->pos;
   add_access(s, n, dst, ACC_WRITE);
