@@ -1,6 +1,8 @@
 #!/bin/sh
 # Times `cgc --check` (parse, checks, ordering) on generated graphs of 100k
-# and 1M nodes and prints the time ratio: linear scaling gives about 10.
+# and 1M nodes, median of 3 runs, and prints the ratios of wall-clock and
+# of user time: linear scaling gives about 10.  System time is mostly the
+# kernel zeroing fresh pages, which grows with the footprint.
 #   bench/compile_scaling.sh [CGC]     (default: build/compiler/cgc)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -9,23 +11,29 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b }'; }
 
-printf '%-28s %9s %9s %10s %8s\n' shape nodes seconds "peak MiB" "ratio"
+printf '%-20s %8s %7s %7s %7s %9s %7s %7s\n' graph nodes wall user sys "peak MiB" "wall x" "user x"
 for shape in "layered" "layered --explicit" "router" "router --explicit"; do
-  prev=
+  prev_wall= prev_user=
   for n in 100000 1000000; do
     # shellcheck disable=SC2086
     python3 "$here/gen_graph.py" --nodes "$n" --shape $shape > "$tmp/g.cgraph"
-    : > "$tmp/times"
+    : > "$tmp/runs"
     for run in 1 2 3; do
-      /usr/bin/time -f '%e %M' -o "$tmp/t" "$cgc" --check "$tmp/g.cgraph"
-      cat "$tmp/t" >> "$tmp/times"
+      /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" "$cgc" --check "$tmp/g.cgraph"
+      cat "$tmp/t" >> "$tmp/runs"
     done
-    secs=$(cut -d' ' -f1 "$tmp/times" | median)
-    mib=$(cut -d' ' -f2 "$tmp/times" | median | awk '{ printf "%.0f", $1 / 1024 }')
-    ratio=
-    [ -n "$prev" ] && ratio=$(awk -v a="$secs" -v b="$prev" 'BEGIN { printf "%.1f", a / b }')
-    printf '%-28s %9d %9s %10s %8s\n' "$shape" "$n" "$secs" "$mib" "$ratio"
-    prev=$secs
+    wall=$(cut -d' ' -f1 "$tmp/runs" | median)
+    user=$(cut -d' ' -f2 "$tmp/runs" | median)
+    sys=$(cut -d' ' -f3 "$tmp/runs" | median)
+    mib=$(cut -d' ' -f4 "$tmp/runs" | median | awk '{ printf "%.0f", $1 / 1024 }')
+    rw= ru=
+    if [ -n "$prev_wall" ]; then
+      rw=$(ratio "$wall" "$prev_wall")
+      ru=$(ratio "$user" "$prev_user")
+    fi
+    printf '%-20s %8d %7s %7s %7s %9s %7s %7s\n' "$shape" "$n" "$wall" "$user" "$sys" "$mib" "$rw" "$ru"
+    prev_wall=$wall prev_user=$user
   done
 done

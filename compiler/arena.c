@@ -48,7 +48,7 @@ void arena_free(Arena *a) {
 }
 
 void *arena_alloc(Arena *a, size_t size) {
-  size = (size + 15) & ~(size_t)15;
+  size = (size + 7) & ~(size_t)7;
   Chunk *c = a->head;
   if (!c || c->size - c->used < size) {
     size_t want = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;

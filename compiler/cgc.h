@@ -146,9 +146,9 @@ typedef struct Expr Expr;
 typedef VEC(Expr *) ExprVec;
 
 struct Expr {
-  ExprKind kind;
+  uint8_t kind;   /* ExprKind */
   char op;
-  int32_t depth; /* height of this tree, bounded by MAX_EXPR_DEPTH */
+  int16_t depth;  /* height of this tree, bounded by MAX_EXPR_DEPTH */
   Pos pos;
   union {
     int64_t ival;

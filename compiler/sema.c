@@ -1035,7 +1035,7 @@ static void resolve_edges(Sema *s) {
 static void walk(Sema *s, Stmt **body, int n);
 
 static void walk_for(Sema *s, Stmt *st) {
-  int64_t lo, hi;
+  int64_t lo = 0, hi = 0;
   bool ok = eval_int(s, st->lo, &lo);
   ok = eval_int(s, st->hi, &hi) && ok;
   if (!ok || !check_new_name(s, st->name, st->name_pos))

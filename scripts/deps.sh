@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what building cgc needs and the machine lacks: flex, bison,
+# cmake, ninja and valgrind, from Debian's packages.
+set -euo pipefail
+need=()
+command -v flex > /dev/null || need+=(flex)
+command -v bison > /dev/null || need+=(bison)
+command -v cmake > /dev/null || need+=(cmake)
+command -v ninja > /dev/null || need+=(ninja-build)
+command -v valgrind > /dev/null || need+=(valgrind)
+command -v cc > /dev/null || need+=(gcc)
+if ((${#need[@]})); then
+  echo "deps: installing ${need[*]}"
+  sudo=
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" > /dev/null
+fi
