@@ -329,6 +329,9 @@ typedef struct Resource {
   bool init_is_float;
   int64_t init_i;
   double init_f;
+  uint64_t init_bits;      /* scalars: the initial value as the type's bits */
+  bool memory;             /* scalars: has a device slot (a pointer argument,
+                              a copy or a fill reaches it) */
   Pos written_at;          /* scalars: first out/inout use, file -1 if none */
 } Resource;
 
@@ -351,6 +354,8 @@ typedef struct Arg {
     int64_t ival; /* ARG_INT */
     double fval;  /* ARG_FLOAT */
   };
+  uint64_t bits;  /* ARG_INT, ARG_FLOAT: the value as the parameter's or the
+                     filled element's bits */
 } Arg;
 
 typedef enum AccessMode { ACC_READ = 1, ACC_WRITE = 2, ACC_RW = 3 } AccessMode;
@@ -394,6 +399,7 @@ typedef struct Graph {
   VEC(Node) nodes;
   EdgeVec written;     /* after name resolution, in source order */
   EdgeVec edges;       /* order.c: the reduced edges, sorted by (from, to) */
+  VEC(uint32_t) loads; /* order.c: the nodes that follow the scalar upload */
 } Graph;
 
 typedef struct Program {
@@ -408,8 +414,14 @@ void program_free(Program *p);
 
 void order_graph(Compiler *c, Graph *g);
 
-/* ---- dot.c ---- */
+/* ---- dot.c, emit_c.c ---- */
 
 void emit_dot(FILE *out, const Program *p);
+/* The generated C and header; `header` is the name the C file includes. */
+void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source,
+            const char *header);
+/* The bits of a constant in an element type (float formats rounded to
+ * nearest even). */
+uint64_t value_bits(Type t, bool is_float, int64_t i, double f);
 
 #endif

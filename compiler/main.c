@@ -125,11 +125,52 @@ static bool write_depfile(Compiler *c, const char *depfile, const char *target) 
   write_dep_path(o.f, target);
   fputc(':', o.f);
   for (size_t i = 0; i < c->files.n; i++) {
+    const Source *s = source_get(c->diag, c->files.v[i]);
     fputs(" \\\n  ", o.f);
-    write_dep_path(o.f, source_get(c->diag, c->files.v[i])->path);
+    write_dep_path(o.f, s->realpath ? s->realpath : s->path);
   }
   fputc('\n', o.f);
   return output_commit(&o);
+}
+
+/* OUT.c's header is OUT.h unless -H names another. */
+static char *header_path(const char *out, const char *header) {
+  size_t n = strlen(out);
+  if (header)
+    return strcpy(xrealloc(NULL, strlen(header) + 1), header);
+  char *h = xrealloc(NULL, n + 3);
+  if (n > 2 && !strcmp(out + n - 2, ".c"))
+    snprintf(h, n + 3, "%.*s.h", (int)(n - 2), out);
+  else
+    snprintf(h, n + 3, "%s.h", out);
+  return h;
+}
+
+static bool write_c(Compiler *c, const Program *p, const char *input, const char *out,
+                    const char *header) {
+  char *hpath = header_path(out, header);
+  Output oc, oh;
+  bool ok = false;
+  if (output_open(&oh, hpath)) {
+    if (output_open(&oc, out)) {
+      emit_c(oc.f, oh.f, c, p, input, hpath);
+      /* The header goes in first: a C file never stands beside an old one. */
+      ok = output_commit(&oh);
+      if (ok)
+        ok = output_commit(&oc);
+      else {
+        fclose(oc.f);
+        unlink(oc.tmp);
+        free(oc.tmp);
+      }
+    } else {
+      fclose(oh.f);
+      unlink(oh.tmp);
+      free(oh.tmp);
+    }
+  }
+  free(hpath);
+  return ok;
 }
 
 int main(int argc, char **argv) {
@@ -207,9 +248,8 @@ int main(int argc, char **argv) {
     status = usage_error("%s", "no input file");
     goto done;
   }
-  if (!check_only && !emit_dot_mode) {
-    status = usage_error("%s", "C output (--emit=c) is not available in this version of cgc; "
-                               "use --check or --emit=dot");
+  if (!check_only && !emit_dot_mode && !out) {
+    status = usage_error("%s", "C output needs -o OUT.c (the header goes beside it)");
     goto done;
   }
   if (header && emit_dot_mode) {
@@ -237,6 +277,10 @@ int main(int argc, char **argv) {
       order_graph(&c, p->graphs.v[i]);
     if (diag_errors(c.diag)) {
       status = 1;
+    } else if (!check_only && !emit_dot_mode) {
+      status = write_c(&c, p, input, out, header) ? 0 : 2;
+      if (!status && depfile && !write_depfile(&c, depfile, out))
+        status = 2;
     } else if (!check_only) {
       if (!out) {
         emit_dot(stdout, p);

@@ -167,6 +167,11 @@ static int cmp_to_from(const void *pa, const void *pb) {
   return (int)b->written - (int)a->written; /* written first */
 }
 
+static int cmp_u32(const void *pa, const void *pb) {
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
 static int cmp_from_to(const void *pa, const void *pb) {
   const Edge *a = pa, *b = pb;
   if (a->from != b->from)
@@ -532,6 +537,42 @@ static void check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
   free(all);
 }
 
+/* The scalar upload (the runtime's first node) writes every scalar slot:
+ * it precedes each node that touches a slot and has no ancestor that does. */
+static void find_loads(Graph *g, const uint32_t *order) {
+  size_t n = g->nodes.n;
+  uint8_t *touches = xrealloc(NULL, n + 1), *after = xrealloc(NULL, n + 1);
+  for (size_t v = 0; v < n; v++) {
+    const Node *nd = &g->nodes.v[v];
+    touches[v] = 0;
+    after[v] = 0;
+    for (int k = 0; k < nd->nacc; k++)
+      if (g->res.v[nd->acc[k].res].kind == RES_SCALAR && g->res.v[nd->acc[k].res].memory &&
+          nd->acc[k].hi > nd->acc[k].lo)
+        touches[v] = 1;
+  }
+  /* Edges sorted by (from, to): walk them in the topological order. */
+  uint32_t *start = xrealloc(NULL, (n + 1) * sizeof *start);
+  size_t j = 0;
+  for (size_t v = 0; v <= n; v++) {
+    start[v] = (uint32_t)j;
+    while (j < g->edges.n && g->edges.v[j].from == v)
+      j++;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint32_t v = order[i];
+    if (touches[v] && !after[v])
+      vec_push(&g->loads, v);
+    for (uint32_t k = start[v]; k < start[v + 1]; k++)
+      after[g->edges.v[k].to] |= after[v] | touches[v];
+  }
+  if (g->loads.n)
+    qsort(g->loads.v, g->loads.n, sizeof *g->loads.v, cmp_u32);
+  free(start);
+  free(touches);
+  free(after);
+}
+
 void order_graph(Compiler *c, Graph *g) {
   size_t n = g->nodes.n;
   uint32_t *order = xrealloc(NULL, (n + 1) * sizeof *order);
@@ -560,6 +601,7 @@ void order_graph(Compiler *c, Graph *g) {
       vec_free(&need);
     }
     reduce(g, all.v, all.n, topo);
+    find_loads(g, order);
   }
   vec_free(&all);
   free(order);

@@ -432,6 +432,7 @@ static void declare_scalar(Sema *s, Stmt *st) {
       r->init_is_float = v.is_float;
       r->init_i = v.i;
       r->init_f = v.f;
+      r->init_bits = value_bits(st->type, v.is_float, v.i, v.f);
     }
   }
 }
@@ -641,6 +642,8 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     }
     if (r->kind == RES_SCALAR && (p->mode & MODE_OUT) && r->written_at.file < 0)
       r->written_at = arg->pos;
+    if (r->kind == RES_SCALAR)
+      r->memory = true;
     add_access(s, n, arg, (AccessMode)p->mode);
     return true;
   }
@@ -668,6 +671,7 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   if (!check_fits(s, e->pos, v, p->type, what))
     return false;
   arg->pos = e->pos;
+  arg->bits = value_bits(p->type, v.is_float, v.i, v.f);
   if (v.is_float) {
     arg->kind = ARG_FLOAT;
     arg->fval = v.f;
@@ -689,6 +693,8 @@ static bool check_copy_fill_ref(Sema *s, Expr *e, Arg *arg, const char *what) {
     error_at(s->d, e->pos, "the %s must be a buffer, a view or a scalar", what);
     return false;
   }
+  if (arg->kind == ARG_SCALAR_PTR)
+    s->g->res.v[arg->res].memory = true;
   return true;
 }
 
@@ -758,6 +764,7 @@ static void check_fill(Sema *s, Node *n, Stmt *st) {
     val->fval = v.is_float ? v.f : (double)v.i;
   else
     val->ival = v.i;
+  val->bits = value_bits(r->type, v.is_float, v.i, v.f);
   if (r->kind == RES_SCALAR && r->written_at.file < 0)
     r->written_at = dst->pos;
   add_access(s, n, dst, ACC_WRITE);
@@ -1192,6 +1199,91 @@ static void check_graph(Sema *s, Item *it) {
   vec_push(&((Program *)s->c->program)->graphs, g);
 }
 
+/* ---- names in the generated C ---- */
+
+static bool c_keyword(const char *s) {
+  static const char *const words[] = {
+      /* C11 */
+      "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+      "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+      "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+      "typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas", "_Alignof",
+      "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+      "_Thread_local",
+      /* C++, for the kernel declarations that .cu files include */
+      "alignas", "alignof", "and", "and_eq", "asm", "bitand", "bitor", "bool", "catch",
+      "char16_t", "char32_t", "char8_t", "class", "compl", "concept", "consteval", "constexpr",
+      "constinit", "const_cast", "co_await", "co_return", "co_yield", "decltype", "delete",
+      "dynamic_cast", "explicit", "export", "false", "friend", "mutable", "namespace", "new",
+      "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+      "protected", "public", "reinterpret_cast", "requires", "static_assert", "static_cast",
+      "template", "this", "thread_local", "throw", "true", "try", "typeid", "typename", "using",
+      "virtual", "wchar_t", "xor", "xor_eq"};
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    if (!strcmp(words[i], s))
+      return true;
+  return false;
+}
+
+static void check_c_word(Sema *s, Sym *name, Pos p, const char *what) {
+  if (!strncmp(name->name, "cgc_", 4) || !strncmp(name->name, "cgrt_", 5))
+    error_at(s->d, p, "%s '%s' starts with a prefix the generated code reserves (cgc_, cgrt_)",
+             what, name->name);
+  else if (c_keyword(name->name))
+    error_at(s->d, p, "%s '%s' is a C or C++ keyword, which the generated code cannot use",
+             what, name->name);
+}
+
+/* Each generated identifier must be unique across the file's graphs. */
+static void claim(Sema *s, Map *names, Pos p, const char *id) {
+  Pos *old = map_get(names, id);
+  if (old) {
+    error_at(s->d, p, "the generated C name '%s' is used twice", id);
+    note_at(s->d, *old, "it is also generated for this");
+    return;
+  }
+  Pos *at = arena_alloc(s->c->arena, sizeof *at);
+  *at = p;
+  map_put(names, id, at);
+}
+
+static void check_c_names(Sema *s, Program *p) {
+  Arena *a = s->c->arena;
+  Map names = {.by_string = true};
+  for (size_t i = 0; i < s->c->items.n; i++) {
+    Item *it = s->c->items.v[i];
+    if (it->kind != IT_KERNEL)
+      continue;
+    check_c_word(s, it->name, it->name_pos, "kernel");
+    for (int j = 0; j < it->nparams; j++)
+      check_c_word(s, it->params[j].name, it->params[j].pos, "parameter");
+    claim(s, &names, it->name_pos, it->name->name);
+  }
+  static const char *const fixed[] = {"", "_extern", "_create", "_launch", "_destroy", "_user"};
+  for (size_t i = 0; i < p->graphs.n; i++) {
+    Graph *g = p->graphs.v[i];
+    const char *gn = g->name->name;
+    Pos at = g->item->name_pos;
+    check_c_word(s, g->name, at, "graph");
+    for (size_t j = 0; j < sizeof fixed / sizeof *fixed; j++)
+      claim(s, &names, at, arena_printf(a, "%s%s", gn, fixed[j]));
+    for (size_t r = 0; r < g->res.n; r++) {
+      Resource *res = &g->res.v[r];
+      const char *rn = res->name->name;
+      if (res->kind == RES_SCALAR) {
+        claim(s, &names, res->pos, arena_printf(a, "%s_set_%s", gn, rn));
+        claim(s, &names, res->pos, arena_printf(a, "%s_get_%s", gn, rn));
+      } else if (res->buffer_kind == BUF_EXTERN || res->buffer_kind == BUF_EXTERN_HOST) {
+        check_c_word(s, res->name, res->pos, "extern buffer");
+        claim(s, &names, res->pos, arena_printf(a, "%s_bind_%s", gn, rn));
+      } else {
+        claim(s, &names, res->pos, arena_printf(a, "%s_buffer_%s", gn, rn));
+      }
+    }
+  }
+  map_free(&names);
+}
+
 Program *check_program(Compiler *c) {
   Program *p = xrealloc(NULL, sizeof *p);
   memset(p, 0, sizeof *p);
@@ -1209,6 +1301,8 @@ Program *check_program(Compiler *c) {
     if (it->kind == IT_GRAPH && define_global(&s, it))
       check_graph(&s, it);
   }
+  if (!diag_errors(c->diag))
+    check_c_names(&s, p);
   map_free(&s.globals);
   return p;
 }
@@ -1222,6 +1316,7 @@ void program_free(Program *p) {
     vec_free(&g->nodes);
     vec_free(&g->written);
     vec_free(&g->edges);
+    vec_free(&g->loads);
     free(g);
   }
   vec_free(&p->graphs);

@@ -1,6 +1,7 @@
 /* symbol.c: interned identifiers, maps and the element types. */
 #include "cgc.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,3 +141,53 @@ const char *type_name(Type t) { return types[t].name; }
 int type_size(Type t) { return types[t].size; }
 bool type_is_float(Type t) { return t >= TY_F16; }
 bool type_is_signed(Type t) { return t >= TY_I8 && t <= TY_I64; }
+
+/* Rounds a finite non-negative double to a float format with `mant`
+ * stored mantissa bits and exponent bias `bias`, to nearest even; returns
+ * the bits without the sign. */
+static uint64_t round_to_format(double v, int mant, int bias, int exp_bits) {
+  if (v == 0)
+    return 0;
+  int e;
+  frexp(v, &e); /* v = m * 2^e, m in [0.5, 1) */
+  int biased = e - 1 + bias;
+  uint64_t max_exp = ((uint64_t)1 << exp_bits) - 1;
+  if (biased >= 1) {
+    uint64_t q = (uint64_t)nearbyint(ldexp(v, mant - (e - 1)));
+    if (q == (uint64_t)1 << (mant + 1)) {
+      q >>= 1;
+      biased++;
+    }
+    if ((uint64_t)biased >= max_exp)
+      return max_exp << mant; /* infinity */
+    return (uint64_t)biased << mant | (q - ((uint64_t)1 << mant));
+  }
+  /* Subnormal: v = q * 2^(1 - bias - mant). */
+  return (uint64_t)nearbyint(ldexp(v, bias - 1 + mant));
+}
+
+uint64_t value_bits(Type t, bool is_float, int64_t i, double f) {
+  if (!type_is_float(t)) {
+    uint64_t v = (uint64_t)i;
+    int bits = 8 * type_size(t);
+    return bits == 64 ? v : v & (((uint64_t)1 << bits) - 1);
+  }
+  double v = is_float ? f : (double)i;
+  switch (t) {
+  case TY_F16:
+    return (signbit(v) ? 0x8000u : 0) | round_to_format(fabs(v), 10, 15, 5);
+  case TY_BF16:
+    return (signbit(v) ? 0x8000u : 0) | round_to_format(fabs(v), 7, 127, 8);
+  case TY_F32: {
+    float x = (float)v;
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+  }
+  default: {
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+  }
+  }
+}

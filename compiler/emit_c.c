@@ -1,0 +1,416 @@
+/* emit_c.c: the generated C and header (language reference, section 8).
+ *
+ * Each graph becomes constant tables that the runtime walks (buffers,
+ * scalars, arguments, nodes, edges) and a few one-line functions, so the C
+ * compiles in time linear in the graph.  Everything here was decided by
+ * sema.c and order.c; this file only prints. */
+#include "cgc.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *c_type(Type t) {
+  static const char *const names[] = {
+      [TY_I8] = "int8_t",    [TY_I16] = "int16_t",   [TY_I32] = "int32_t",
+      [TY_I64] = "int64_t",  [TY_U8] = "uint8_t",    [TY_U16] = "uint16_t",
+      [TY_U32] = "uint32_t", [TY_U64] = "uint64_t",  [TY_F16] = "uint16_t",
+      [TY_BF16] = "uint16_t", [TY_F32] = "float",    [TY_F64] = "double",
+  };
+  return names[t];
+}
+
+static const char *cuda_type(Type t) {
+  switch (t) {
+  case TY_F16: return "__half";
+  case TY_BF16: return "__nv_bfloat16";
+  default: return c_type(t);
+  }
+}
+
+static const char *shape(char *buf, size_t size, const Resource *r) {
+  int n = snprintf(buf, size, "%s[", type_name(r->type));
+  for (int i = 0; i < r->ndims && n < (int)size - 24; i++)
+    n += snprintf(buf + n, size - (size_t)n, "%s%lld", i ? ", " : "", (long long)r->dims[i]);
+  snprintf(buf + n, size - (size_t)n, "]");
+  return buf;
+}
+
+/* Index of each resource among its kind: buffers and scalars are numbered
+ * separately in the tables. */
+static void number_resources(const Graph *g, uint32_t *index) {
+  uint32_t nb = 0, ns = 0;
+  for (size_t r = 0; r < g->res.n; r++)
+    index[r] = g->res.v[r].kind == RES_SCALAR ? ns++ : nb++;
+}
+
+static const char *buffer_kind_name(BufferKind k) {
+  switch (k) {
+  case BUF_DEVICE: return "CGRT_DEVICE";
+  case BUF_EXTERN: return "CGRT_EXTERN";
+  case BUF_HOST: return "CGRT_HOST";
+  case BUF_EXTERN_HOST: return "CGRT_EXTERN_HOST";
+  }
+  return "";
+}
+
+/* The kernels some graph launches, in declaration order: only these are
+ * referenced, so a kernel declared and never used need not be linked. */
+typedef struct Kernels {
+  const Item **v;
+  size_t n;
+} Kernels;
+
+static Kernels used_kernels(Compiler *cc, const Program *p) {
+  Map used = {0};
+  for (size_t i = 0; i < p->graphs.n; i++)
+    for (size_t v = 0; v < p->graphs.v[i]->nodes.n; v++) {
+      const Node *n = &p->graphs.v[i]->nodes.v[v];
+      if (n->kind == CALL_KERNEL)
+        map_put(&used, n->kernel, (void *)n->kernel);
+    }
+  Kernels k = {xrealloc(NULL, (cc->items.n + 1) * sizeof *k.v), 0};
+  for (size_t j = 0; j < cc->items.n; j++)
+    if (cc->items.v[j]->kind == IT_KERNEL && map_get(&used, cc->items.v[j]))
+      k.v[k.n++] = cc->items.v[j];
+  map_free(&used);
+  return k;
+}
+
+static size_t kernel_index(const Kernels *k, const Item *kernel) {
+  size_t i = 0;
+  while (i < k->n && k->v[i] != kernel)
+    i++;
+  return i;
+}
+
+/* A C string literal. */
+static void emit_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(f, "\\%c", ch);
+    else if (ch < 0x20 || ch >= 0x7f)
+      fprintf(f, "\\%03o", ch);
+    else
+      fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+static void emit_arg(FILE *c, const Graph *g, const uint32_t *index, const Arg *a, int size) {
+  switch (a->kind) {
+  case ARG_VIEW:
+    fprintf(c, "  {CGRT_ARG_BUFFER, 8, %u, UINT64_C(%lld)},\n", index[a->res], (long long)a->offset);
+    break;
+  case ARG_SCALAR_PTR:
+    fprintf(c, "  {CGRT_ARG_SCALAR_PTR, 8, %u, 0},\n", index[a->res]);
+    break;
+  case ARG_SCALAR_VALUE:
+    fprintf(c, "  {CGRT_ARG_SCALAR_VALUE, %d, %u, 0},\n", type_size(g->res.v[a->res].type),
+            index[a->res]);
+    break;
+  case ARG_INT:
+  case ARG_FLOAT:
+    fprintf(c, "  {CGRT_ARG_CONST, %d, 0, UINT64_C(0x%llx)},\n", size, (unsigned long long)a->bits);
+    break;
+  }
+}
+
+static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *source) {
+  const char *gn = g->name->name;
+  uint32_t *index = xrealloc(NULL, (g->res.n + 1) * sizeof *index);
+  number_resources(g, index);
+  size_t nbuf = 0, nsc = 0, nargs = 0;
+  for (size_t r = 0; r < g->res.n; r++)
+    g->res.v[r].kind == RES_SCALAR ? nsc++ : nbuf++;
+  char buf[256];
+
+  fprintf(c, "\n/* graph %s */\n", gn);
+  if (nbuf) {
+    fprintf(c, "static const cgrt_buffer_desc cgc_%s_buffers[] = {\n", gn);
+    for (size_t r = 0; r < g->res.n; r++) {
+      const Resource *res = &g->res.v[r];
+      if (res->kind == RES_BUFFER)
+        fprintf(c, "  {\"%s\", %s, %d, UINT64_C(%lld)}, /* %s */\n", res->name->name,
+                buffer_kind_name(res->buffer_kind), res->zero, (long long)res->bytes,
+                shape(buf, sizeof buf, res));
+    }
+    fprintf(c, "};\n");
+  }
+  if (nsc) {
+    fprintf(c, "static const cgrt_scalar_desc cgc_%s_scalars[] = {\n", gn);
+    for (size_t r = 0; r < g->res.n; r++) {
+      const Resource *res = &g->res.v[r];
+      if (res->kind == RES_SCALAR)
+        fprintf(c, "  {\"%s\", %d, %d, UINT64_C(0x%llx)}, /* %s */\n", res->name->name,
+                type_size(res->type), res->memory, (unsigned long long)res->init_bits,
+                type_name(res->type));
+    }
+    fprintf(c, "};\n");
+  }
+  for (size_t v = 0; v < g->nodes.n; v++)
+    nargs += (size_t)g->nodes.v[v].nargs;
+  if (nargs) {
+    fprintf(c, "static const cgrt_arg_desc cgc_%s_args[] = {\n", gn);
+    for (size_t v = 0; v < g->nodes.n; v++) {
+      const Node *n = &g->nodes.v[v];
+      for (int a = 0; a < n->nargs; a++) {
+        const Arg *arg = &n->args[a];
+        int size = 8;
+        if (n->kind == CALL_KERNEL && !n->kernel->params[a].pointer)
+          size = type_size(n->kernel->params[a].type);
+        if (n->kind == CALL_FILL && a == 1)
+          continue; /* the value is in the node */
+        emit_arg(c, g, index, arg, size);
+      }
+    }
+    fprintf(c, "};\n");
+  }
+  if (g->nodes.n) {
+    fprintf(c, "static const cgrt_node_desc cgc_%s_nodes[] = {\n", gn);
+    size_t first = 0;
+    for (size_t v = 0; v < g->nodes.n; v++) {
+      const Node *n = &g->nodes.v[v];
+      int nargs_here = n->kind == CALL_FILL ? 1 : n->nargs;
+      const char *kind = n->kind == CALL_KERNEL ? "CGRT_KERNEL_NODE"
+                         : n->kind == CALL_COPY ? "CGRT_COPY_NODE"
+                                                : "CGRT_FILL_NODE";
+      int elem = 0;
+      long long bytes = 0;
+      unsigned long long value = 0;
+      if (n->kind != CALL_KERNEL) {
+        bytes = (long long)n->args[0].bytes;
+        elem = type_size(g->res.v[n->args[0].res].type);
+      }
+      if (n->kind == CALL_FILL)
+        value = (unsigned long long)n->args[1].bits;
+      fprintf(c,
+              "  {\"%s\", %d, %d, %s, %d, %d, %d, %d, %zu, %d, {%lld, %lld, %lld}, "
+              "{%lld, %lld, %lld}, {%lld, %lld, %lld}, %lld, %lld, UINT64_C(%lld), "
+              "UINT64_C(0x%llx)},\n",
+              n->name, n->pos.line, n->pos.col, kind, n->has_cluster, n->has_priority,
+              n->kind == CALL_FILL ? elem : 0,
+              n->kind == CALL_KERNEL ? (int)kernel_index(k, n->kernel) : 0, first, nargs_here,
+              (long long)n->grid[0], (long long)n->grid[1], (long long)n->grid[2],
+              (long long)n->block[0], (long long)n->block[1], (long long)n->block[2],
+              (long long)(n->has_cluster ? n->cluster[0] : 1),
+              (long long)(n->has_cluster ? n->cluster[1] : 1),
+              (long long)(n->has_cluster ? n->cluster[2] : 1), (long long)n->smem,
+              (long long)n->priority, bytes, value);
+      first += (size_t)nargs_here;
+    }
+    fprintf(c, "};\n");
+  }
+  if (g->edges.n) {
+    fprintf(c, "static const uint32_t cgc_%s_edges[] = {\n", gn);
+    for (size_t e = 0; e < g->edges.n; e++)
+      fprintf(c, "  %u, %u, /* %s -> %s */\n", g->edges.v[e].from, g->edges.v[e].to,
+              g->nodes.v[g->edges.v[e].from].name, g->nodes.v[g->edges.v[e].to].name);
+    fprintf(c, "};\n");
+  }
+  if (g->loads.n) {
+    fprintf(c, "static const uint32_t cgc_%s_loads[] = {", gn);
+    for (size_t i = 0; i < g->loads.n; i++)
+      fprintf(c, "%s%u", i ? ", " : "", g->loads.v[i]);
+    fprintf(c, "};\n");
+  }
+  fprintf(c, "static const cgrt_graph_desc cgc_%s_desc = {\n  CGRT_ABI, \"%s\", ", gn, gn);
+  emit_string(c, source);
+  fprintf(c, ",\n  %zu, %zu, %zu, %zu, %zu, %zu,\n", nbuf, nsc, g->nodes.n, g->edges.n, k->n,
+          g->loads.n);
+#define TABLE(cond, name) (cond) ? "cgc_" : "", (cond) ? gn : "NULL", (cond) ? name : ""
+  fprintf(c, "  %s%s%s, %s%s%s, %s%s%s, %s%s%s, %s%s%s, %s%s%s,\n", TABLE(nbuf, "_buffers"),
+          TABLE(nsc, "_scalars"), TABLE(g->nodes.n, "_nodes"), TABLE(nargs, "_args"),
+          TABLE(g->edges.n, "_edges"), TABLE(g->loads.n, "_loads"));
+#undef TABLE
+  fprintf(c, "  %s, %s\n};\n", k->n ? "cgc_kernels" : "NULL", k->n ? "cgc_kernel_names" : "NULL");
+  free(index);
+}
+
+/* The definitions name their parameters cgc_*, which no name of the
+ * program can be, so a graph's type never hides behind a parameter. */
+static void emit_functions(FILE *c, const Graph *g) {
+  const char *gn = g->name->name;
+  size_t next = 0;
+  for (size_t r = 0; r < g->res.n; r++) {
+    BufferKind k = g->res.v[r].buffer_kind;
+    if (g->res.v[r].kind == RES_BUFFER && (k == BUF_EXTERN || k == BUF_EXTERN_HOST))
+      next++;
+  }
+  fprintf(c, "\n");
+  if (next) {
+    fprintf(c,
+            "cgrt_status %s_create(%s **cgc_out, const %s_extern *cgc_ext, const cgrt_options "
+            "*cgc_opt) {\n"
+            "  void *cgc_externs[%zu];\n"
+            "  cgrt_graph *cgc_graph = NULL;\n"
+            "  cgrt_status cgc_status;\n"
+            "  if (!cgc_out || !cgc_ext)\n"
+            "    return cgrt_invalid(&cgc_%s_desc, cgc_out ? \"create: ext is NULL\" : \"create: "
+            "out is NULL\");\n",
+            gn, gn, gn, next, gn);
+    size_t e = 0;
+    for (size_t r = 0; r < g->res.n; r++) {
+      const Resource *res = &g->res.v[r];
+      if (res->kind == RES_BUFFER &&
+          (res->buffer_kind == BUF_EXTERN || res->buffer_kind == BUF_EXTERN_HOST))
+        fprintf(c, "  cgc_externs[%zu] = cgc_ext->%s;\n", e++, res->name->name);
+    }
+    fprintf(c, "  cgc_status = cgrt_create(&cgc_graph, &cgc_%s_desc, cgc_externs, cgc_opt);\n", gn);
+  } else {
+    fprintf(c,
+            "cgrt_status %s_create(%s **cgc_out, const cgrt_options *cgc_opt) {\n"
+            "  cgrt_graph *cgc_graph = NULL;\n"
+            "  cgrt_status cgc_status;\n"
+            "  if (!cgc_out)\n"
+            "    return cgrt_invalid(&cgc_%s_desc, \"create: out is NULL\");\n"
+            "  cgc_status = cgrt_create(&cgc_graph, &cgc_%s_desc, NULL, cgc_opt);\n",
+            gn, gn, gn, gn);
+  }
+  fprintf(c, "  *cgc_out = (%s *)cgc_graph;\n  return cgc_status;\n}\n\n", gn);
+  fprintf(c,
+          "cgrt_status %s_launch(%s *cgc_graph, cudaStream_t cgc_stream) {\n"
+          "  return cgrt_launch((cgrt_graph *)cgc_graph, cgc_stream);\n}\n\n",
+          gn, gn);
+  uint32_t nb = 0, ns = 0;
+  for (size_t r = 0; r < g->res.n; r++) {
+    const Resource *res = &g->res.v[r];
+    const char *rn = res->name->name;
+    if (res->kind == RES_SCALAR) {
+      fprintf(c,
+              "cgrt_status %s_set_%s(%s *cgc_graph, %s cgc_value) {\n"
+              "  return cgrt_set_scalar((cgrt_graph *)cgc_graph, %u, &cgc_value);\n}\n\n"
+              "cgrt_status %s_get_%s(%s *cgc_graph, %s *cgc_value) {\n"
+              "  return cgrt_get_scalar((cgrt_graph *)cgc_graph, %u, cgc_value);\n}\n\n",
+              gn, rn, gn, c_type(res->type), ns, gn, rn, gn, c_type(res->type), ns);
+      ns++;
+      continue;
+    }
+    if (res->buffer_kind == BUF_EXTERN || res->buffer_kind == BUF_EXTERN_HOST)
+      fprintf(c,
+              "cgrt_status %s_bind_%s(%s *cgc_graph, void *cgc_ptr) {\n"
+              "  return cgrt_bind((cgrt_graph *)cgc_graph, %u, cgc_ptr);\n}\n\n",
+              gn, rn, gn, nb);
+    else
+      fprintf(c,
+              "void *%s_buffer_%s(%s *cgc_graph) {\n"
+              "  return cgrt_buffer((cgrt_graph *)cgc_graph, %u);\n}\n\n",
+              gn, rn, gn, nb);
+    nb++;
+  }
+  fprintf(c,
+          "void *%s_user(%s *cgc_graph) {\n  return cgrt_user((cgrt_graph *)cgc_graph);\n}\n\n"
+          "void %s_destroy(%s *cgc_graph) {\n  cgrt_destroy((cgrt_graph *)cgc_graph);\n}\n",
+          gn, gn, gn, gn);
+}
+
+static void emit_declarations(FILE *h, const Graph *g) {
+  const char *gn = g->name->name;
+  char buf[256];
+  bool has_extern = false;
+  fprintf(h, "\n/* graph %s */\ntypedef struct %s %s;\n", gn, gn, gn);
+  for (size_t r = 0; r < g->res.n; r++) {
+    const Resource *res = &g->res.v[r];
+    if (res->kind != RES_BUFFER ||
+        (res->buffer_kind != BUF_EXTERN && res->buffer_kind != BUF_EXTERN_HOST))
+      continue;
+    if (!has_extern)
+      fprintf(h, "\ntypedef struct %s_extern {\n", gn);
+    has_extern = true;
+    fprintf(h, "  void *%s; /* %s%s */\n", res->name->name, shape(buf, sizeof buf, res),
+            res->buffer_kind == BUF_EXTERN_HOST ? ", pinned host memory" : "");
+  }
+  if (has_extern)
+    fprintf(h, "} %s_extern;\n", gn);
+  fprintf(h, "\n");
+  if (has_extern)
+    fprintf(h, "cgrt_status %s_create(%s **out, const %s_extern *ext, const cgrt_options *opt);\n",
+            gn, gn, gn);
+  else
+    fprintf(h, "cgrt_status %s_create(%s **out, const cgrt_options *opt);\n", gn, gn);
+  fprintf(h, "cgrt_status %s_launch(%s *graph, cudaStream_t stream);\n", gn, gn);
+  for (size_t r = 0; r < g->res.n; r++) {
+    const Resource *res = &g->res.v[r];
+    const char *rn = res->name->name;
+    if (res->kind == RES_SCALAR)
+      fprintf(h,
+              "cgrt_status %s_set_%s(%s *graph, %s value); /* %s */\n"
+              "cgrt_status %s_get_%s(%s *graph, %s *value);\n",
+              gn, rn, gn, c_type(res->type), type_name(res->type), gn, rn, gn, c_type(res->type));
+    else if (res->buffer_kind == BUF_EXTERN || res->buffer_kind == BUF_EXTERN_HOST)
+      fprintf(h, "cgrt_status %s_bind_%s(%s *graph, void *ptr);\n", gn, rn, gn);
+    else
+      fprintf(h, "void *%s_buffer_%s(%s *graph); /* %s%s */\n", gn, rn, gn,
+              shape(buf, sizeof buf, res), res->buffer_kind == BUF_HOST ? ", pinned host" : "");
+  }
+  fprintf(h, "void *%s_user(%s *graph);\nvoid %s_destroy(%s *graph);\n", gn, gn, gn, gn);
+}
+
+static void emit_kernel_declaration(FILE *h, const Item *k) {
+  fprintf(h, "extern \"C\" __global__ void %s(", k->name->name);
+  for (int i = 0; i < k->nparams; i++) {
+    const Param *p = &k->params[i];
+    fprintf(h, "%s%s%s%s%s", i ? ", " : "", p->pointer && p->mode == MODE_IN ? "const " : "",
+            cuda_type(p->type), p->pointer ? " *" : " ", p->name->name);
+  }
+  fprintf(h, "%s);\n", k->nparams ? "" : "void");
+}
+
+void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source,
+            const char *header) {
+  /* The header's guard comes from its file name. */
+  const char *base = strrchr(header, '/') ? strrchr(header, '/') + 1 : header;
+  char guard[256];
+  size_t n = 0;
+  for (const char *s = base; *s && n < sizeof guard - 8; s++)
+    guard[n++] = isalnum((unsigned char)*s) ? (char)toupper((unsigned char)*s) : '_';
+  memcpy(guard + n, "_", 2);
+  if (isdigit((unsigned char)guard[0]))
+    guard[0] = '_';
+
+  fprintf(h, "/* DO NOT EDIT: generated by cgc %s from %s */\n", CGC_VERSION, source);
+  fprintf(h, "#ifndef %s\n#define %s\n\n#include <stdint.h>\n\n#include \"cgrt.h\"\n\n", guard,
+          guard);
+  fprintf(h, "#if !defined(CGRT_ABI) || CGRT_ABI != 1\n"
+             "#error \"this header was generated by cgc " CGC_VERSION
+             " for cgrt ABI 1, but cgrt.h is another version: regenerate it\"\n#endif\n\n");
+  fprintf(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
+  for (size_t i = 0; i < p->graphs.n; i++)
+    emit_declarations(h, p->graphs.v[i]);
+  fprintf(h, "\n#ifdef __cplusplus\n}\n#endif\n");
+  size_t nkernels = 0;
+  for (size_t i = 0; i < cc->items.n; i++)
+    nkernels += cc->items.v[i]->kind == IT_KERNEL;
+  if (nkernels) {
+    fprintf(h, "\n#ifdef __CUDACC__\n/* The kernels, as their definitions must be. */\n"
+               "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n\n");
+    for (size_t i = 0; i < cc->items.n; i++)
+      if (cc->items.v[i]->kind == IT_KERNEL)
+        emit_kernel_declaration(h, cc->items.v[i]);
+    fprintf(h, "#endif\n");
+  }
+  fprintf(h, "\n#endif\n");
+
+  Kernels k = used_kernels(cc, p);
+  fprintf(c, "/* DO NOT EDIT: generated by cgc %s from %s */\n", CGC_VERSION, source);
+  fprintf(c, "#include \"%s\"\n", base);
+  if (k.n) {
+    fprintf(c, "\n/* The kernels' host stubs: only their addresses are used. */\n");
+    for (size_t i = 0; i < k.n; i++)
+      fprintf(c, "extern void %s(void);\n", k.v[i]->name->name);
+    fprintf(c, "\nstatic const cgrt_kernel cgc_kernels[] = {");
+    for (size_t i = 0; i < k.n; i++)
+      fprintf(c, "%s%s", i ? ", " : "", k.v[i]->name->name);
+    fprintf(c, "};\nstatic const char *const cgc_kernel_names[] = {");
+    for (size_t i = 0; i < k.n; i++)
+      fprintf(c, "%s\"%s\"", i ? ", " : "", k.v[i]->name->name);
+    fprintf(c, "};\n");
+  }
+  for (size_t i = 0; i < p->graphs.n; i++) {
+    emit_tables(c, &k, p->graphs.v[i], source);
+    emit_functions(c, p->graphs.v[i]);
+  }
+  free(k.v);
+}

@@ -1,0 +1,728 @@
+/* cgrt.c: builds, launches, rebinds and destroys the graphs cgc describes.
+ *
+ * Launch scalars.  Every scalar that kernels reach through a pointer (or
+ * that copy or fill touch) has an 8-byte slot in device memory.  A set only
+ * stores the value on the host and marks it.  Each launch writes one entry
+ * of a ring in mapped pinned host memory (the marks and the values), then
+ * launches the graph, whose first node, a runtime kernel, copies the marked
+ * values into the slots.  Launches of one executable graph run in issue
+ * order, so launch i reads entry i % RING: the values set before it was
+ * issued, however many launches are queued, and an entry is reused only
+ * after an event shows its launch has run.  Setting any number of scalars
+ * therefore costs some stores and the launch, whatever the number of nodes
+ * that read them.  A scalar passed by value is a kernel argument: setting
+ * it updates those nodes' parameters in the executable graph before the
+ * next launch (cudaGraphExecKernelNodeSetParams), which affects only later
+ * launches. */
+#include "cgrt.h"
+#include "cgrt_testing.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  RING = 1024,      /* entries in the scalar ring: launches in flight before one waits */
+  RING_GROUP = 32,  /* launches between ring events */
+  RING_EVENTS = RING / RING_GROUP,
+  ALIGN = 256,      /* alignment of every owned buffer */
+  BIG_SMEM = 48 * 1024
+};
+
+/* The runtime's kernels (cgrt_kernels.cu); only their addresses are used. */
+extern void cgrt_load_scalars(void);
+extern void cgrt_fill64(void);
+
+struct cgrt_graph {
+  const cgrt_graph_desc *d;
+  int device;
+  void *user;
+  unsigned char *dmem;    /* owned device buffers, scalar slots, launch counter */
+  unsigned char *hmem;    /* owned host buffers, then 8 bytes for get */
+  uint64_t *ring;         /* mapped pinned host memory */
+  unsigned char *scratch; /* 8 bytes of pinned host memory for get */
+  unsigned char **base;   /* per buffer */
+  uint64_t slots;         /* offset of the scalar slots in dmem */
+  uint64_t counter;       /* offset of the launch counter in dmem */
+  uint64_t *values;       /* per scalar, as bits */
+  uint64_t *pending;      /* scalars set since the last launch, a bit each */
+  uint32_t words;         /* 64-bit words in that mask */
+  uint8_t *value_dirty;   /* per scalar: by-value arguments to update */
+  int any_value_dirty;
+  uint64_t *params;       /* per argument: its value as a kernel parameter */
+  void **param_ptrs;      /* per argument: &params[i] */
+  uint64_t *fill_params;  /* per node: cgrt_fill64's three arguments */
+  void **fill_ptrs;
+  uint32_t *use_start, *use; /* per buffer and scalar: the nodes that use it */
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  cudaGraphNode_t *nodes;
+  cudaGraphNode_t loader;
+  uint64_t load_params[6];
+  void *load_ptrs[6];
+  cudaEvent_t events[RING_EVENTS];
+  uint64_t launches;
+  cudaStream_t last_stream;
+};
+
+/* ---- errors, accounting and the fault hook ---- */
+
+static _Thread_local char last_error[1024];
+static long calls, fail_at, live;
+
+const char *cgrt_last_error(void) { return last_error; }
+void cgrt_test_fail_call(long k) { fail_at = k > 0 ? calls + k : 0; }
+long cgrt_test_calls(void) { return calls; }
+long cgrt_test_live(void) { return live; }
+
+/* Every CUDA call goes through this, so the fault hook reaches it. */
+#define CU(call) (++calls == fail_at ? cudaErrorMemoryAllocation : (call))
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (p)
+    live++;
+  return p;
+}
+
+static void xfree(void *p) {
+  if (p) {
+    live--;
+    free(p);
+  }
+}
+
+static cgrt_status fail_node(const cgrt_graph_desc *d, const cgrt_node_desc *n,
+                             const char *call, cudaError_t err) {
+  if (n)
+    snprintf(last_error, sizeof last_error, "%s:%u:%u: node %s: %s: %s (%s)", d->source, n->line,
+             n->col, n->name, call, cudaGetErrorString(err), cudaGetErrorName(err));
+  else
+    snprintf(last_error, sizeof last_error, "%s: graph %s: %s: %s (%s)", d->source, d->name,
+             call, cudaGetErrorString(err), cudaGetErrorName(err));
+  return CGRT_ERROR_CUDA;
+}
+
+static cgrt_status fail(const cgrt_graph_desc *d, const char *call, cudaError_t err) {
+  return fail_node(d, NULL, call, err);
+}
+
+static cgrt_status invalid(const cgrt_graph_desc *d, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (d)
+    snprintf(last_error, sizeof last_error, "%s: graph %s: %s", d->source, d->name, msg);
+  else
+    snprintf(last_error, sizeof last_error, "%s", msg);
+  return CGRT_ERROR_INVALID;
+}
+
+cgrt_status cgrt_invalid(const cgrt_graph_desc *d, const char *what) {
+  return invalid(d, "%s", what);
+}
+
+static cgrt_status no_memory(const cgrt_graph_desc *d) {
+  snprintf(last_error, sizeof last_error, "%s: graph %s: out of host memory", d->source, d->name);
+  return CGRT_ERROR_NO_MEMORY;
+}
+
+static const void *kernel_address(cgrt_kernel k) {
+  const void *p;
+  memcpy(&p, &k, sizeof p);
+  return p;
+}
+
+/* ---- arguments ---- */
+
+static void *arg_pointer(const cgrt_graph *g, const cgrt_arg_desc *a) {
+  if (a->kind == CGRT_ARG_BUFFER)
+    return g->base[a->index] + a->value;
+  return g->dmem + g->slots + 8 * (uint64_t)a->index; /* CGRT_ARG_SCALAR_PTR */
+}
+
+/* Fills in node n's kernel parameters from the current bindings and values. */
+static void **node_params(cgrt_graph *g, uint32_t n) {
+  const cgrt_node_desc *nd = &g->d->nodes[n];
+  for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
+    const cgrt_arg_desc *a = &g->d->args[i];
+    switch (a->kind) {
+    case CGRT_ARG_BUFFER:
+    case CGRT_ARG_SCALAR_PTR: {
+      void *p = arg_pointer(g, a);
+      memcpy(&g->params[i], &p, sizeof p);
+      break;
+    }
+    case CGRT_ARG_SCALAR_VALUE: g->params[i] = g->values[a->index]; break;
+    default: g->params[i] = a->value; break;
+    }
+  }
+  return &g->param_ptrs[nd->arg];
+}
+
+static struct cudaKernelNodeParams kernel_params(cgrt_graph *g, uint32_t n) {
+  const cgrt_node_desc *nd = &g->d->nodes[n];
+  struct cudaKernelNodeParams p = {0};
+  p.func = (void *)kernel_address(g->d->kernels[nd->kernel]);
+  p.gridDim = (dim3){nd->grid[0], nd->grid[1], nd->grid[2]};
+  p.blockDim = (dim3){nd->block[0], nd->block[1], nd->block[2]};
+  p.sharedMemBytes = nd->smem;
+  p.kernelParams = node_params(g, n);
+  return p;
+}
+
+/* A fill of 8-byte elements with differing halves runs cgrt_fill64. */
+static int fill_needs_kernel(const cgrt_node_desc *nd) {
+  return nd->elem_size == 8 && (uint32_t)nd->value != (uint32_t)(nd->value >> 32);
+}
+
+static struct cudaMemsetParams memset_params(cgrt_graph *g, uint32_t n) {
+  const cgrt_node_desc *nd = &g->d->nodes[n];
+  struct cudaMemsetParams p = {0};
+  unsigned size = nd->elem_size == 8 ? 4 : nd->elem_size;
+  p.dst = arg_pointer(g, &g->d->args[nd->arg]);
+  p.value = (unsigned)nd->value;
+  p.elementSize = size;
+  p.width = nd->bytes / size;
+  p.height = 1;
+  return p;
+}
+
+static struct cudaKernelNodeParams fill64_params(cgrt_graph *g, uint32_t n) {
+  const cgrt_node_desc *nd = &g->d->nodes[n];
+  void *dst = arg_pointer(g, &g->d->args[nd->arg]);
+  uint64_t count = nd->bytes / 8, blocks = (count + 255) / 256;
+  memcpy(&g->fill_params[3 * n], &dst, sizeof dst);
+  g->fill_params[3 * n + 1] = nd->value;
+  g->fill_params[3 * n + 2] = count;
+  struct cudaKernelNodeParams p = {0};
+  p.func = (void *)kernel_address(cgrt_fill64);
+  p.gridDim = (dim3){(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1};
+  p.blockDim = (dim3){256, 1, 1};
+  p.kernelParams = &g->fill_ptrs[3 * n];
+  return p;
+}
+
+/* ---- create ---- */
+
+static cgrt_status check_pointer(const cgrt_graph_desc *d, const cgrt_buffer_desc *b, void *p) {
+  if (!p)
+    return invalid(d, "extern buffer '%s' is NULL", b->name);
+  struct cudaPointerAttributes attr;
+  cudaError_t err = CU(cudaPointerGetAttributes(&attr, p));
+  if (err != cudaSuccess)
+    return fail(d, "cudaPointerGetAttributes", err);
+  int host = b->kind == CGRT_EXTERN_HOST;
+  if (host && attr.type != cudaMemoryTypeHost)
+    return invalid(d, "extern host buffer '%s' is not pinned host memory "
+                      "(use cudaHostAlloc or cudaHostRegister)", b->name);
+  if (!host && attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
+    return invalid(d, "extern buffer '%s' is not device memory", b->name);
+  return CGRT_OK;
+}
+
+static cgrt_status alloc_memory(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  uint64_t dbytes = 0, hbytes = 0;
+  for (uint32_t i = 0; i < d->nbuffers; i++) {
+    const cgrt_buffer_desc *b = &d->buffers[i];
+    if (b->kind == CGRT_DEVICE)
+      dbytes = (dbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
+    else if (b->kind == CGRT_HOST)
+      hbytes = (hbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
+  }
+  g->slots = dbytes;
+  g->counter = dbytes + 8 * (uint64_t)d->nscalars;
+  if (d->nscalars || d->nloads)
+    dbytes = g->counter + 8;
+  uint64_t scratch = hbytes;
+  if (d->nscalars)
+    hbytes += 8;
+  cudaError_t err;
+  if (dbytes) {
+    void *p = NULL;
+    if ((err = CU(cudaMalloc(&p, dbytes))) != cudaSuccess)
+      return fail(d, "cudaMalloc", err);
+    g->dmem = p;
+    live++;
+  }
+  if (hbytes) {
+    void *p = NULL;
+    if ((err = CU(cudaHostAlloc(&p, hbytes, cudaHostAllocDefault))) != cudaSuccess)
+      return fail(d, "cudaHostAlloc", err);
+    g->hmem = p;
+    g->scratch = g->hmem + scratch;
+    live++;
+  }
+  if (d->nloads) {
+    void *p = NULL;
+    size_t bytes = (size_t)RING * (g->words + d->nscalars) * 8;
+    if ((err = CU(cudaHostAlloc(&p, bytes, cudaHostAllocMapped))) != cudaSuccess)
+      return fail(d, "cudaHostAlloc", err);
+    g->ring = p;
+    live++;
+    memset(g->ring, 0, bytes);
+  }
+  uint64_t doff = 0, hoff = 0;
+  for (uint32_t i = 0; i < d->nbuffers; i++) {
+    const cgrt_buffer_desc *b = &d->buffers[i];
+    if (b->kind == CGRT_DEVICE) {
+      g->base[i] = g->dmem + doff;
+      doff = (doff + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
+    } else if (b->kind == CGRT_HOST) {
+      g->base[i] = g->hmem + hoff;
+      hoff = (hoff + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
+      if (b->zero)
+        memset(g->base[i], 0, b->bytes);
+    }
+  }
+  return CGRT_OK;
+}
+
+/* Zeroes `= 0` buffers and writes the scalars' first values and counter. */
+static cgrt_status init_memory(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  cudaError_t err;
+  for (uint32_t i = 0; i < d->nbuffers; i++)
+    if (d->buffers[i].kind == CGRT_DEVICE && d->buffers[i].zero &&
+        (err = CU(cudaMemsetAsync(g->base[i], 0, d->buffers[i].bytes, 0))) != cudaSuccess)
+      return fail(d, "cudaMemsetAsync", err);
+  if (d->nscalars) {
+    /* The slots and the counter after them, in one copy. */
+    uint64_t *buf = xcalloc(d->nscalars + 1, sizeof *buf);
+    if (!buf)
+      return no_memory(d);
+    memcpy(buf, g->values, d->nscalars * sizeof *buf);
+    err = CU(cudaMemcpy(g->dmem + g->slots, buf, (d->nscalars + 1) * sizeof *buf,
+                        cudaMemcpyHostToDevice));
+    xfree(buf);
+    if (err != cudaSuccess)
+      return fail(d, "cudaMemcpy", err);
+  } else if (d->nloads) {
+    if ((err = CU(cudaMemsetAsync(g->dmem + g->counter, 0, 8, 0))) != cudaSuccess)
+      return fail(d, "cudaMemsetAsync", err);
+  }
+  if ((err = CU(cudaStreamSynchronize(0))) != cudaSuccess)
+    return fail(d, "cudaStreamSynchronize", err);
+  return CGRT_OK;
+}
+
+/* Nodes that use each buffer and scalar, for bind and by-value updates. */
+static cgrt_status index_uses(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  uint32_t nres = d->nbuffers + d->nscalars, total = 0;
+  g->use_start = xcalloc(nres + 1, sizeof *g->use_start);
+  if (!g->use_start)
+    return no_memory(d);
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t *fill = NULL;
+    if (pass == 1) {
+      for (uint32_t r = 0; r < nres; r++)
+        g->use_start[r + 1] += g->use_start[r];
+      total = g->use_start[nres];
+      g->use = xcalloc(total, sizeof *g->use);
+      fill = xcalloc(nres, sizeof *fill);
+      if (!g->use || !fill) {
+        xfree(fill);
+        return no_memory(d);
+      }
+    }
+    for (uint32_t n = 0; n < d->nnodes; n++) {
+      const cgrt_node_desc *nd = &d->nodes[n];
+      uint32_t last = UINT32_MAX;
+      for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
+        const cgrt_arg_desc *a = &d->args[i];
+        uint32_t r;
+        if (a->kind == CGRT_ARG_BUFFER && (d->buffers[a->index].kind == CGRT_EXTERN ||
+                                           d->buffers[a->index].kind == CGRT_EXTERN_HOST))
+          r = a->index;
+        else if (a->kind == CGRT_ARG_SCALAR_VALUE)
+          r = d->nbuffers + a->index;
+        else
+          continue;
+        if (r == last)
+          continue; /* the same node twice in a row */
+        last = r;
+        if (pass == 0)
+          g->use_start[r + 1]++;
+        else
+          g->use[g->use_start[r] + fill[r]++] = n;
+      }
+    }
+    xfree(fill);
+  }
+  return CGRT_OK;
+}
+
+static cgrt_status add_nodes(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  cudaError_t err;
+  /* A kernel's limit on dynamic shared memory is raised once, to the most
+   * any of its nodes asks. */
+  for (uint32_t k = 0; k < d->nkernels; k++) {
+    uint32_t most = 0, at = 0;
+    for (uint32_t n = 0; n < d->nnodes; n++)
+      if (d->nodes[n].kind == CGRT_KERNEL_NODE && d->nodes[n].kernel == k &&
+          d->nodes[n].smem > most)
+        most = d->nodes[n].smem, at = n;
+    if (most > BIG_SMEM &&
+        (err = CU(cudaFuncSetAttribute(kernel_address(d->kernels[k]),
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)most))) != cudaSuccess)
+      return fail_node(d, &d->nodes[at], "cudaFuncSetAttribute", err);
+  }
+  for (uint32_t n = 0; n < d->nnodes; n++) {
+    const cgrt_node_desc *nd = &d->nodes[n];
+    if (nd->kind == CGRT_KERNEL_NODE) {
+      struct cudaKernelNodeParams p = kernel_params(g, n);
+      if ((err = CU(cudaGraphAddKernelNode(&g->nodes[n], g->graph, NULL, 0, &p))) != cudaSuccess)
+        return fail_node(d, nd, "cudaGraphAddKernelNode", err);
+      cudaLaunchAttributeValue v;
+      if (nd->has_priority) {
+        memset(&v, 0, sizeof v);
+        v.priority = nd->priority;
+        if ((err = CU(cudaGraphKernelNodeSetAttribute(g->nodes[n], cudaLaunchAttributePriority,
+                                                      &v))) != cudaSuccess)
+          return fail_node(d, nd, "cudaGraphKernelNodeSetAttribute", err);
+      }
+      if (nd->has_cluster) {
+        memset(&v, 0, sizeof v);
+        v.clusterDim.x = nd->cluster[0];
+        v.clusterDim.y = nd->cluster[1];
+        v.clusterDim.z = nd->cluster[2];
+        if ((err = CU(cudaGraphKernelNodeSetAttribute(
+                 g->nodes[n], cudaLaunchAttributeClusterDimension, &v))) != cudaSuccess)
+          return fail_node(d, nd, "cudaGraphKernelNodeSetAttribute", err);
+      }
+    } else if (nd->kind == CGRT_COPY_NODE) {
+      void *dst = arg_pointer(g, &d->args[nd->arg]);
+      void *src = arg_pointer(g, &d->args[nd->arg + 1]);
+      if ((err = CU(cudaGraphAddMemcpyNode1D(&g->nodes[n], g->graph, NULL, 0, dst, src, nd->bytes,
+                                             cudaMemcpyDefault))) != cudaSuccess)
+        return fail_node(d, nd, "cudaGraphAddMemcpyNode1D", err);
+    } else if (fill_needs_kernel(nd)) {
+      struct cudaKernelNodeParams p = fill64_params(g, n);
+      if ((err = CU(cudaGraphAddKernelNode(&g->nodes[n], g->graph, NULL, 0, &p))) != cudaSuccess)
+        return fail_node(d, nd, "cudaGraphAddKernelNode", err);
+    } else {
+      struct cudaMemsetParams p = memset_params(g, n);
+      if ((err = CU(cudaGraphAddMemsetNode(&g->nodes[n], g->graph, NULL, 0, &p))) != cudaSuccess)
+        return fail_node(d, nd, "cudaGraphAddMemsetNode", err);
+    }
+  }
+  if (d->nloads) {
+    g->load_params[0] = (uint64_t)(uintptr_t)g->ring;
+    g->load_params[1] = RING;
+    g->load_params[2] = g->words;
+    g->load_params[3] = d->nscalars;
+    g->load_params[4] = (uint64_t)(uintptr_t)(g->dmem + g->counter);
+    g->load_params[5] = (uint64_t)(uintptr_t)(g->dmem + g->slots);
+    for (int i = 0; i < 6; i++)
+      g->load_ptrs[i] = &g->load_params[i];
+    struct cudaKernelNodeParams p = {0};
+    p.func = (void *)kernel_address(cgrt_load_scalars);
+    p.gridDim = (dim3){1, 1, 1};
+    p.blockDim = (dim3){32, 1, 1};
+    p.kernelParams = g->load_ptrs;
+    if ((err = CU(cudaGraphAddKernelNode(&g->loader, g->graph, NULL, 0, &p))) != cudaSuccess)
+      return fail(d, "cudaGraphAddKernelNode (scalar upload)", err);
+  }
+  return CGRT_OK;
+}
+
+static cgrt_status add_edges(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  size_t n = (size_t)d->nedges + d->nloads;
+  if (!n)
+    return CGRT_OK;
+  cudaGraphNode_t *from = xcalloc(n, sizeof *from), *to = xcalloc(n, sizeof *to);
+  cgrt_status status = CGRT_OK;
+  if (!from || !to) {
+    status = no_memory(d);
+  } else {
+    for (uint32_t i = 0; i < d->nedges; i++) {
+      from[i] = g->nodes[d->edges[2 * i]];
+      to[i] = g->nodes[d->edges[2 * i + 1]];
+    }
+    for (uint32_t i = 0; i < d->nloads; i++) {
+      from[d->nedges + i] = g->loader;
+      to[d->nedges + i] = g->nodes[d->loads[i]];
+    }
+    cudaError_t err = CU(cudaGraphAddDependencies(g->graph, from, to, NULL, n));
+    if (err != cudaSuccess)
+      status = fail(d, "cudaGraphAddDependencies", err);
+  }
+  xfree(from);
+  xfree(to);
+  return status;
+}
+
+static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options *o) {
+  const cgrt_graph_desc *d = g->d;
+  cudaError_t err;
+  uint32_t nargs = 0;
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    if (d->nodes[n].arg + d->nodes[n].nargs > nargs)
+      nargs = d->nodes[n].arg + d->nodes[n].nargs;
+  g->words = (d->nscalars + 63) / 64;
+  g->base = xcalloc(d->nbuffers, sizeof *g->base);
+  g->values = xcalloc(d->nscalars, sizeof *g->values);
+  g->pending = xcalloc(g->words, sizeof *g->pending);
+  g->value_dirty = xcalloc(d->nscalars, 1);
+  g->params = xcalloc(nargs, sizeof *g->params);
+  g->param_ptrs = xcalloc(nargs, sizeof *g->param_ptrs);
+  g->fill_params = xcalloc(3 * (size_t)d->nnodes, sizeof *g->fill_params);
+  g->fill_ptrs = xcalloc(3 * (size_t)d->nnodes, sizeof *g->fill_ptrs);
+  g->nodes = xcalloc(d->nnodes, sizeof *g->nodes);
+  if (!g->base || !g->values || !g->pending || !g->value_dirty || !g->params || !g->param_ptrs ||
+      !g->fill_params || !g->fill_ptrs || !g->nodes)
+    return no_memory(d);
+  for (uint32_t i = 0; i < nargs; i++)
+    g->param_ptrs[i] = &g->params[i];
+  for (size_t i = 0; i < 3 * (size_t)d->nnodes; i++)
+    g->fill_ptrs[i] = &g->fill_params[i];
+  for (uint32_t i = 0; i < d->nscalars; i++)
+    g->values[i] = d->scalars[i].init;
+  cgrt_status s;
+  for (uint32_t i = 0, e = 0; i < d->nbuffers; i++) {
+    const cgrt_buffer_desc *b = &d->buffers[i];
+    if (b->kind != CGRT_EXTERN && b->kind != CGRT_EXTERN_HOST)
+      continue;
+    if ((s = check_pointer(d, b, externs[e])) != CGRT_OK)
+      return s;
+    g->base[i] = externs[e++];
+  }
+  if ((s = alloc_memory(g)) != CGRT_OK || (s = init_memory(g)) != CGRT_OK ||
+      (s = index_uses(g)) != CGRT_OK)
+    return s;
+  if ((err = CU(cudaGraphCreate(&g->graph, 0))) != cudaSuccess)
+    return fail(d, "cudaGraphCreate", err);
+  live++;
+  if ((s = add_nodes(g)) != CGRT_OK || (s = add_edges(g)) != CGRT_OK)
+    return s;
+  int priorities = 0;
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    priorities |= d->nodes[n].has_priority;
+  err = CU(cudaGraphInstantiate(&g->exec, g->graph,
+                                priorities ? cudaGraphInstantiateFlagUseNodePriority : 0));
+  if (err != cudaSuccess)
+    return fail(d, "cudaGraphInstantiate", err);
+  live++;
+  if (d->nloads)
+    for (int i = 0; i < RING_EVENTS; i++) {
+      if ((err = CU(cudaEventCreateWithFlags(&g->events[i], cudaEventDisableTiming))) !=
+          cudaSuccess)
+        return fail(d, "cudaEventCreateWithFlags", err);
+      live++;
+    }
+  if (o->upload) {
+    if ((err = CU(cudaGraphUpload(g->exec, 0))) != cudaSuccess)
+      return fail(d, "cudaGraphUpload", err);
+    if ((err = CU(cudaStreamSynchronize(0))) != cudaSuccess)
+      return fail(d, "cudaStreamSynchronize", err);
+  }
+  return CGRT_OK;
+}
+
+cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const *externs,
+                        const cgrt_options *opt) {
+  if (!out)
+    return invalid(d, "create: the result pointer is NULL");
+  *out = NULL;
+  if (d->abi != CGRT_ABI)
+    return invalid(d, "generated for runtime ABI %d, but this runtime is ABI %d", d->abi,
+                   CGRT_ABI);
+  cgrt_options o = CGRT_OPTIONS_INIT;
+  if (opt)
+    o = *opt;
+  int previous = 0;
+  cudaError_t err = CU(cudaGetDevice(&previous));
+  if (err != cudaSuccess)
+    return fail(d, "cudaGetDevice", err);
+  if (o.device != CGRT_CURRENT_DEVICE && o.device != previous &&
+      (err = CU(cudaSetDevice(o.device))) != cudaSuccess)
+    return fail(d, "cudaSetDevice", err);
+  cgrt_graph *g = xcalloc(1, sizeof *g);
+  cgrt_status s;
+  if (!g) {
+    s = no_memory(d);
+  } else {
+    g->d = d;
+    g->device = o.device == CGRT_CURRENT_DEVICE ? previous : o.device;
+    g->user = o.user;
+    s = build(g, externs, &o);
+    if (s != CGRT_OK) {
+      cgrt_destroy(g);
+      g = NULL;
+    }
+  }
+  if (o.device != CGRT_CURRENT_DEVICE && o.device != previous)
+    cudaSetDevice(previous); /* restoring the caller's device cannot sensibly fail */
+  *out = g;
+  return s;
+}
+
+/* ---- use ---- */
+
+static cgrt_status update_node(cgrt_graph *g, uint32_t n) {
+  const cgrt_node_desc *nd = &g->d->nodes[n];
+  cudaError_t err;
+  const char *call;
+  if (nd->kind == CGRT_KERNEL_NODE) {
+    struct cudaKernelNodeParams p = kernel_params(g, n);
+    call = "cudaGraphExecKernelNodeSetParams";
+    err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[n], &p));
+  } else if (nd->kind == CGRT_COPY_NODE) {
+    void *dst = arg_pointer(g, &g->d->args[nd->arg]);
+    void *src = arg_pointer(g, &g->d->args[nd->arg + 1]);
+    call = "cudaGraphExecMemcpyNodeSetParams1D";
+    err = CU(cudaGraphExecMemcpyNodeSetParams1D(g->exec, g->nodes[n], dst, src, nd->bytes,
+                                                cudaMemcpyDefault));
+  } else if (fill_needs_kernel(nd)) {
+    struct cudaKernelNodeParams p = fill64_params(g, n);
+    call = "cudaGraphExecKernelNodeSetParams";
+    err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[n], &p));
+  } else {
+    struct cudaMemsetParams p = memset_params(g, n);
+    call = "cudaGraphExecMemsetNodeSetParams";
+    err = CU(cudaGraphExecMemsetNodeSetParams(g->exec, g->nodes[n], &p));
+  }
+  return err == cudaSuccess ? CGRT_OK : fail_node(g->d, nd, call, err);
+}
+
+cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
+  if (!g)
+    return invalid(NULL, "launch: the graph is NULL");
+  const cgrt_graph_desc *d = g->d;
+  cgrt_status s;
+  if (g->any_value_dirty) {
+    for (uint32_t i = 0; i < d->nscalars; i++) {
+      if (!g->value_dirty[i])
+        continue;
+      uint32_t r = d->nbuffers + i;
+      for (uint32_t u = g->use_start[r]; u < g->use_start[r + 1]; u++)
+        if ((s = update_node(g, g->use[u])) != CGRT_OK)
+          return s; /* still dirty: the next launch tries again */
+      g->value_dirty[i] = 0;
+    }
+    g->any_value_dirty = 0;
+  }
+  cudaError_t err;
+  uint64_t i = g->launches;
+  if (d->nloads) {
+    uint64_t group = i / RING_GROUP;
+    if (i % RING_GROUP == 0 && i >= RING &&
+        (err = CU(cudaEventSynchronize(g->events[(group + 1) % RING_EVENTS]))) != cudaSuccess)
+      return fail(d, "cudaEventSynchronize", err);
+    uint64_t *e = g->ring + (i % RING) * (g->words + d->nscalars);
+    memcpy(e, g->pending, g->words * sizeof *e);
+    memcpy(e + g->words, g->values, d->nscalars * sizeof *e);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  }
+  if ((err = CU(cudaGraphLaunch(g->exec, stream))) != cudaSuccess)
+    return fail(d, "cudaGraphLaunch", err); /* the marks stay for the next launch */
+  g->launches++;
+  g->last_stream = stream;
+  if (d->nloads) {
+    memset(g->pending, 0, g->words * sizeof *g->pending);
+    if (i % RING_GROUP == 0 &&
+        (err = CU(cudaEventRecord(g->events[(i / RING_GROUP) % RING_EVENTS], stream))) !=
+            cudaSuccess)
+      return fail(d, "cudaEventRecord", err);
+  }
+  return CGRT_OK;
+}
+
+cgrt_status cgrt_set_scalar(cgrt_graph *g, uint32_t i, const void *value) {
+  if (!g || !value)
+    return invalid(g ? g->d : NULL, "set: NULL argument");
+  const cgrt_graph_desc *d = g->d;
+  uint64_t bits = 0;
+  memcpy(&bits, value, d->scalars[i].size);
+  g->values[i] = bits;
+  if (d->scalars[i].memory)
+    g->pending[i / 64] |= (uint64_t)1 << (i % 64);
+  uint32_t r = d->nbuffers + i;
+  if (g->use_start[r + 1] > g->use_start[r])
+    g->value_dirty[i] = 1, g->any_value_dirty = 1;
+  return CGRT_OK;
+}
+
+cgrt_status cgrt_get_scalar(cgrt_graph *g, uint32_t i, void *value) {
+  if (!g || !value)
+    return invalid(g ? g->d : NULL, "get: NULL argument");
+  const cgrt_graph_desc *d = g->d;
+  if (!d->scalars[i].memory) {
+    memcpy(value, &g->values[i], d->scalars[i].size);
+    return CGRT_OK;
+  }
+  unsigned char *scratch = g->scratch;
+  cudaError_t err =
+      CU(cudaMemcpyAsync(scratch, g->dmem + g->slots + 8 * (uint64_t)i, d->scalars[i].size,
+                         cudaMemcpyDeviceToHost, g->last_stream));
+  if (err != cudaSuccess)
+    return fail(d, "cudaMemcpyAsync", err);
+  if ((err = CU(cudaStreamSynchronize(g->last_stream))) != cudaSuccess)
+    return fail(d, "cudaStreamSynchronize", err);
+  memcpy(value, scratch, d->scalars[i].size);
+  return CGRT_OK;
+}
+
+cgrt_status cgrt_bind(cgrt_graph *g, uint32_t b, void *ptr) {
+  if (!g)
+    return invalid(NULL, "bind: the graph is NULL");
+  const cgrt_graph_desc *d = g->d;
+  cgrt_status s = check_pointer(d, &d->buffers[b], ptr);
+  if (s != CGRT_OK)
+    return s;
+  unsigned char *old = g->base[b];
+  g->base[b] = ptr;
+  for (uint32_t u = g->use_start[b]; u < g->use_start[b + 1]; u++)
+    if ((s = update_node(g, g->use[u])) != CGRT_OK) {
+      /* Put back the nodes already moved, so the graph stays whole. */
+      g->base[b] = old;
+      for (uint32_t v = g->use_start[b]; v < u; v++)
+        update_node(g, g->use[v]);
+      return s;
+    }
+  return CGRT_OK;
+}
+
+void *cgrt_buffer(cgrt_graph *g, uint32_t b) { return g ? g->base[b] : NULL; }
+void *cgrt_user(cgrt_graph *g) { return g ? g->user : NULL; }
+
+void cgrt_destroy(cgrt_graph *g) {
+  if (!g)
+    return;
+  /* Freeing memory waits for the device, so nothing in flight still uses
+   * what is released after it.  These calls bypass the fault hook: a
+   * release that failed could not be retried anyway. */
+  if (g->dmem && cudaFree(g->dmem) == cudaSuccess)
+    live--;
+  if (g->ring && cudaFreeHost(g->ring) == cudaSuccess)
+    live--;
+  if (g->hmem && cudaFreeHost(g->hmem) == cudaSuccess)
+    live--;
+  for (int i = 0; i < RING_EVENTS; i++)
+    if (g->events[i] && cudaEventDestroy(g->events[i]) == cudaSuccess)
+      live--;
+  if (g->exec && cudaGraphExecDestroy(g->exec) == cudaSuccess)
+    live--;
+  if (g->graph && cudaGraphDestroy(g->graph) == cudaSuccess)
+    live--;
+  xfree(g->base);
+  xfree(g->values);
+  xfree(g->pending);
+  xfree(g->value_dirty);
+  xfree(g->params);
+  xfree(g->param_ptrs);
+  xfree(g->fill_params);
+  xfree(g->fill_ptrs);
+  xfree(g->use_start);
+  xfree(g->use);
+  xfree(g->nodes);
+  xfree(g);
+}

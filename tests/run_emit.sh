@@ -1,0 +1,49 @@
+#!/bin/sh
+# The generated C: for every test and sample program, two runs give the
+# same bytes, and the C compiles with gcc and clang under
+# -std=c11 -Wall -Wextra -pedantic -Werror.
+#   run_emit.sh CGC RUNTIME_DIR CUDA_INCLUDE_DIR PROGRAM.cgraph...
+set -u
+cgc=$1 runtime=$2 cuda=$3
+shift 3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 passes=0
+compilers=
+for cc in gcc clang; do
+  command -v $cc > /dev/null && compilers="$compilers $cc"
+done
+for src in "$@"; do
+  name=$(basename "$src" .cgraph)
+  dir=$(dirname "$src")
+  args=$(sed -n '1s|^// cgc-args: ||p' "$src")
+  # shellcheck disable=SC2086
+  if ! (cd "$dir" && "$cgc" $args -o "$tmp/a/${name}_graph.c" "$name.cgraph" 2> "$tmp/err") &&
+    ! { mkdir -p "$tmp/a" "$tmp/b" && (cd "$dir" && "$cgc" $args -o "$tmp/a/${name}_graph.c" "$name.cgraph"); }; then
+    cat "$tmp/err"
+    echo "FAIL: $name: cgc failed"
+    fails=$((fails + 1))
+    continue
+  fi
+  mkdir -p "$tmp/b"
+  # shellcheck disable=SC2086
+  (cd "$dir" && "$cgc" $args -o "$tmp/b/${name}_graph.c" "$name.cgraph")
+  if ! cmp -s "$tmp/a/${name}_graph.c" "$tmp/b/${name}_graph.c" ||
+    ! cmp -s "$tmp/a/${name}_graph.h" "$tmp/b/${name}_graph.h"; then
+    echo "FAIL: $name: two runs gave different C"
+    fails=$((fails + 1))
+  fi
+  for cc in $compilers; do
+    if $cc -std=c11 -Wall -Wextra -pedantic -Werror -I "$runtime" -I "$cuda" \
+      -c "$tmp/a/${name}_graph.c" -o "$tmp/${name}.o" 2> "$tmp/cc.err"; then
+      passes=$((passes + 1))
+    else
+      cat "$tmp/cc.err"
+      echo "FAIL: $name: $cc rejects the generated C"
+      fails=$((fails + 1))
+    fi
+  done
+  rm -rf "$tmp/a" "$tmp/b"
+done
+echo "$passes passed, $fails failed"
+[ "$fails" = 0 ]
