@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up and runs every test: a normal build, a build with
-# -fsanitize=address,undefined, and the diagnostics tests under valgrind.
-# Any failure, sanitizer report or valgrind report fails the run.
+# Sets up and runs every test: a normal build (GPU tests report skipped
+# where there is no GPU), the compiler built with -fsanitize=address,undefined,
+# and the diagnostics tests under valgrind.  Any failure, sanitizer report
+# or valgrind report fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -12,8 +13,9 @@ cmake -S . -B build -G Ninja > /dev/null
 cmake --build build
 ctest --test-dir build -j "$jobs" --output-on-failure
 
-echo "== build and test with AddressSanitizer and UndefinedBehaviorSanitizer"
-cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCGC_SANITIZE=ON > /dev/null
+echo "== build and test the compiler with AddressSanitizer and UndefinedBehaviorSanitizer"
+cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCGC_SANITIZE=ON -DCGC_GPU=OFF \
+  > /dev/null
 cmake --build build-sanitize
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-sanitize -j "$jobs" --output-on-failure
