@@ -1,0 +1,526 @@
+/* bench.c: the same kernels driven as stream launches, as a stream-captured
+ * graph, as a hand-written explicit graph and as cgc's graph, timed in one
+ * run.  Prints CSV rows "section,case,way,metric,value" on stdout.
+ *
+ * Latencies are host-clock times of launch and wait (cudaStreamSynchronize),
+ * after warm-up, the median of many runs. */
+#include "decode_step_graph.h"
+#include "graphs_graph.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CUDA(call)                                                                         \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                               \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      exit(1);                                                                             \
+    }                                                                                      \
+  } while (0)
+#define CGRT(call)                                                                         \
+  do {                                                                                     \
+    if ((call) != CGRT_OK) {                                                               \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cgrt_last_error());     \
+      exit(1);                                                                             \
+    }                                                                                      \
+  } while (0)
+
+enum { N = 256 };
+
+/* The kernels' host stubs, for stream launches and hand-written graphs. */
+extern void tick(void), rmsnorm(void), matvec(void), kv_store(void), attention(void), add(void);
+
+static dim3 dim3_of(unsigned x) {
+  dim3 d = {x, 1, 1};
+  return d;
+}
+
+static const void *fn(void (*f)(void)) {
+  const void *p;
+  memcpy(&p, &f, sizeof p);
+  return p;
+}
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return v[n / 2];
+}
+
+static void row(const char *section, const char *name, const char *way, const char *metric,
+                double value) {
+  printf("%s,%s,%s,%s,%.4f\n", section, name, way, metric, value);
+  fflush(stdout);
+}
+
+/* Times f(ctx) followed by a wait on `s`: warm-up, then the median. */
+typedef void (*Step)(void *ctx, cudaStream_t s);
+static double time_step(Step f, void *ctx, cudaStream_t s, int reps) {
+  double *t = malloc((size_t)reps * sizeof *t);
+  for (int i = 0; i < 20; i++) {
+    f(ctx, s);
+    CUDA(cudaStreamSynchronize(s));
+  }
+  for (int i = 0; i < reps; i++) {
+    double t0 = now_us();
+    f(ctx, s);
+    CUDA(cudaStreamSynchronize(s));
+    t[i] = now_us() - t0;
+  }
+  double m = median(t, reps);
+  free(t);
+  return m;
+}
+
+/* ---- chains of small kernels ---- */
+
+typedef struct Chain {
+  int n;
+  float *x;
+  uint32_t len;
+  void *args[2];
+  cudaGraphExec_t exec;
+  void *cgc;
+  cgrt_status (*cgc_launch)(void *, cudaStream_t);
+} Chain;
+
+static void chain_stream(void *ctx, cudaStream_t s) {
+  Chain *c = ctx;
+  for (int i = 0; i < c->n; i++)
+    CUDA(cudaLaunchKernel(fn(tick), dim3_of(1), dim3_of(N), c->args, 0, s));
+}
+
+static void graph_launch(void *ctx, cudaStream_t s) {
+  Chain *c = ctx;
+  CUDA(cudaGraphLaunch(c->exec, s));
+}
+
+static void chain_cgc(void *ctx, cudaStream_t s) {
+  Chain *c = ctx;
+  CGRT(c->cgc_launch(c->cgc, s));
+}
+
+static cudaGraphExec_t instantiate(cudaGraph_t g, cudaStream_t s) {
+  cudaGraphExec_t e;
+  CUDA(cudaGraphInstantiate(&e, g, 0));
+  CUDA(cudaGraphUpload(e, s));
+  CUDA(cudaStreamSynchronize(s));
+  return e;
+}
+
+static cudaGraphExec_t capture(Step f, void *ctx, cudaStream_t s, cudaGraph_t *graph) {
+  CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  f(ctx, s);
+  CUDA(cudaStreamEndCapture(s, graph));
+  return instantiate(*graph, s);
+}
+
+/* A chain of n tick nodes, each depending on the one before, by hand. */
+static cudaGraph_t hand_chain(Chain *c) {
+  cudaGraph_t g;
+  CUDA(cudaGraphCreate(&g, 0));
+  cudaGraphNode_t prev = NULL, node;
+  struct cudaKernelNodeParams p = {0};
+  p.func = (void *)fn(tick);
+  p.gridDim = dim3_of(1);
+  p.blockDim = dim3_of(N);
+  p.kernelParams = c->args;
+  for (int i = 0; i < c->n; i++) {
+    CUDA(cudaGraphAddKernelNode(&node, g, prev ? &prev : NULL, prev ? 1 : 0, &p));
+    prev = node;
+  }
+  return g;
+}
+
+#define CHAIN_CASE(k)                                                                      \
+  static cgrt_status launch_chain##k(void *g, cudaStream_t s) { return chain##k##_launch(g, s); }
+CHAIN_CASE(1)
+CHAIN_CASE(33)
+CHAIN_CASE(1000)
+
+static void bench_chains(cudaStream_t s) {
+  static const int sizes[] = {1, 33, 1000};
+  cgrt_status (*launches[])(void *, cudaStream_t) = {launch_chain1, launch_chain33,
+                                                    launch_chain1000};
+  for (int k = 0; k < 3; k++) {
+    Chain c = {.n = sizes[k], .len = N};
+    CUDA(cudaMalloc((void **)&c.x, N * sizeof(float)));
+    c.args[0] = &c.x;
+    c.args[1] = &c.len;
+    char name[32];
+    snprintf(name, sizeof name, "chain%d", c.n);
+    int reps = c.n >= 1000 ? 100 : 400;
+    double t = time_step(chain_stream, &c, s, reps);
+    row("chain", name, "stream", "latency_us", t);
+    row("chain", name, "stream", "per_node_us", t / c.n);
+
+    cudaGraph_t graph;
+    c.exec = capture(chain_stream, &c, s, &graph);
+    t = time_step(graph_launch, &c, s, reps);
+    row("chain", name, "capture", "latency_us", t);
+    row("chain", name, "capture", "per_node_us", t / c.n);
+    CUDA(cudaGraphExecDestroy(c.exec));
+    CUDA(cudaGraphDestroy(graph));
+
+    graph = hand_chain(&c);
+    c.exec = instantiate(graph, s);
+    t = time_step(graph_launch, &c, s, reps);
+    row("chain", name, "hand", "latency_us", t);
+    row("chain", name, "hand", "per_node_us", t / c.n);
+    CUDA(cudaGraphExecDestroy(c.exec));
+    CUDA(cudaGraphDestroy(graph));
+
+    switch (k) {
+    case 0: CGRT(chain1_create((chain1 **)&c.cgc, NULL)); break;
+    case 1: CGRT(chain33_create((chain33 **)&c.cgc, NULL)); break;
+    default: CGRT(chain1000_create((chain1000 **)&c.cgc, NULL)); break;
+    }
+    c.cgc_launch = launches[k];
+    t = time_step(chain_cgc, &c, s, reps);
+    row("chain", name, "cgc", "latency_us", t);
+    row("chain", name, "cgc", "per_node_us", t / c.n);
+    cgrt_destroy(c.cgc);
+    CUDA(cudaFree(c.x));
+  }
+}
+
+/* ---- the decode step ---- */
+
+enum { D = 256, MAXPOS = 128, LAYERS = 4, POSITIONS = 64 };
+
+typedef struct Decode {
+  float *x, *wn, *w[4], *kc, *vc, *h, *q, *k, *v, *a, *o;
+  uint32_t *scal;  /* device: pos, nkeys */
+  uint32_t *hscal; /* pinned host: pos, nkeys for each position */
+  uint32_t d;
+  void *args[LAYERS][8][8];
+  float *wl[LAYERS][4], *wnl[LAYERS], *kcl[LAYERS], *vcl[LAYERS];
+  uint32_t *pos_ptr, *nkeys_ptr;
+  cudaGraphExec_t exec;
+  decode_step *cgc;
+} Decode;
+
+static void decode_args(Decode *dc) {
+  dc->pos_ptr = dc->scal;
+  dc->nkeys_ptr = dc->scal + 1;
+  for (int l = 0; l < LAYERS; l++) {
+    dc->wnl[l] = dc->wn + l * D;
+    for (int m = 0; m < 4; m++)
+      dc->wl[l][m] = dc->w[m] + (size_t)l * D * D;
+    dc->kcl[l] = dc->kc + (size_t)l * MAXPOS * D;
+    dc->vcl[l] = dc->vc + (size_t)l * MAXPOS * D;
+    void **a;
+    a = dc->args[l][0]; a[0] = &dc->x; a[1] = &dc->wnl[l]; a[2] = &dc->h; a[3] = &dc->d;
+    for (int m = 0; m < 3; m++) {
+      float **out = m == 0 ? &dc->q : m == 1 ? &dc->k : &dc->v;
+      a = dc->args[l][1 + m]; a[0] = &dc->wl[l][m]; a[1] = &dc->h; a[2] = out; a[3] = &dc->d;
+      a[4] = &dc->d;
+    }
+    a = dc->args[l][4]; a[0] = &dc->k; a[1] = &dc->v; a[2] = &dc->kcl[l]; a[3] = &dc->vcl[l];
+    a[4] = &dc->pos_ptr; a[5] = &dc->d;
+    a = dc->args[l][5]; a[0] = &dc->q; a[1] = &dc->kcl[l]; a[2] = &dc->vcl[l];
+    a[3] = &dc->nkeys_ptr; a[4] = &dc->a; a[5] = &dc->d;
+    a = dc->args[l][6]; a[0] = &dc->wl[l][3]; a[1] = &dc->a; a[2] = &dc->o; a[3] = &dc->d;
+    a[4] = &dc->d;
+    a = dc->args[l][7]; a[0] = &dc->x; a[1] = &dc->o; a[2] = &dc->d;
+  }
+}
+
+/* The 8 kernels of layer l, as the .cgraph launches them. */
+static struct cudaKernelNodeParams decode_kernel(Decode *dc, int l, int j) {
+  struct cudaKernelNodeParams p = {0};
+  static void (*const fns[8])(void) = {rmsnorm, matvec, matvec, matvec, kv_store, attention,
+                                       matvec, add};
+  static const unsigned grid[8] = {1, D / 8, D / 8, D / 8, 1, 1, D / 8, 1};
+  p.func = (void *)fn(fns[j]);
+  p.gridDim = dim3_of(grid[j]);
+  p.blockDim = dim3_of(256);
+  p.sharedMemBytes = j == 5 ? MAXPOS * 4 : 0;
+  p.kernelParams = dc->args[l][j];
+  return p;
+}
+
+static void decode_kernels(Decode *dc, cudaStream_t s) {
+  for (int l = 0; l < LAYERS; l++)
+    for (int j = 0; j < 8; j++) {
+      struct cudaKernelNodeParams p = decode_kernel(dc, l, j);
+      CUDA(cudaLaunchKernel(p.func, p.gridDim, p.blockDim, p.kernelParams, p.sharedMemBytes, s));
+    }
+}
+
+/* 64 positions; the scalars reach the device by a copy before each step,
+ * as a user of streams, capture or hand-written graphs would do it. */
+static void decode_stream(void *ctx, cudaStream_t s) {
+  Decode *dc = ctx;
+  for (int p = 0; p < POSITIONS; p++) {
+    CUDA(cudaMemcpyAsync(dc->scal, dc->hscal + 2 * p, 8, cudaMemcpyHostToDevice, s));
+    decode_kernels(dc, s);
+  }
+}
+
+static void decode_graph(void *ctx, cudaStream_t s) {
+  Decode *dc = ctx;
+  for (int p = 0; p < POSITIONS; p++) {
+    CUDA(cudaMemcpyAsync(dc->scal, dc->hscal + 2 * p, 8, cudaMemcpyHostToDevice, s));
+    CUDA(cudaGraphLaunch(dc->exec, s));
+  }
+}
+
+static void decode_cgc(void *ctx, cudaStream_t s) {
+  Decode *dc = ctx;
+  for (uint32_t p = 0; p < POSITIONS; p++) {
+    CGRT(decode_step_set_pos(dc->cgc, p));
+    CGRT(decode_step_set_nkeys(dc->cgc, p + 1));
+    CGRT(decode_step_launch(dc->cgc, s));
+  }
+}
+
+static void decode_capture_kernels(void *ctx, cudaStream_t s) { decode_kernels(ctx, s); }
+
+/* The decode step by hand: per layer norm -> {q, k, v}; {k, v} -> kv;
+ * {q, kv} -> attn -> out -> residual -> the next layer's norm. */
+static cudaGraph_t hand_decode(Decode *dc) {
+  cudaGraph_t g;
+  CUDA(cudaGraphCreate(&g, 0));
+  cudaGraphNode_t prev_res = NULL, n[8];
+  for (int l = 0; l < LAYERS; l++) {
+    struct cudaKernelNodeParams p[8];
+    for (int j = 0; j < 8; j++)
+      p[j] = decode_kernel(dc, l, j);
+    CUDA(cudaGraphAddKernelNode(&n[0], g, prev_res ? &prev_res : NULL, prev_res ? 1 : 0, &p[0]));
+    for (int j = 1; j <= 3; j++)
+      CUDA(cudaGraphAddKernelNode(&n[j], g, &n[0], 1, &p[j]));
+    cudaGraphNode_t kv_deps[2] = {n[2], n[3]};
+    CUDA(cudaGraphAddKernelNode(&n[4], g, kv_deps, 2, &p[4]));
+    cudaGraphNode_t attn_deps[2] = {n[1], n[4]};
+    CUDA(cudaGraphAddKernelNode(&n[5], g, attn_deps, 2, &p[5]));
+    CUDA(cudaGraphAddKernelNode(&n[6], g, &n[5], 1, &p[6]));
+    CUDA(cudaGraphAddKernelNode(&n[7], g, &n[6], 1, &p[7]));
+    prev_res = n[7];
+  }
+  return g;
+}
+
+static void bench_decode(cudaStream_t s) {
+  Decode dc = {.d = D};
+  size_t nw = (size_t)LAYERS * D * D, nc = (size_t)LAYERS * MAXPOS * D;
+  float **bufs[] = {&dc.x, &dc.h, &dc.q, &dc.k, &dc.v, &dc.a, &dc.o};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
+    CUDA(cudaMalloc((void **)bufs[i], D * sizeof(float)));
+    CUDA(cudaMemset(*bufs[i], 0, D * sizeof(float)));
+  }
+  CUDA(cudaMalloc((void **)&dc.wn, LAYERS * D * sizeof(float)));
+  CUDA(cudaMemset(dc.wn, 0, LAYERS * D * sizeof(float)));
+  for (int m = 0; m < 4; m++) {
+    CUDA(cudaMalloc((void **)&dc.w[m], nw * sizeof(float)));
+    CUDA(cudaMemset(dc.w[m], 0, nw * sizeof(float)));
+  }
+  CUDA(cudaMalloc((void **)&dc.kc, nc * sizeof(float)));
+  CUDA(cudaMalloc((void **)&dc.vc, nc * sizeof(float)));
+  CUDA(cudaMemset(dc.kc, 0, nc * sizeof(float)));
+  CUDA(cudaMemset(dc.vc, 0, nc * sizeof(float)));
+  CUDA(cudaMalloc((void **)&dc.scal, 2 * sizeof(uint32_t)));
+  CUDA(cudaHostAlloc((void **)&dc.hscal, 2 * POSITIONS * sizeof(uint32_t), cudaHostAllocDefault));
+  for (int p = 0; p < POSITIONS; p++)
+    dc.hscal[2 * p] = (uint32_t)p, dc.hscal[2 * p + 1] = (uint32_t)p + 1;
+  decode_args(&dc);
+
+  const int reps = 30;
+  double t = time_step(decode_stream, &dc, s, reps);
+  row("decode", "decode_step", "stream", "step_us", t / POSITIONS);
+  cudaGraph_t graph;
+  dc.exec = capture(decode_capture_kernels, &dc, s, &graph);
+  t = time_step(decode_graph, &dc, s, reps);
+  row("decode", "decode_step", "capture", "step_us", t / POSITIONS);
+  CUDA(cudaGraphExecDestroy(dc.exec));
+  CUDA(cudaGraphDestroy(graph));
+  graph = hand_decode(&dc);
+  dc.exec = instantiate(graph, s);
+  t = time_step(decode_graph, &dc, s, reps);
+  row("decode", "decode_step", "hand", "step_us", t / POSITIONS);
+  CUDA(cudaGraphExecDestroy(dc.exec));
+  CUDA(cudaGraphDestroy(graph));
+  decode_step_extern ext = {dc.x, dc.wn, dc.w[0], dc.w[1], dc.w[2], dc.w[3], dc.kc, dc.vc};
+  CGRT(decode_step_create(&dc.cgc, &ext, NULL));
+  t = time_step(decode_cgc, &dc, s, reps);
+  row("decode", "decode_step", "cgc", "step_us", t / POSITIONS);
+  decode_step_destroy(dc.cgc);
+
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+    CUDA(cudaFree(*bufs[i]));
+  CUDA(cudaFree(dc.wn));
+  for (int m = 0; m < 4; m++)
+    CUDA(cudaFree(dc.w[m]));
+  CUDA(cudaFree(dc.kc));
+  CUDA(cudaFree(dc.vc));
+  CUDA(cudaFree(dc.scal));
+  CUDA(cudaFreeHost(dc.hscal));
+}
+
+/* ---- independent chains ---- */
+
+static void par8_step(void *g, cudaStream_t s) { CGRT(par8_launch(g, s)); }
+static void ser8_step(void *g, cudaStream_t s) { CGRT(ser8_launch(g, s)); }
+
+static void bench_concurrency(cudaStream_t s) {
+  par8 *p;
+  ser8 *q;
+  CGRT(par8_create(&p, NULL));
+  CGRT(ser8_create(&q, NULL));
+  const uint64_t ns = 20000; /* 20 us a kernel */
+  CGRT(par8_set_ns(p, ns));
+  CGRT(ser8_set_ns(q, ns));
+  double tp = time_step(par8_step, p, s, 30), tq = time_step(ser8_step, q, s, 30);
+  row("concurrency", "8x33_spin20us", "cgc", "latency_us", tp);
+  row("concurrency", "8x33_spin20us", "cgc_serialised", "latency_us", tq);
+  par8_destroy(p);
+  ser8_destroy(q);
+}
+
+/* ---- launch scalars ---- */
+
+typedef struct Scal {
+  void *g;
+  cgrt_status (*set)(void *, uint32_t);
+  cgrt_status (*launch)(void *, cudaStream_t);
+  uint32_t value;
+} Scal;
+
+static void scal_step(void *ctx, cudaStream_t s) {
+  Scal *c = ctx;
+  if (c->set)
+    CGRT(c->set(c->g, ++c->value));
+  CGRT(c->launch(c->g, s));
+}
+
+/* Host time of `iters` set-and-launch calls issued without waiting, a
+ * launch, then the wait after them all. */
+static double host_cost(Scal *c, cudaStream_t s, int iters) {
+  double t[9];
+  for (int r = 0; r < 9; r++) {
+    CUDA(cudaStreamSynchronize(s));
+    double t0 = now_us();
+    for (int i = 0; i < iters; i++)
+      scal_step(c, s);
+    t[r] = (now_us() - t0) / iters;
+    CUDA(cudaStreamSynchronize(s));
+  }
+  return median(t, 9);
+}
+
+#define SCAL_CASES(k)                                                                      \
+  static cgrt_status bare##k##_l(void *g, cudaStream_t s) { return bare##k##_launch(g, s); } \
+  static cgrt_status ptr##k##_l(void *g, cudaStream_t s) { return ptr##k##_launch(g, s); }   \
+  static cgrt_status val##k##_l(void *g, cudaStream_t s) { return val##k##_launch(g, s); }   \
+  static cgrt_status ptr##k##_s(void *g, uint32_t v) { return ptr##k##_set_s(g, v); }        \
+  static cgrt_status val##k##_s(void *g, uint32_t v) { return val##k##_set_s(g, v); }
+SCAL_CASES(1)
+SCAL_CASES(10)
+SCAL_CASES(100)
+
+static void bench_scalars(cudaStream_t s) {
+  for (int k = 0; k < 3; k++) {
+    int nodes = k == 0 ? 1 : k == 1 ? 10 : 100;
+    Scal cases[3] = {0};
+    switch (k) {
+    case 0:
+      CGRT(bare1_create((bare1 **)&cases[0].g, NULL));
+      CGRT(ptr1_create((ptr1 **)&cases[1].g, NULL));
+      CGRT(val1_create((val1 **)&cases[2].g, NULL));
+      cases[0].launch = bare1_l, cases[1].launch = ptr1_l, cases[2].launch = val1_l;
+      cases[1].set = ptr1_s, cases[2].set = val1_s;
+      break;
+    case 1:
+      CGRT(bare10_create((bare10 **)&cases[0].g, NULL));
+      CGRT(ptr10_create((ptr10 **)&cases[1].g, NULL));
+      CGRT(val10_create((val10 **)&cases[2].g, NULL));
+      cases[0].launch = bare10_l, cases[1].launch = ptr10_l, cases[2].launch = val10_l;
+      cases[1].set = ptr10_s, cases[2].set = val10_s;
+      break;
+    default:
+      CGRT(bare100_create((bare100 **)&cases[0].g, NULL));
+      CGRT(ptr100_create((ptr100 **)&cases[1].g, NULL));
+      CGRT(val100_create((val100 **)&cases[2].g, NULL));
+      cases[0].launch = bare100_l, cases[1].launch = ptr100_l, cases[2].launch = val100_l;
+      cases[1].set = ptr100_s, cases[2].set = val100_s;
+      break;
+    }
+    static const char *const ways[] = {"bare_launch", "set_pointer_scalar", "set_value_scalar"};
+    char name[32];
+    snprintf(name, sizeof name, "%d_nodes", nodes);
+    for (int w = 0; w < 3; w++) {
+      row("scalars", name, ways[w], "host_us", host_cost(&cases[w], s, 200));
+      row("scalars", name, ways[w], "latency_us", time_step(scal_step, &cases[w], s, 300));
+    }
+    for (int w = 0; w < 3; w++)
+      cgrt_destroy(cases[w].g);
+  }
+}
+
+/* ---- creation ---- */
+
+static void bench_creation(cudaStream_t s) {
+  static const int sizes[] = {100, 1000, 10000};
+  for (int k = 0; k < 3; k++) {
+    int reps = sizes[k] >= 10000 ? 5 : 11;
+    double tc[11], th[11];
+    Chain c = {.n = sizes[k], .len = N};
+    CUDA(cudaMalloc((void **)&c.x, N * sizeof(float)));
+    c.args[0] = &c.x;
+    c.args[1] = &c.len;
+    for (int r = 0; r < reps; r++) {
+      double t0 = now_us();
+      void *g = NULL;
+      switch (k) {
+      case 0: CGRT(chain100_create((chain100 **)&g, NULL)); break;
+      case 1: CGRT(chain1000_create((chain1000 **)&g, NULL)); break;
+      default: CGRT(chain10000_create((chain10000 **)&g, NULL)); break;
+      }
+      tc[r] = now_us() - t0;
+      cgrt_destroy(g);
+      t0 = now_us();
+      cudaGraph_t graph = hand_chain(&c);
+      cudaGraphExec_t e = instantiate(graph, s); /* instantiate and upload */
+      th[r] = now_us() - t0;
+      CUDA(cudaGraphExecDestroy(e));
+      CUDA(cudaGraphDestroy(graph));
+    }
+    char name[32];
+    snprintf(name, sizeof name, "chain%d", sizes[k]);
+    row("creation", name, "cgc", "create_us", median(tc, reps));
+    row("creation", name, "hand", "create_us", median(th, reps));
+    CUDA(cudaFree(c.x));
+  }
+}
+
+int main(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    fprintf(stderr, "bench: no GPU\n");
+    return 77;
+  }
+  cudaStream_t s;
+  CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  printf("section,case,way,metric,value\n");
+  bench_chains(s);
+  bench_decode(s);
+  bench_concurrency(s);
+  bench_scalars(s);
+  bench_creation(s);
+  CUDA(cudaStreamDestroy(s));
+  return 0;
+}

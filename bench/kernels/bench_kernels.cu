@@ -1,0 +1,33 @@
+// The benchmarks' kernels: small, so that launch and graph overheads show.
+// Stream launches, stream capture, hand-written graphs, cgc's graphs and
+// PyTorch's graphs all run these same definitions.
+#include <cstdint>
+
+extern "C" __global__ void tick(float *x, uint32_t n) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    x[i] += 1.0f;
+}
+
+extern "C" __global__ void tick_ptr(float *x, const uint32_t *s, uint32_t n) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    x[i] += (float)*s;
+}
+
+extern "C" __global__ void tick_val(float *x, uint32_t s, uint32_t n) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    x[i] += (float)s;
+}
+
+// Busy-waits about ns nanoseconds, then ticks: work long enough for
+// independent branches to overlap.
+extern "C" __global__ void spin_tick(float *x, uint64_t ns) {
+  uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  while (now - start < ns);
+  x[threadIdx.x] += 1.0f;
+}

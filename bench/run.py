@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""cgc's benchmarks: the same kernels as stream launches, stream capture, a
+hand-written graph, cgc's graph and PyTorch's CUDA graph, in one run.
+
+  python3 bench/run.py [--out DIR] [--build DIR] [--arch 90]
+
+Builds the project with the benchmarks (CGC_BENCH=ON), runs bench/bench
+(C), builds and runs the PyTorch extension (bench/torch_ext) when PyTorch is
+there, times the compiler on generated graphs, and writes DIR/results.csv,
+DIR/ratios.png and DIR/table.txt; the table is printed last.
+"""
+import argparse
+import csv
+import io
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def sh(cmd, **kw):
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def build(build_dir, arch):
+    sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+        "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
+    sh(["cmake", "--build", build_dir, "--target", "bench", "cgc"], stdout=subprocess.DEVNULL)
+
+
+def run_c(build_dir):
+    out = sh([os.path.join(build_dir, "bench", "bench")], stdout=subprocess.PIPE, text=True).stdout
+    return [r for r in csv.DictReader(io.StringIO(out))]
+
+
+def run_torch(arch):
+    """PyTorch's CUDA graph capturing the same chains of tick kernels."""
+    try:
+        import torch
+        from torch.utils.cpp_extension import load
+    except ImportError:
+        print("bench: no PyTorch here; its rows are left out", flush=True)
+        return []
+    ext = load(name="cgc_bench_ext",
+               sources=[os.path.join(HERE, "torch_ext", "tick_ext.cpp"),
+                        os.path.join(HERE, "torch_ext", "tick_ext.cu")],
+               extra_cuda_cflags=["-gencode=arch=compute_%s,code=sm_%s" % (arch, arch)],
+               build_directory=tempfile.mkdtemp(prefix="cgc_torch_ext_"), verbose=False)
+    rows = []
+    for n in (1, 33, 1000):
+        x = torch.zeros(256, device="cuda")
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up before capture, as PyTorch asks
+            for _ in range(3):
+                ext.chain(x, n)
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            ext.chain(x, n)
+        for _ in range(20):
+            g.replay()
+            torch.cuda.synchronize()
+        times = []
+        for _ in range(100 if n >= 1000 else 400):
+            t0 = time.perf_counter()
+            g.replay()
+            torch.cuda.synchronize()
+            times.append((time.perf_counter() - t0) * 1e6)
+        t = statistics.median(times)
+        case = "chain%d" % n
+        rows.append(dict(section="chain", case=case, way="torch_graph", metric="latency_us",
+                         value="%.4f" % t))
+        rows.append(dict(section="chain", case=case, way="torch_graph", metric="per_node_us",
+                         value="%.4f" % (t / n)))
+    return rows
+
+
+def measure(cmd):
+    """Wall time and peak resident memory (MiB) of one command."""
+    code = ("import resource, subprocess, sys, time\n"
+            "t = time.perf_counter()\n"
+            "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
+            "t = time.perf_counter() - t\n"
+            "print(t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n")
+    out = subprocess.run([sys.executable, "-c", code] + cmd, check=True, stdout=subprocess.PIPE,
+                         text=True).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def run_compiler(build_dir):
+    cgc = os.path.join(build_dir, "compiler", "cgc")
+    cuda_inc = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (1000, 10000, 100000):
+            src = os.path.join(tmp, "g.cgraph")
+            with open(src, "w") as f:
+                subprocess.run([sys.executable, os.path.join(HERE, "gen_graph.py"), "--nodes",
+                                str(n)], check=True, stdout=f)
+            out_c = os.path.join(tmp, "g_graph.c")
+            runs = [measure([cgc, "-o", out_c, src]) for _ in range(3)]
+            gcc = [measure(["gcc", "-O2", "-std=c11", "-I", os.path.join(ROOT, "runtime"), "-I",
+                            cuda_inc, "-c", out_c, "-o", os.path.join(tmp, "g.o")])
+                   for _ in range(3)]
+            case = "%dk_nodes" % (n // 1000)
+            rows.append(dict(section="compiler", case=case, way="cgc", metric="seconds",
+                             value="%.4f" % statistics.median(r[0] for r in runs)))
+            rows.append(dict(section="compiler", case=case, way="cgc", metric="peak_mib",
+                             value="%.1f" % statistics.median(r[1] for r in runs)))
+            rows.append(dict(section="compiler", case=case, way="gcc_O2", metric="seconds",
+                             value="%.4f" % statistics.median(r[0] for r in gcc)))
+    return rows
+
+
+def get(rows, section, case, way, metric):
+    for r in rows:
+        if (r["section"], r["case"], r["way"], r["metric"]) == (section, case, way, metric):
+            return float(r["value"])
+    return None
+
+
+def ratio_lines(rows):
+    """(label, value, target text, met) for the table and the plot."""
+    out = []
+
+    def add(label, num, den, target, ok):
+        if num is None or den is None or den == 0:
+            out.append((label, None, target, None))
+        else:
+            v = num / den
+            out.append((label, v, target, ok(v)))
+
+    for n in (1, 33, 1000):
+        c = "chain%d" % n
+        cgc = get(rows, "chain", c, "cgc", "latency_us")
+        add("%s: stream / cgc" % c, get(rows, "chain", c, "stream", "latency_us"), cgc,
+            ">= 4" if n == 33 else "", (lambda v: v >= 4) if n == 33 else (lambda v: None))
+        add("%s: capture / cgc" % c, get(rows, "chain", c, "capture", "latency_us"), cgc, "",
+            lambda v: None)
+        add("%s: cgc / hand-written" % c, cgc, get(rows, "chain", c, "hand", "latency_us"),
+            "<= 1.02", lambda v: v <= 1.02)
+        add("%s: torch graph / cgc" % c, get(rows, "chain", c, "torch_graph", "latency_us"), cgc,
+            "> 1" if n == 33 else "", (lambda v: v > 1) if n == 33 else (lambda v: None))
+    d = get(rows, "decode", "decode_step", "cgc", "step_us")
+    for way in ("stream", "capture", "hand"):
+        add("decode_step: %s / cgc" % way, get(rows, "decode", "decode_step", way, "step_us"), d,
+            "", lambda v: None)
+    add("8 chains: serialised / parallel",
+        get(rows, "concurrency", "8x33_spin20us", "cgc_serialised", "latency_us"),
+        get(rows, "concurrency", "8x33_spin20us", "cgc", "latency_us"), ">= 6", lambda v: v >= 6)
+    for k in (1, 10, 100):
+        c = "%d_nodes" % k
+        bare = get(rows, "scalars", c, "bare_launch", "host_us")
+        add("set scalar + launch, %d reading: host / bare launch" % k,
+            get(rows, "scalars", c, "set_pointer_scalar", "host_us"), bare, "<= 1.2",
+            lambda v: v <= 1.2)
+        add("set by-value scalar in %d nodes + launch: host / bare" % k,
+            get(rows, "scalars", c, "set_value_scalar", "host_us"), bare, "", lambda v: None)
+        add("set scalar + launch, %d reading: latency / bare" % k,
+            get(rows, "scalars", c, "set_pointer_scalar", "latency_us"),
+            get(rows, "scalars", c, "bare_launch", "latency_us"), "", lambda v: None)
+    for n in (100, 1000, 10000):
+        c = "chain%d" % n
+        add("create %d nodes: cgc / hand-written" % n, get(rows, "creation", c, "cgc", "create_us"),
+            get(rows, "creation", c, "hand", "create_us"), "<= 1.1", lambda v: v <= 1.1)
+    return out
+
+
+def plot(lines, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("bench: no matplotlib; no plot", flush=True)
+        return
+    shown = [l for l in lines if l[1] is not None]
+    fig, ax = plt.subplots(figsize=(10, 0.32 * len(shown) + 1.5))
+    colors = ["tab:green" if l[3] else "tab:red" if l[3] is False else "tab:gray" for l in shown]
+    ax.barh(range(len(shown)), [l[1] for l in shown], color=colors)
+    ax.set_yticks(range(len(shown)))
+    ax.set_yticklabels([l[0] for l in shown], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.axvline(1, color="black", linewidth=0.8)
+    ax.set_xlabel("ratio (log scale); green: target met, red: missed, gray: no target")
+    ax.set_title("cgc benchmarks: ratios from one run")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", default=os.path.join(ROOT, "bench-results"))
+    p.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
+    p.add_argument("--arch", default="90", help="CUDA architecture (90 for H100 and H200)")
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    build(args.build, args.arch)
+    rows = run_c(args.build)
+    rows += run_torch(args.arch)
+    rows += run_compiler(args.build)
+    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["section", "case", "way", "metric", "value"])
+        w.writeheader()
+        w.writerows(rows)
+    lines = ratio_lines(rows)
+    plot(lines, os.path.join(args.out, "ratios.png"))
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         stdout=subprocess.PIPE, text=True).stdout.strip()
+    table = io.StringIO()
+    table.write("GPU: %s; host: %s\n\n" % (gpu, platform.node()))
+    table.write("%-58s %10s\n" % ("measurement", "value"))
+    for r in rows:
+        label = "%s %s %s %s" % (r["section"], r["case"], r["way"], r["metric"])
+        table.write("%-58s %10s\n" % (label, r["value"]))
+    table.write("\n%-58s %8s %8s %s\n" % ("ratio", "value", "target", ""))
+    for label, v, target, ok in lines:
+        mark = "" if ok is None else "met" if ok else "MISSED"
+        table.write("%-58s %8s %8s %s\n" % (label, "-" if v is None else "%.2f" % v, target, mark))
+    with open(os.path.join(args.out, "table.txt"), "w") as f:
+        f.write(table.getvalue())
+    print(table.getvalue())
+
+
+if __name__ == "__main__":
+    main()
