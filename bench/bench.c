@@ -432,9 +432,49 @@ SCAL_CASES(1)
 SCAL_CASES(10)
 SCAL_CASES(100)
 
+/* The same K independent tick nodes, by hand: K entry nodes. */
+typedef struct HandWide {
+  cudaGraphExec_t exec;
+} HandWide;
+
+static cgrt_status hand_wide_launch(void *ctx, cudaStream_t s) {
+  HandWide *h = ctx;
+  return cudaGraphLaunch(h->exec, s) == cudaSuccess ? CGRT_OK : CGRT_ERROR_CUDA;
+}
+
 static void bench_scalars(cudaStream_t s) {
   for (int k = 0; k < 3; k++) {
     int nodes = k == 0 ? 1 : k == 1 ? 10 : 100;
+    {
+      float *x;
+      uint32_t len = N;
+      CUDA(cudaMalloc((void **)&x, (size_t)nodes * N * sizeof(float)));
+      float *rows[100];
+      void *args[100][2];
+      cudaGraph_t graph;
+      CUDA(cudaGraphCreate(&graph, 0));
+      for (int i = 0; i < nodes; i++) {
+        rows[i] = x + (size_t)i * N;
+        args[i][0] = &rows[i];
+        args[i][1] = &len;
+        struct cudaKernelNodeParams p = {0};
+        p.func = (void *)fn(tick);
+        p.gridDim = dim3_of(1);
+        p.blockDim = dim3_of(N);
+        p.kernelParams = args[i];
+        cudaGraphNode_t node;
+        CUDA(cudaGraphAddKernelNode(&node, graph, NULL, 0, &p));
+      }
+      HandWide h = {instantiate(graph, s)};
+      Scal c = {.g = &h, .launch = hand_wide_launch};
+      char name[32];
+      snprintf(name, sizeof name, "%d_nodes", nodes);
+      row("scalars", name, "hand_bare_launch", "host_us", host_cost(&c, s, 200));
+      row("scalars", name, "hand_bare_launch", "latency_us", time_step(scal_step, &c, s, 300));
+      CUDA(cudaGraphExecDestroy(h.exec));
+      CUDA(cudaGraphDestroy(graph));
+      CUDA(cudaFree(x));
+    }
     Scal cases[3] = {0};
     switch (k) {
     case 0:

@@ -164,6 +164,11 @@ def ratio_lines(rows):
             lambda v: v <= 1.2)
         add("set by-value scalar in %d nodes + launch: host / bare" % k,
             get(rows, "scalars", c, "set_value_scalar", "host_us"), bare, "", lambda v: None)
+        add("%d independent nodes, launch: hand-written host / cgc" % k,
+            get(rows, "scalars", c, "hand_bare_launch", "host_us"), bare, "", lambda v: None)
+        add("%d independent nodes, launch: hand-written latency / cgc" % k,
+            get(rows, "scalars", c, "hand_bare_launch", "latency_us"),
+            get(rows, "scalars", c, "bare_launch", "latency_us"), "", lambda v: None)
         add("set scalar + launch, %d reading: latency / bare" % k,
             get(rows, "scalars", c, "set_pointer_scalar", "latency_us"),
             get(rows, "scalars", c, "bare_launch", "latency_us"), "", lambda v: None)
