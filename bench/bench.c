@@ -67,6 +67,28 @@ static void row(const char *section, const char *name, const char *way, const ch
   fflush(stdout);
 }
 
+/* Times several ways of one step in turn, round after round, so that drift
+ * in clocks or load falls on all alike; medians into out[]. */
+static void time_interleaved(int nways, const Step *f, void *const *ctx, cudaStream_t s,
+                             int reps, double *out) {
+  double *t = malloc((size_t)reps * nways * sizeof *t);
+  for (int w = 0; w < nways; w++)
+    for (int i = 0; i < 20; i++) {
+      f[w](ctx[w], s);
+      CUDA(cudaStreamSynchronize(s));
+    }
+  for (int i = 0; i < reps; i++)
+    for (int w = 0; w < nways; w++) {
+      double t0 = now_us();
+      f[w](ctx[w], s);
+      CUDA(cudaStreamSynchronize(s));
+      t[w * reps + i] = now_us() - t0;
+    }
+  for (int w = 0; w < nways; w++)
+    out[w] = median(t + w * reps, reps);
+  free(t);
+}
+
 /* Times f(ctx) followed by a wait on `s`: warm-up, then the median. */
 typedef void (*Step)(void *ctx, cudaStream_t s);
 static double time_step(Step f, void *ctx, cudaStream_t s, int reps) {
@@ -156,45 +178,42 @@ static void bench_chains(cudaStream_t s) {
   static const int sizes[] = {1, 33, 1000};
   cgrt_status (*launches[])(void *, cudaStream_t) = {launch_chain1, launch_chain33,
                                                     launch_chain1000};
+  static const char *const ways[] = {"stream", "capture", "hand", "cgc"};
   for (int k = 0; k < 3; k++) {
-    Chain c = {.n = sizes[k], .len = N};
-    CUDA(cudaMalloc((void **)&c.x, N * sizeof(float)));
-    c.args[0] = &c.x;
-    c.args[1] = &c.len;
-    char name[32];
-    snprintf(name, sizeof name, "chain%d", c.n);
-    int reps = c.n >= 1000 ? 100 : 400;
-    double t = time_step(chain_stream, &c, s, reps);
-    row("chain", name, "stream", "latency_us", t);
-    row("chain", name, "stream", "per_node_us", t / c.n);
-
-    cudaGraph_t graph;
-    c.exec = capture(chain_stream, &c, s, &graph);
-    t = time_step(graph_launch, &c, s, reps);
-    row("chain", name, "capture", "latency_us", t);
-    row("chain", name, "capture", "per_node_us", t / c.n);
-    CUDA(cudaGraphExecDestroy(c.exec));
-    CUDA(cudaGraphDestroy(graph));
-
-    graph = hand_chain(&c);
-    c.exec = instantiate(graph, s);
-    t = time_step(graph_launch, &c, s, reps);
-    row("chain", name, "hand", "latency_us", t);
-    row("chain", name, "hand", "per_node_us", t / c.n);
-    CUDA(cudaGraphExecDestroy(c.exec));
-    CUDA(cudaGraphDestroy(graph));
-
-    switch (k) {
-    case 0: CGRT(chain1_create((chain1 **)&c.cgc, NULL)); break;
-    case 1: CGRT(chain33_create((chain33 **)&c.cgc, NULL)); break;
-    default: CGRT(chain1000_create((chain1000 **)&c.cgc, NULL)); break;
+    Chain c[4];
+    cudaGraph_t graphs[2];
+    for (int w = 0; w < 4; w++) {
+      c[w] = (Chain){.n = sizes[k], .len = N};
+      CUDA(cudaMalloc((void **)&c[w].x, N * sizeof(float)));
+      c[w].args[0] = &c[w].x;
+      c[w].args[1] = &c[w].len;
     }
-    c.cgc_launch = launches[k];
-    t = time_step(chain_cgc, &c, s, reps);
-    row("chain", name, "cgc", "latency_us", t);
-    row("chain", name, "cgc", "per_node_us", t / c.n);
-    cgrt_destroy(c.cgc);
-    CUDA(cudaFree(c.x));
+    c[1].exec = capture(chain_stream, &c[1], s, &graphs[0]);
+    graphs[1] = hand_chain(&c[2]);
+    c[2].exec = instantiate(graphs[1], s);
+    switch (k) {
+    case 0: CGRT(chain1_create((chain1 **)&c[3].cgc, NULL)); break;
+    case 1: CGRT(chain33_create((chain33 **)&c[3].cgc, NULL)); break;
+    default: CGRT(chain1000_create((chain1000 **)&c[3].cgc, NULL)); break;
+    }
+    c[3].cgc_launch = launches[k];
+    Step f[4] = {chain_stream, graph_launch, graph_launch, chain_cgc};
+    void *ctx[4] = {&c[0], &c[1], &c[2], &c[3]};
+    double t[4];
+    time_interleaved(4, f, ctx, s, c[0].n >= 1000 ? 100 : 400, t);
+    char name[32];
+    snprintf(name, sizeof name, "chain%d", c[0].n);
+    for (int w = 0; w < 4; w++) {
+      row("chain", name, ways[w], "latency_us", t[w]);
+      row("chain", name, ways[w], "per_node_us", t[w] / c[0].n);
+    }
+    CUDA(cudaGraphExecDestroy(c[1].exec));
+    CUDA(cudaGraphExecDestroy(c[2].exec));
+    CUDA(cudaGraphDestroy(graphs[0]));
+    CUDA(cudaGraphDestroy(graphs[1]));
+    cgrt_destroy(c[3].cgc);
+    for (int w = 0; w < 4; w++)
+      CUDA(cudaFree(c[w].x));
   }
 }
 
@@ -339,26 +358,26 @@ static void bench_decode(cudaStream_t s) {
     dc.hscal[2 * p] = (uint32_t)p, dc.hscal[2 * p + 1] = (uint32_t)p + 1;
   decode_args(&dc);
 
-  const int reps = 30;
-  double t = time_step(decode_stream, &dc, s, reps);
-  row("decode", "decode_step", "stream", "step_us", t / POSITIONS);
-  cudaGraph_t graph;
-  dc.exec = capture(decode_capture_kernels, &dc, s, &graph);
-  t = time_step(decode_graph, &dc, s, reps);
-  row("decode", "decode_step", "capture", "step_us", t / POSITIONS);
-  CUDA(cudaGraphExecDestroy(dc.exec));
-  CUDA(cudaGraphDestroy(graph));
-  graph = hand_decode(&dc);
-  dc.exec = instantiate(graph, s);
-  t = time_step(decode_graph, &dc, s, reps);
-  row("decode", "decode_step", "hand", "step_us", t / POSITIONS);
-  CUDA(cudaGraphExecDestroy(dc.exec));
-  CUDA(cudaGraphDestroy(graph));
+  /* Each way has its own copy of the state it launches with. */
+  Decode ways[4] = {dc, dc, dc, dc};
+  cudaGraph_t graphs[2];
+  ways[1].exec = capture(decode_capture_kernels, &ways[1], s, &graphs[0]);
+  graphs[1] = hand_decode(&ways[2]);
+  ways[2].exec = instantiate(graphs[1], s);
   decode_step_extern ext = {dc.x, dc.wn, dc.w[0], dc.w[1], dc.w[2], dc.w[3], dc.kc, dc.vc};
-  CGRT(decode_step_create(&dc.cgc, &ext, NULL));
-  t = time_step(decode_cgc, &dc, s, reps);
-  row("decode", "decode_step", "cgc", "step_us", t / POSITIONS);
-  decode_step_destroy(dc.cgc);
+  CGRT(decode_step_create(&ways[3].cgc, &ext, NULL));
+  Step f[4] = {decode_stream, decode_graph, decode_graph, decode_cgc};
+  void *ctx[4] = {&ways[0], &ways[1], &ways[2], &ways[3]};
+  static const char *const names[] = {"stream", "capture", "hand", "cgc"};
+  double t[4];
+  time_interleaved(4, f, ctx, s, 30, t);
+  for (int w = 0; w < 4; w++)
+    row("decode", "decode_step", names[w], "step_us", t[w] / POSITIONS);
+  CUDA(cudaGraphExecDestroy(ways[1].exec));
+  CUDA(cudaGraphExecDestroy(ways[2].exec));
+  CUDA(cudaGraphDestroy(graphs[0]));
+  CUDA(cudaGraphDestroy(graphs[1]));
+  decode_step_destroy(ways[3].cgc);
 
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
     CUDA(cudaFree(*bufs[i]));
