@@ -67,6 +67,8 @@ static void row(const char *section, const char *name, const char *way, const ch
   fflush(stdout);
 }
 
+typedef void (*Step)(void *ctx, cudaStream_t s);
+
 /* Times several ways of one step in turn, round after round, so that drift
  * in clocks or load falls on all alike; medians into out[]. */
 static void time_interleaved(int nways, const Step *f, void *const *ctx, cudaStream_t s,
@@ -90,7 +92,6 @@ static void time_interleaved(int nways, const Step *f, void *const *ctx, cudaStr
 }
 
 /* Times f(ctx) followed by a wait on `s`: warm-up, then the median. */
-typedef void (*Step)(void *ctx, cudaStream_t s);
 static double time_step(Step f, void *ctx, cudaStream_t s, int reps) {
   double *t = malloc((size_t)reps * sizeof *t);
   for (int i = 0; i < 20; i++) {
