@@ -175,15 +175,21 @@ CHAIN_CASE(1)
 CHAIN_CASE(33)
 CHAIN_CASE(1000)
 
+/* The ways a chain is driven.  "hand_upload0" is the hand-written graph
+ * uploaded in the legacy default stream rather than in the stream it runs
+ * in, and "cgc_upload0" cgc's graph created with the default options, which
+ * upload there too; "cgc" is given the stream it runs in. */
 static void bench_chains(cudaStream_t s) {
   static const int sizes[] = {1, 33, 1000};
   cgrt_status (*launches[])(void *, cudaStream_t) = {launch_chain1, launch_chain33,
                                                     launch_chain1000};
-  static const char *const ways[] = {"stream", "capture", "hand", "cgc"};
+  static const char *const ways[] = {"stream", "capture", "hand", "cgc", "hand_upload0",
+                                     "cgc_upload0"};
+  enum { WAYS = 6 };
   for (int k = 0; k < 3; k++) {
-    Chain c[4];
-    cudaGraph_t graphs[2];
-    for (int w = 0; w < 4; w++) {
+    Chain c[WAYS];
+    cudaGraph_t graphs[3];
+    for (int w = 0; w < WAYS; w++) {
       c[w] = (Chain){.n = sizes[k], .len = N};
       CUDA(cudaMalloc((void **)&c[w].x, N * sizeof(float)));
       c[w].args[0] = &c[w].x;
@@ -192,28 +198,38 @@ static void bench_chains(cudaStream_t s) {
     c[1].exec = capture(chain_stream, &c[1], s, &graphs[0]);
     graphs[1] = hand_chain(&c[2]);
     c[2].exec = instantiate(graphs[1], s);
-    switch (k) {
-    case 0: CGRT(chain1_create((chain1 **)&c[3].cgc, NULL)); break;
-    case 1: CGRT(chain33_create((chain33 **)&c[3].cgc, NULL)); break;
-    default: CGRT(chain1000_create((chain1000 **)&c[3].cgc, NULL)); break;
+    graphs[2] = hand_chain(&c[4]);
+    c[4].exec = instantiate(graphs[2], 0);
+    cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s};
+    for (int w = 3; w < WAYS; w += 2) {
+      const cgrt_options *o = w == 3 ? &in_s : NULL;
+      switch (k) {
+      case 0: CGRT(chain1_create((chain1 **)&c[w].cgc, o)); break;
+      case 1: CGRT(chain33_create((chain33 **)&c[w].cgc, o)); break;
+      default: CGRT(chain1000_create((chain1000 **)&c[w].cgc, o)); break;
+      }
+      c[w].cgc_launch = launches[k];
     }
-    c[3].cgc_launch = launches[k];
-    Step f[4] = {chain_stream, graph_launch, graph_launch, chain_cgc};
-    void *ctx[4] = {&c[0], &c[1], &c[2], &c[3]};
-    double t[4];
-    time_interleaved(4, f, ctx, s, c[0].n >= 1000 ? 100 : 400, t);
+    Step f[WAYS] = {chain_stream, graph_launch, graph_launch, chain_cgc, graph_launch, chain_cgc};
+    void *ctx[WAYS];
+    for (int w = 0; w < WAYS; w++)
+      ctx[w] = &c[w];
+    double t[WAYS];
+    time_interleaved(WAYS, f, ctx, s, c[0].n >= 1000 ? 100 : 400, t);
     char name[32];
     snprintf(name, sizeof name, "chain%d", c[0].n);
-    for (int w = 0; w < 4; w++) {
+    for (int w = 0; w < WAYS; w++) {
       row("chain", name, ways[w], "latency_us", t[w]);
       row("chain", name, ways[w], "per_node_us", t[w] / c[0].n);
     }
     CUDA(cudaGraphExecDestroy(c[1].exec));
     CUDA(cudaGraphExecDestroy(c[2].exec));
-    CUDA(cudaGraphDestroy(graphs[0]));
-    CUDA(cudaGraphDestroy(graphs[1]));
+    CUDA(cudaGraphExecDestroy(c[4].exec));
+    for (int i = 0; i < 3; i++)
+      CUDA(cudaGraphDestroy(graphs[i]));
     cgrt_destroy(c[3].cgc);
-    for (int w = 0; w < 4; w++)
+    cgrt_destroy(c[5].cgc);
+    for (int w = 0; w < WAYS; w++)
       CUDA(cudaFree(c[w].x));
   }
 }
@@ -366,7 +382,8 @@ static void bench_decode(cudaStream_t s) {
   graphs[1] = hand_decode(&ways[2]);
   ways[2].exec = instantiate(graphs[1], s);
   decode_step_extern ext = {dc.x, dc.wn, dc.w[0], dc.w[1], dc.w[2], dc.w[3], dc.kc, dc.vc};
-  CGRT(decode_step_create(&ways[3].cgc, &ext, NULL));
+  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s};
+  CGRT(decode_step_create(&ways[3].cgc, &ext, &in_s));
   Step f[4] = {decode_stream, decode_graph, decode_graph, decode_cgc};
   void *ctx[4] = {&ways[0], &ways[1], &ways[2], &ways[3]};
   static const char *const names[] = {"stream", "capture", "hand", "cgc"};
@@ -399,8 +416,9 @@ static void ser8_step(void *g, cudaStream_t s) { CGRT(ser8_launch(g, s)); }
 static void bench_concurrency(cudaStream_t s) {
   par8 *p;
   ser8 *q;
-  CGRT(par8_create(&p, NULL));
-  CGRT(ser8_create(&q, NULL));
+  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s};
+  CGRT(par8_create(&p, &in_s));
+  CGRT(ser8_create(&q, &in_s));
   const uint64_t ns = 20000; /* 20 us a kernel */
   CGRT(par8_set_ns(p, ns));
   CGRT(ser8_set_ns(q, ns));
@@ -463,6 +481,7 @@ static cgrt_status hand_wide_launch(void *ctx, cudaStream_t s) {
 }
 
 static void bench_scalars(cudaStream_t s) {
+  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s};
   for (int k = 0; k < 3; k++) {
     int nodes = k == 0 ? 1 : k == 1 ? 10 : 100;
     {
@@ -498,23 +517,23 @@ static void bench_scalars(cudaStream_t s) {
     Scal cases[3] = {0};
     switch (k) {
     case 0:
-      CGRT(bare1_create((bare1 **)&cases[0].g, NULL));
-      CGRT(ptr1_create((ptr1 **)&cases[1].g, NULL));
-      CGRT(val1_create((val1 **)&cases[2].g, NULL));
+      CGRT(bare1_create((bare1 **)&cases[0].g, &in_s));
+      CGRT(ptr1_create((ptr1 **)&cases[1].g, &in_s));
+      CGRT(val1_create((val1 **)&cases[2].g, &in_s));
       cases[0].launch = bare1_l, cases[1].launch = ptr1_l, cases[2].launch = val1_l;
       cases[1].set = ptr1_s, cases[2].set = val1_s;
       break;
     case 1:
-      CGRT(bare10_create((bare10 **)&cases[0].g, NULL));
-      CGRT(ptr10_create((ptr10 **)&cases[1].g, NULL));
-      CGRT(val10_create((val10 **)&cases[2].g, NULL));
+      CGRT(bare10_create((bare10 **)&cases[0].g, &in_s));
+      CGRT(ptr10_create((ptr10 **)&cases[1].g, &in_s));
+      CGRT(val10_create((val10 **)&cases[2].g, &in_s));
       cases[0].launch = bare10_l, cases[1].launch = ptr10_l, cases[2].launch = val10_l;
       cases[1].set = ptr10_s, cases[2].set = val10_s;
       break;
     default:
-      CGRT(bare100_create((bare100 **)&cases[0].g, NULL));
-      CGRT(ptr100_create((ptr100 **)&cases[1].g, NULL));
-      CGRT(val100_create((val100 **)&cases[2].g, NULL));
+      CGRT(bare100_create((bare100 **)&cases[0].g, &in_s));
+      CGRT(ptr100_create((ptr100 **)&cases[1].g, &in_s));
+      CGRT(val100_create((val100 **)&cases[2].g, &in_s));
       cases[0].launch = bare100_l, cases[1].launch = ptr100_l, cases[2].launch = val100_l;
       cases[1].set = ptr100_s, cases[2].set = val100_s;
       break;
@@ -545,10 +564,11 @@ static void bench_creation(cudaStream_t s) {
     for (int r = 0; r < reps; r++) {
       double t0 = now_us();
       void *g = NULL;
+      cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s};
       switch (k) {
-      case 0: CGRT(chain100_create((chain100 **)&g, NULL)); break;
-      case 1: CGRT(chain1000_create((chain1000 **)&g, NULL)); break;
-      default: CGRT(chain10000_create((chain10000 **)&g, NULL)); break;
+      case 0: CGRT(chain100_create((chain100 **)&g, &in_s)); break;
+      case 1: CGRT(chain1000_create((chain1000 **)&g, &in_s)); break;
+      default: CGRT(chain10000_create((chain10000 **)&g, &in_s)); break;
       }
       tc[r] = now_us() - t0;
       cgrt_destroy(g);

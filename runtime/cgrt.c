@@ -28,7 +28,7 @@ enum {
   RING_EVENTS = RING / RING_GROUP,
   ALIGN = 256,      /* alignment of every owned buffer */
   BIG_SMEM = 48 * 1024,
-  ENTRY_ROOTS = 8   /* entry nodes from which a graph gets a single entry kernel */
+  ENTRY_ROOTS = 2   /* entry nodes from which a graph gets a single entry kernel */
 };
 
 /* The runtime's kernels (cgrt_kernels.cu); only their addresses are used. */
@@ -563,9 +563,9 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
       live++;
     }
   if (o->upload) {
-    if ((err = CU(cudaGraphUpload(g->exec, 0))) != cudaSuccess)
+    if ((err = CU(cudaGraphUpload(g->exec, o->stream))) != cudaSuccess)
       return fail(d, "cudaGraphUpload", err);
-    if ((err = CU(cudaStreamSynchronize(0))) != cudaSuccess)
+    if ((err = CU(cudaStreamSynchronize(o->stream))) != cudaSuccess)
       return fail(d, "cudaStreamSynchronize", err);
   }
   return CGRT_OK;

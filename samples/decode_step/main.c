@@ -128,7 +128,9 @@ int main(void) {
   decode_step *g;
   cudaStream_t stream;
   CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  CGRT(decode_step_create(&g, &ext, NULL));
+  cgrt_options opt = CGRT_OPTIONS_INIT;
+  opt.stream = stream; /* upload where it will run */
+  CGRT(decode_step_create(&g, &ext, &opt));
   cudaEvent_t start, stop;
   CUDA(cudaEventCreate(&start));
   CUDA(cudaEventCreate(&stop));
