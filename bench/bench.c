@@ -69,8 +69,9 @@ static void row(const char *section, const char *name, const char *way, const ch
 
 typedef void (*Step)(void *ctx, cudaStream_t s);
 
-/* Times several ways of one step in turn, round after round, so that drift
- * in clocks or load falls on all alike; medians into out[]. */
+/* Times several ways of one step in turn, round after round and in a new
+ * random order each round, so that drift in clocks or load and the effect
+ * of what ran just before fall on all alike; medians into out[]. */
 static void time_interleaved(int nways, const Step *f, void *const *ctx, cudaStream_t s,
                              int reps, double *out) {
   double *t = malloc((size_t)reps * nways * sizeof *t);
@@ -79,13 +80,24 @@ static void time_interleaved(int nways, const Step *f, void *const *ctx, cudaStr
       f[w](ctx[w], s);
       CUDA(cudaStreamSynchronize(s));
     }
-  for (int i = 0; i < reps; i++)
-    for (int w = 0; w < nways; w++) {
+  uint64_t rng = 0x9e3779b97f4a7c15u;
+  int order[16];
+  for (int w = 0; w < nways; w++)
+    order[w] = w;
+  for (int i = 0; i < reps; i++) {
+    for (int w = nways - 1; w > 0; w--) { /* Fisher-Yates */
+      rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+      int j = (int)(rng % (uint64_t)(w + 1)), tmp = order[w];
+      order[w] = order[j], order[j] = tmp;
+    }
+    for (int k = 0; k < nways; k++) {
+      int w = order[k];
       double t0 = now_us();
       f[w](ctx[w], s);
       CUDA(cudaStreamSynchronize(s));
       t[w * reps + i] = now_us() - t0;
     }
+  }
   for (int w = 0; w < nways; w++)
     out[w] = median(t + w * reps, reps);
   free(t);
