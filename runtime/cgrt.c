@@ -423,12 +423,13 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, const cudaGraphNode_t *de
 }
 
 /* Adds the nodes in a topological order, each with its predecessors as
- * dependencies: on the H200 its replays ran about 8% faster than those of
- * the same graph whose edges were added in one call after the nodes
- * (bench/).  A graph with several entry nodes gets one empty kernel in
- * front of them: a launch of 100 independent nodes then takes about 27 us
- * instead of 80, and the decode step's two entries cost 5 us a step more
- * than one; an empty graph node does not do it, instantiation drops it. */
+ * dependencies, as a hand-written graph does (adding every edge in one
+ * call afterwards replayed no faster and created 10,000 nodes about 10%
+ * slower on the H200: BENCHMARKS.md).  A graph with several entry nodes
+ * gets one empty kernel in front of them: a launch of 100 independent
+ * nodes then takes about 28 us instead of 78, and the decode step's two
+ * entries cost 5 us a step more than one; an empty graph node does not do
+ * it, instantiation drops it. */
 static cgrt_status add_nodes(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   cudaError_t err;
