@@ -190,20 +190,23 @@ CHAIN_CASE(1000)
 /* The ways a chain is driven.  "hand_upload0" is the hand-written graph
  * uploaded in the legacy default stream rather than in the stream it runs
  * in, and "cgc_upload0" cgc's graph created with the default options, which
- * upload there too; "cgc" is given the stream it runs in. */
+ * upload there too; "cgc" is given the stream it runs in;
+ * "hand_on_cgc_buffer" is the hand-written graph working on the buffer in
+ * cgc's allocation. */
 static void bench_chains(cudaStream_t s) {
   static const int sizes[] = {1, 33, 1000};
   cgrt_status (*launches[])(void *, cudaStream_t) = {launch_chain1, launch_chain33,
                                                     launch_chain1000};
   static const char *const ways[] = {"stream", "capture", "hand", "cgc", "hand_upload0",
-                                     "cgc_upload0"};
-  enum { WAYS = 6 };
+                                     "cgc_upload0", "hand_on_cgc_buffer"};
+  enum { WAYS = 7 };
   for (int k = 0; k < 3; k++) {
     Chain c[WAYS];
     cudaGraph_t graphs[3];
     for (int w = 0; w < WAYS; w++) {
       c[w] = (Chain){.n = sizes[k], .len = N};
-      CUDA(cudaMalloc((void **)&c[w].x, N * sizeof(float)));
+      if (w != 6) /* that one uses cgc's buffer, below */
+        CUDA(cudaMalloc((void **)&c[w].x, N * sizeof(float)));
       c[w].args[0] = &c[w].x;
       c[w].args[1] = &c[w].len;
     }
@@ -222,7 +225,17 @@ static void bench_chains(cudaStream_t s) {
       }
       c[w].cgc_launch = launches[k];
     }
-    Step f[WAYS] = {chain_stream, graph_launch, graph_launch, chain_cgc, graph_launch, chain_cgc};
+    /* The hand-written chain again, on the buffer inside cgc's allocation. */
+    cudaGraph_t extra;
+    switch (k) {
+    case 0: c[6].x = chain1_buffer_x(c[3].cgc); break;
+    case 1: c[6].x = chain33_buffer_x(c[3].cgc); break;
+    default: c[6].x = chain1000_buffer_x(c[3].cgc); break;
+    }
+    extra = hand_chain(&c[6]);
+    c[6].exec = instantiate(extra, s);
+    Step f[WAYS] = {chain_stream, graph_launch, graph_launch, chain_cgc, graph_launch, chain_cgc,
+                    graph_launch};
     void *ctx[WAYS];
     for (int w = 0; w < WAYS; w++)
       ctx[w] = &c[w];
@@ -237,12 +250,15 @@ static void bench_chains(cudaStream_t s) {
     CUDA(cudaGraphExecDestroy(c[1].exec));
     CUDA(cudaGraphExecDestroy(c[2].exec));
     CUDA(cudaGraphExecDestroy(c[4].exec));
+    CUDA(cudaGraphExecDestroy(c[6].exec));
     for (int i = 0; i < 3; i++)
       CUDA(cudaGraphDestroy(graphs[i]));
+    CUDA(cudaGraphDestroy(extra));
     cgrt_destroy(c[3].cgc);
     cgrt_destroy(c[5].cgc);
     for (int w = 0; w < WAYS; w++)
-      CUDA(cudaFree(c[w].x));
+      if (w != 6)
+        CUDA(cudaFree(c[w].x));
   }
 }
 
