@@ -427,7 +427,7 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, const cudaGraphNode_t *de
  * call afterwards replayed no faster and created 10,000 nodes about 10%
  * slower on the H200: BENCHMARKS.md).  A graph with several entry nodes
  * gets one empty kernel in front of them: a launch of 100 independent
- * nodes then takes about 28 us instead of 78, and the decode step's two
+ * nodes then takes about 30 us instead of 110, and the decode step's two
  * entries cost 5 us a step more than one; an empty graph node does not do
  * it, instantiation drops it. */
 static cgrt_status add_nodes(cgrt_graph *g) {

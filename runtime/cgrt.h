@@ -40,9 +40,7 @@ typedef struct cgrt_options {
   void *user;           /* returned by G_user() */
   int upload;           /* nonzero: upload the graph at create, so the first
                            launch costs no more than the others */
-  cudaStream_t stream;  /* where to upload: the stream the graph will run in
-                           (replays ran about 6% faster per node on the H200
-                           than after an upload to another stream) */
+  cudaStream_t stream;  /* where to upload (create waits for it) */
 } cgrt_options;
 
 /* The options used when create is given NULL. */

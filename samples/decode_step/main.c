@@ -129,7 +129,7 @@ int main(void) {
   cudaStream_t stream;
   CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cgrt_options opt = CGRT_OPTIONS_INIT;
-  opt.stream = stream; /* upload where it will run */
+  opt.stream = stream; /* upload in the stream it runs in */
   CGRT(decode_step_create(&g, &ext, &opt));
   cudaEvent_t start, stop;
   CUDA(cudaEventCreate(&start));
