@@ -4,6 +4,7 @@
  *
  * Latencies are host-clock times of launch and wait (cudaStreamSynchronize),
  * after warm-up, the median of many runs. */
+#include "decode_plain_graph.h"
 #include "decode_step_graph.h"
 #include "graphs_graph.h"
 
@@ -246,6 +247,7 @@ enum { D = 256, MAXPOS = 128, LAYERS = 4, POSITIONS = 64 };
 
 typedef struct Decode {
   float *x, *wn, *w[4], *kc, *vc, *h, *q, *k, *v, *a, *o;
+  decode_plain *plain; /* the same graph with plain kernels */
   uint32_t *scal;  /* device: pos, nkeys */
   uint32_t *hscal; /* pinned host: pos, nkeys for each position */
   uint32_t d;
@@ -331,6 +333,15 @@ static void decode_cgc(void *ctx, cudaStream_t s) {
   }
 }
 
+static void decode_cgc_plain(void *ctx, cudaStream_t s) {
+  Decode *dc = ctx;
+  for (uint32_t p = 0; p < POSITIONS; p++) {
+    CGRT(decode_plain_set_pos(dc->plain, p));
+    CGRT(decode_plain_set_nkeys(dc->plain, p + 1));
+    CGRT(decode_plain_launch(dc->plain, s));
+  }
+}
+
 static void decode_capture_kernels(void *ctx, cudaStream_t s) { decode_kernels(ctx, s); }
 
 /* The decode step by hand: per layer norm -> {q, k, v}; {k, v} -> kv;
@@ -381,8 +392,10 @@ static void bench_decode(cudaStream_t s) {
     dc.hscal[2 * p] = (uint32_t)p, dc.hscal[2 * p + 1] = (uint32_t)p + 1;
   decode_args(&dc);
 
-  /* Each way has its own copy of the state it launches with. */
-  Decode ways[4] = {dc, dc, dc, dc};
+  /* Each way has its own copy of the state it launches with.  The sample's
+   * kernels are pdl kernels: "cgc" has programmatic edges, "cgc_plain" is
+   * the same graph with plain kernels, like the others. */
+  Decode ways[5] = {dc, dc, dc, dc, dc};
   cudaGraph_t graphs[2];
   ways[1].exec = capture(decode_capture_kernels, &ways[1], s, &graphs[0]);
   graphs[1] = hand_decode(&ways[2]);
@@ -390,18 +403,21 @@ static void bench_decode(cudaStream_t s) {
   decode_step_extern ext = {dc.x, dc.wn, dc.w[0], dc.w[1], dc.w[2], dc.w[3], dc.kc, dc.vc};
   cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s};
   CGRT(decode_step_create(&ways[3].cgc, &ext, &in_s));
-  Step f[4] = {decode_stream, decode_graph, decode_graph, decode_cgc};
-  void *ctx[4] = {&ways[0], &ways[1], &ways[2], &ways[3]};
-  static const char *const names[] = {"stream", "capture", "hand", "cgc"};
-  double t[4];
-  time_interleaved(4, f, ctx, s, 30, t);
-  for (int w = 0; w < 4; w++)
+  decode_plain_extern plain_ext = {dc.x, dc.wn, dc.w[0], dc.w[1], dc.w[2], dc.w[3], dc.kc, dc.vc};
+  CGRT(decode_plain_create(&ways[4].plain, &plain_ext, &in_s));
+  Step f[5] = {decode_stream, decode_graph, decode_graph, decode_cgc, decode_cgc_plain};
+  void *ctx[5] = {&ways[0], &ways[1], &ways[2], &ways[3], &ways[4]};
+  static const char *const names[] = {"stream", "capture", "hand", "cgc", "cgc_plain"};
+  double t[5];
+  time_interleaved(5, f, ctx, s, 30, t);
+  for (int w = 0; w < 5; w++)
     row("decode", "decode_step", names[w], "step_us", t[w] / POSITIONS);
   CUDA(cudaGraphExecDestroy(ways[1].exec));
   CUDA(cudaGraphExecDestroy(ways[2].exec));
   CUDA(cudaGraphDestroy(graphs[0]));
   CUDA(cudaGraphDestroy(graphs[1]));
   decode_step_destroy(ways[3].cgc);
+  decode_plain_destroy(ways[4].plain);
 
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
     CUDA(cudaFree(*bufs[i]));
@@ -412,6 +428,64 @@ static void bench_decode(cudaStream_t s) {
   CUDA(cudaFree(dc.vc));
   CUDA(cudaFree(dc.scal));
   CUDA(cudaFreeHost(dc.hscal));
+}
+
+/* ---- programmatic dependent launch ---- */
+
+typedef struct Pdl {
+  void *g;
+  cgrt_status (*launch)(void *, cudaStream_t);
+} Pdl;
+
+static void pdl_step(void *ctx, cudaStream_t s) {
+  Pdl *p = ctx;
+  CGRT(p->launch(p->g, s));
+}
+
+#define LAUNCHER(name)                                                                     \
+  static cgrt_status name##_l(void *g, cudaStream_t s) { return name##_launch(g, s); }
+LAUNCHER(chain33)
+LAUNCHER(pchain33)
+LAUNCHER(chain1000)
+LAUNCHER(pchain1000)
+LAUNCHER(big33)
+LAUNCHER(pbig33)
+
+/* Chains of small and of large kernels, plain and pdl, cgc's graphs. */
+static void bench_pdl(cudaStream_t s) {
+  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s};
+  static const char *const cases[] = {"small33", "small1000", "large33"};
+  static const int nodes[] = {33, 1000, 33};
+  for (int k = 0; k < 3; k++) {
+    Pdl p[2];
+    switch (k) {
+    case 0:
+      CGRT(chain33_create((chain33 **)&p[0].g, &in_s));
+      CGRT(pchain33_create((pchain33 **)&p[1].g, &in_s));
+      p[0].launch = chain33_l, p[1].launch = pchain33_l;
+      break;
+    case 1:
+      CGRT(chain1000_create((chain1000 **)&p[0].g, &in_s));
+      CGRT(pchain1000_create((pchain1000 **)&p[1].g, &in_s));
+      p[0].launch = chain1000_l, p[1].launch = pchain1000_l;
+      break;
+    default:
+      CGRT(big33_create((big33 **)&p[0].g, &in_s));
+      CGRT(pbig33_create((pbig33 **)&p[1].g, &in_s));
+      p[0].launch = big33_l, p[1].launch = pbig33_l;
+      break;
+    }
+    Step f[2] = {pdl_step, pdl_step};
+    void *ctx[2] = {&p[0], &p[1]};
+    double t[2];
+    time_interleaved(2, f, ctx, s, k == 1 ? 100 : 300, t);
+    row("pdl", cases[k], "cgc", "latency_us", t[0]);
+    row("pdl", cases[k], "cgc", "per_node_us", t[0] / nodes[k]);
+    row("pdl", cases[k], "cgc_pdl", "latency_us", t[1]);
+    row("pdl", cases[k], "cgc_pdl", "per_node_us", t[1] / nodes[k]);
+    cgrt_destroy(p[0].g);
+    cgrt_destroy(p[1].g);
+  }
 }
 
 /* ---- independent chains ---- */
@@ -604,6 +678,7 @@ int main(void) {
   printf("section,case,way,metric,value\n");
   bench_chains(s);
   bench_decode(s);
+  bench_pdl(s);
   bench_concurrency(s);
   bench_scalars(s);
   bench_creation(s);

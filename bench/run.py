@@ -153,8 +153,15 @@ def ratio_lines(rows):
     for way in ("stream", "capture"):
         add("decode_step: %s / cgc" % way, get(rows, "decode", "decode_step", way, "step_us"), d,
             "", lambda v: None)
-    add("decode_step: cgc / hand-written", d, get(rows, "decode", "decode_step", "hand", "step_us"),
-        "<= 1.02", lambda v: v <= 1.02)
+    dp = get(rows, "decode", "decode_step", "cgc_plain", "step_us")
+    add("decode_step, plain kernels: cgc / hand-written", dp,
+        get(rows, "decode", "decode_step", "hand", "step_us"), "<= 1.02", lambda v: v <= 1.02)
+    add("decode_step: pdl / plain kernels (cgc)", d, dp, "<= 0.85", lambda v: v <= 0.85)
+    for c in ("small33", "small1000", "large33"):
+        add("%s chain: pdl / plain (cgc)" % c, get(rows, "pdl", c, "cgc_pdl", "latency_us"),
+            get(rows, "pdl", c, "cgc", "latency_us"), "", lambda v: None)
+    v = get(rows, "pdl", "small1000", "cgc_pdl", "per_node_us")
+    out.append(("small chain with pdl: us a node", v, "<= 0.7", None if v is None else v <= 0.7))
     add("8 chains: serialised / parallel",
         get(rows, "concurrency", "8x33_spin20us", "cgc_serialised", "latency_us"),
         get(rows, "concurrency", "8x33_spin20us", "cgc", "latency_us"), ">= 6", lambda v: v >= 6)

@@ -210,7 +210,7 @@ typedef struct EdgeGroup {
   Expr **refs; /* EX_NAME or EX_INDEX chains */
   int nrefs;
   Pos arrow; /* position of the '->' that follows this group */
-  bool programmatic; /* that arrow is '=>' (language v2) */
+  bool programmatic; /* that arrow is '=>' */
 } EdgeGroup;
 
 struct Stmt {
@@ -261,7 +261,7 @@ typedef struct Item {
   Expr *value;      /* const */
   Param *params;    /* kernel */
   int nparams;
-  bool pdl;         /* kernel declared with pdl (language v2) */
+  bool pdl;         /* pdl kernel: calls cudaGridDependencySynchronize() first */
   bool is_explicit; /* graph */
   Stmt **body;      /* graph */
   int nbody;
@@ -384,6 +384,7 @@ typedef struct Node {
 typedef struct Edge {
   uint32_t from, to;
   bool written;
+  bool programmatic; /* order.c: a kernel into a pdl kernel (PDL) */
   Pos pos;      /* written: the arrow */
   int res;      /* inferred: the resource that orders them, else -1 */
   uint8_t why;  /* inferred: read after write, write after read or after write */

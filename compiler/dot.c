@@ -25,7 +25,10 @@ void emit_dot(FILE *out, const Program *p) {
     for (size_t k = 0; k < g->edges.n; k++) {
       const Edge *e = &g->edges.v[k];
       fprintf(out, "  \"%s\" -> \"%s\"%s;\n", g->nodes.v[e->from].name, g->nodes.v[e->to].name,
-              e->written ? " [style=bold]" : "");
+              e->written && e->programmatic ? " [style=\"bold,dashed\"]"
+              : e->written                  ? " [style=bold]"
+              : e->programmatic             ? " [style=dashed]"
+                                            : "");
     }
     fprintf(out, "}\n");
   }

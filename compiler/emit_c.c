@@ -206,8 +206,9 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
   if (g->edges.n) {
     fprintf(c, "static const uint32_t cgc_%s_edges[] = {\n", gn);
     for (size_t e = 0; e < g->edges.n; e++)
-      fprintf(c, "  %u, %u, /* %s -> %s */\n", g->edges.v[e].from, g->edges.v[e].to,
-              g->nodes.v[g->edges.v[e].from].name, g->nodes.v[g->edges.v[e].to].name);
+      fprintf(c, "  %u, %u, %d, /* %s %s %s */\n", g->edges.v[e].from, g->edges.v[e].to,
+              g->edges.v[e].programmatic, g->nodes.v[g->edges.v[e].from].name,
+              g->edges.v[e].programmatic ? "=>" : "->", g->nodes.v[g->edges.v[e].to].name);
     fprintf(c, "};\n");
   }
   if (g->loads.n) {

@@ -537,6 +537,19 @@ static void check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
   free(all);
 }
 
+/* Every edge from a kernel into a pdl kernel is programmatic: the pdl
+ * kernel may start before its predecessor ends, and waits for it in
+ * cudaGridDependencySynchronize().  Through such edges the reduction stays
+ * sound: a predecessor's completion, with its writes, is visible to a pdl
+ * kernel once that call returns. */
+static void mark_programmatic(Graph *g) {
+  for (size_t i = 0; i < g->edges.n; i++) {
+    Edge *e = &g->edges.v[i];
+    const Node *a = &g->nodes.v[e->from], *b = &g->nodes.v[e->to];
+    e->programmatic = a->kind == CALL_KERNEL && b->kind == CALL_KERNEL && b->kernel->pdl;
+  }
+}
+
 /* The scalar upload (the runtime's first node) writes every scalar slot:
  * it precedes each node that touches a slot and has no ancestor that does. */
 static void find_loads(Graph *g, const uint32_t *order) {
@@ -601,6 +614,7 @@ void order_graph(Compiler *c, Graph *g) {
       vec_free(&need);
     }
     reduce(g, all.v, all.n, topo);
+    mark_programmatic(g);
     find_loads(g, order);
   }
   vec_free(&all);

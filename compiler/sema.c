@@ -38,6 +38,7 @@ typedef struct Binding {
 typedef struct PendingEdge {
   const char *from, *to;
   Pos from_pos, to_pos, arrow;
+  bool programmatic; /* written with '=>' */
 } PendingEdge;
 
 typedef struct Sema {
@@ -357,8 +358,6 @@ static const char *shape_text(Sema *s, Type t, const int64_t *dims, int ndims) {
 /* ---- top level ---- */
 
 static void check_kernel(Sema *s, Item *k) {
-  if (k->pdl)
-    error_at(s->d, k->pos, "'pdl' kernels (language v2) are not supported by this version of cgc");
   for (int i = 0; i < k->nparams; i++) {
     Param *p = &k->params[i];
     for (int j = 0; j < i; j++)
@@ -997,17 +996,13 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
 static void add_edges(Sema *s, Stmt *st) {
   for (int i = 0; i + 1 < st->ngroups; i++) {
     EdgeGroup *from = &st->groups[i], *to = &st->groups[i + 1];
-    if (from->programmatic) {
-      error_at(s->d, from->arrow,
-               "'=>' (programmatic edges, language v2) is not supported by this version of cgc");
-      continue;
-    }
     for (int a = 0; a < from->nrefs; a++) {
       const char *fa = edge_ref(s, st, from->refs[a]);
       for (int b = 0; b < to->nrefs; b++) {
         const char *tb = edge_ref(s, st, to->refs[b]);
         if (fa && tb) {
-          PendingEdge pe = {fa, tb, from->refs[a]->pos, to->refs[b]->pos, from->arrow};
+          PendingEdge pe = {fa, tb, from->refs[a]->pos, to->refs[b]->pos, from->arrow,
+                            from->programmatic};
           vec_push(&s->pending, pe);
         }
       }
@@ -1030,6 +1025,24 @@ static void resolve_edges(Sema *s) {
     if (from == to) {
       error_at(s->d, pe->arrow, "edge from node '%s' to itself", pe->from);
       continue;
+    }
+    if (pe->programmatic) {
+      /* '=>' says the edge is programmatic; order.c makes every edge from
+       * a kernel into a pdl kernel so, and no other. */
+      const Node *a = &g->nodes.v[from - 1], *b = &g->nodes.v[to - 1];
+      if (a->kind != CALL_KERNEL || b->kind != CALL_KERNEL) {
+        error_at(s->d, pe->arrow, "'=>' needs a kernel node on both ends; '%s' is a %s node",
+                 a->kind != CALL_KERNEL ? a->name : b->name,
+                 (a->kind != CALL_KERNEL ? a : b)->kind == CALL_COPY ? "copy" : "fill");
+        continue;
+      }
+      if (!b->kernel->pdl) {
+        error_at(s->d, pe->arrow,
+                 "'=>' leads to node '%s', whose kernel '%s' is not declared 'pdl kernel'",
+                 b->name, b->kernel->name->name);
+        note_at(s->d, b->kernel->pos, "'%s' is declared here", b->kernel->name->name);
+        continue;
+      }
     }
     Edge e = {.from = (uint32_t)from - 1, .to = (uint32_t)to - 1, .written = true,
               .pos = pe->arrow, .res = -1};

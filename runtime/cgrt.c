@@ -454,14 +454,15 @@ static cgrt_status add_nodes(cgrt_graph *g) {
   uint32_t *indeg = xcalloc(n, sizeof *indeg), *order = xcalloc(n, sizeof *order);
   uint32_t *fill = xcalloc(n + 1, sizeof *fill);
   cudaGraphNode_t *deps = xcalloc(n + 1, sizeof *deps);
+  uint8_t *prog = xcalloc(m, 1);
   cgrt_status s = CGRT_OK;
-  if (!start || !pred || !succ_start || !succ || !indeg || !order || !fill || !deps) {
+  if (!start || !pred || !succ_start || !succ || !indeg || !order || !fill || !deps || !prog) {
     s = no_memory(d);
     goto done;
   }
   for (uint32_t i = 0; i < m; i++) {
-    uint32_t from = i < d->nedges ? d->edges[2 * i] : d->nnodes;
-    uint32_t to = i < d->nedges ? d->edges[2 * i + 1] : d->loads[i - d->nedges];
+    uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
+    uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
     start[to + 1]++;
     succ_start[from + 1]++;
     indeg[to]++;
@@ -471,14 +472,15 @@ static cgrt_status add_nodes(cgrt_graph *g) {
     succ_start[v + 1] += succ_start[v];
   }
   for (uint32_t i = 0; i < m; i++) {
-    uint32_t from = i < d->nedges ? d->edges[2 * i] : d->nnodes;
-    uint32_t to = i < d->nedges ? d->edges[2 * i + 1] : d->loads[i - d->nedges];
+    uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
+    uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
+    prog[start[to] + fill[to]] = i < d->nedges && d->edges[3 * i + 2];
     pred[start[to] + fill[to]++] = from;
   }
   memset(fill, 0, (n + 1) * sizeof *fill);
   for (uint32_t i = 0; i < m; i++) {
-    uint32_t from = i < d->nedges ? d->edges[2 * i] : d->nnodes;
-    uint32_t to = i < d->nedges ? d->edges[2 * i + 1] : d->loads[i - d->nedges];
+    uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
+    uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
     succ[succ_start[from] + fill[from]++] = to;
   }
   uint32_t head = 0, tail = 0, roots = 0;
@@ -502,14 +504,41 @@ static cgrt_status add_nodes(cgrt_graph *g) {
       goto done;
     }
   }
+  /* Full edges go in with their nodes; programmatic ones once all nodes
+   * exist, with the edge data that makes them so. */
   for (uint32_t i = 0; i < tail && s == CGRT_OK; i++) {
     uint32_t v = order[i];
     size_t k = 0;
     for (uint32_t j = start[v]; j < start[v + 1]; j++)
-      deps[k++] = pred[j] == d->nnodes ? g->loader : g->nodes[pred[j]];
-    if (!k && entry)
+      if (!prog[j])
+        deps[k++] = pred[j] == d->nnodes ? g->loader : g->nodes[pred[j]];
+    if (start[v] == start[v + 1] && entry)
       deps[k++] = entry;
     s = add_node(g, v, deps, k);
+  }
+  size_t nprog = 0;
+  for (uint32_t i = 0; i < d->nedges; i++)
+    nprog += d->edges[3 * i + 2] != 0;
+  if (s == CGRT_OK && nprog) {
+    cudaGraphNode_t *from = xcalloc(nprog, sizeof *from), *to = xcalloc(nprog, sizeof *to);
+    cudaGraphEdgeData *data = xcalloc(nprog, sizeof *data);
+    if (!from || !to || !data) {
+      s = no_memory(d);
+    } else {
+      size_t k = 0;
+      for (uint32_t i = 0; i < d->nedges; i++)
+        if (d->edges[3 * i + 2]) {
+          from[k] = g->nodes[d->edges[3 * i]];
+          to[k] = g->nodes[d->edges[3 * i + 1]];
+          data[k].from_port = cudaGraphKernelNodePortProgrammatic;
+          data[k++].type = cudaGraphDependencyTypeProgrammatic;
+        }
+      if ((err = CU(cudaGraphAddDependencies(g->graph, from, to, data, k))) != cudaSuccess)
+        s = fail(d, "cudaGraphAddDependencies (programmatic)", err);
+    }
+    xfree(from);
+    xfree(to);
+    xfree(data);
   }
 done:
   xfree(start);
@@ -520,6 +549,7 @@ done:
   xfree(order);
   xfree(fill);
   xfree(deps);
+  xfree(prog);
   return s;
 }
 

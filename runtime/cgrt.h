@@ -111,7 +111,7 @@ typedef struct cgrt_graph_desc {
   const cgrt_scalar_desc *scalars;
   const cgrt_node_desc *nodes;
   const cgrt_arg_desc *args;
-  const uint32_t *edges;   /* nedges pairs (from, to) */
+  const uint32_t *edges;   /* nedges triples (from, to, programmatic) */
   const uint32_t *loads;   /* the nodes that follow the scalar upload */
   const cgrt_kernel *kernels;
   const char *const *kernel_names;

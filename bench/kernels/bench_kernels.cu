@@ -31,3 +31,27 @@ extern "C" __global__ void spin_tick(float *x, uint64_t ns) {
   while (now - start < ns);
   x[threadIdx.x] += 1.0f;
 }
+
+// The same tick as a pdl kernel: it waits for its predecessors first.
+extern "C" __global__ void tick_pdl(float *x, uint32_t n) {
+#if __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    x[i] += 1.0f;
+}
+
+// A large kernel: one pass over n floats.
+extern "C" __global__ void sweep(float *x, uint32_t n) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    x[i] = x[i] * 0.5f + 1.0f;
+}
+
+extern "C" __global__ void sweep_pdl(float *x, uint32_t n) {
+#if __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    x[i] = x[i] * 0.5f + 1.0f;
+}

@@ -1,8 +1,16 @@
-// The decode step's kernels, in f32.
+// The decode step's kernels, in f32.  Each is a pdl kernel: it waits for
+// the kernels before it (cudaGridDependencySynchronize) before it reads.
 #include "decode_step_graph.h"
+
+#if __CUDA_ARCH__ >= 900
+#define WAIT_FOR_PREDECESSORS() cudaGridDependencySynchronize()
+#else
+#define WAIT_FOR_PREDECESSORS() ((void)0)
+#endif
 
 // y = x / rms(x) * w, one block.
 extern "C" __global__ void rmsnorm(const float *x, const float *w, float *y, uint32_t n) {
+  WAIT_FOR_PREDECESSORS();
   __shared__ float part[32];
   float s = 0;
   for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
@@ -28,6 +36,7 @@ extern "C" __global__ void rmsnorm(const float *x, const float *w, float *y, uin
 // y = W x for a rows x cols row-major W: one warp a row.
 extern "C" __global__ void matvec(const float *w, const float *x, float *y, uint32_t rows,
                                   uint32_t cols) {
+  WAIT_FOR_PREDECESSORS();
   uint32_t row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   if (row >= rows)
     return;
@@ -43,6 +52,7 @@ extern "C" __global__ void matvec(const float *w, const float *x, float *y, uint
 // Row *pos of the caches gets k and v.
 extern "C" __global__ void kv_store(const float *k, const float *v, float *kc, float *vc,
                                     const uint32_t *pos, uint32_t n) {
+  WAIT_FOR_PREDECESSORS();
   uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
     kc[(size_t)*pos * n + i] = k[i];
@@ -54,6 +64,7 @@ extern "C" __global__ void kv_store(const float *k, const float *v, float *kc, f
 // the scores in dynamic shared memory.
 extern "C" __global__ void attention(const float *q, const float *kc, const float *vc,
                                      const uint32_t *nkeys, float *o, uint32_t n) {
+  WAIT_FOR_PREDECESSORS();
   extern __shared__ float score[];
   __shared__ float stat[2];
   uint32_t keys = *nkeys;
@@ -88,6 +99,7 @@ extern "C" __global__ void attention(const float *q, const float *kc, const floa
 }
 
 extern "C" __global__ void add(float *x, const float *y, uint32_t n) {
+  WAIT_FOR_PREDECESSORS();
   uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
     x[i] += y[i];
