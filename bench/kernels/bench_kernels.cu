@@ -36,6 +36,7 @@ extern "C" __global__ void spin_tick(float *x, uint64_t ns) {
 extern "C" __global__ void tick_pdl(float *x, uint32_t n) {
 #if __CUDA_ARCH__ >= 900
   cudaGridDependencySynchronize();
+  cudaTriggerProgrammaticLaunchCompletion();
 #endif
   uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
@@ -51,6 +52,7 @@ extern "C" __global__ void sweep(float *x, uint32_t n) {
 extern "C" __global__ void sweep_pdl(float *x, uint32_t n) {
 #if __CUDA_ARCH__ >= 900
   cudaGridDependencySynchronize();
+  cudaTriggerProgrammaticLaunchCompletion();
 #endif
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     x[i] = x[i] * 0.5f + 1.0f;

@@ -1,9 +1,12 @@
 // The decode step's kernels, in f32.  Each is a pdl kernel: it waits for
-// the kernels before it (cudaGridDependencySynchronize) before it reads.
+// the kernels before it (cudaGridDependencySynchronize) before it reads,
+// then lets the kernels after it launch (they wait in turn for it to end),
+// so that their launch overlaps its work.
 #include "decode_step_graph.h"
 
 #if __CUDA_ARCH__ >= 900
-#define WAIT_FOR_PREDECESSORS() cudaGridDependencySynchronize()
+#define WAIT_FOR_PREDECESSORS()                                                            \
+  (cudaGridDependencySynchronize(), cudaTriggerProgrammaticLaunchCompletion())
 #else
 #define WAIT_FOR_PREDECESSORS() ((void)0)
 #endif
