@@ -288,10 +288,13 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
 static cgrt_status init_memory(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   cudaError_t err;
+  int issued = 0; /* work queued on the legacy stream, to wait for */
   for (uint32_t i = 0; i < d->nbuffers; i++)
-    if (d->buffers[i].kind == CGRT_DEVICE && d->buffers[i].zero &&
-        (err = CU(cudaMemsetAsync(g->base[i], 0, d->buffers[i].bytes, 0))) != cudaSuccess)
-      return fail(d, "cudaMemsetAsync", err);
+    if (d->buffers[i].kind == CGRT_DEVICE && d->buffers[i].zero) {
+      if ((err = CU(cudaMemsetAsync(g->base[i], 0, d->buffers[i].bytes, 0))) != cudaSuccess)
+        return fail(d, "cudaMemsetAsync", err);
+      issued = 1;
+    }
   if (d->nscalars) {
     /* The slots and the counter after them, in one copy. */
     uint64_t *buf = xcalloc(d->nscalars + 1, sizeof *buf);
@@ -303,11 +306,13 @@ static cgrt_status init_memory(cgrt_graph *g) {
     xfree(buf);
     if (err != cudaSuccess)
       return fail(d, "cudaMemcpy", err);
+    issued = 1; /* from pageable memory the copy may still be in flight */
   } else if (d->nloads) {
     if ((err = CU(cudaMemsetAsync(g->dmem + g->counter, 0, 8, 0))) != cudaSuccess)
       return fail(d, "cudaMemsetAsync", err);
+    issued = 1;
   }
-  if ((err = CU(cudaStreamSynchronize(0))) != cudaSuccess)
+  if (issued && (err = CU(cudaStreamSynchronize(0))) != cudaSuccess)
     return fail(d, "cudaStreamSynchronize", err);
   return CGRT_OK;
 }
