@@ -73,6 +73,10 @@ typedef struct Diag Diag;
 Diag *diag_new(void);
 void diag_free(Diag *d);
 void diag_set_color(Diag *d, bool on);
+/* One JSON object a line on stderr instead of text (--diagnostics-format=json). */
+void diag_set_json(Diag *d, bool on);
+/* Writes out a diagnostic still being collected (JSON keeps its notes). */
+void diag_flush(Diag *d);
 /* Reads a file into the table; returns its index, or -1 after reporting an
  * error at `at` (or without position when at.file < 0). */
 int source_load(Diag *d, const char *path, Pos at);

@@ -15,6 +15,8 @@ static const char usage_text[] =
     "  -I DIR            search DIR for include files\n"
     "  -D NAME=VALUE     override a top-level const\n"
     "  --depfile FILE    write a Makefile-style dependency file\n"
+    "  --diagnostics-format=text|json\n"
+    "                    diagnostics as text (default) or one JSON object a line\n"
     "  --help            print this help and exit\n"
     "  --version         print the version and exit\n";
 
@@ -175,7 +177,7 @@ static bool write_c(Compiler *c, const Program *p, const char *input, const char
 
 int main(int argc, char **argv) {
   const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL;
-  bool check_only = false, emit_dot_mode = false;
+  bool check_only = false, emit_dot_mode = false, json = false;
   const char **incs = xrealloc(NULL, (size_t)argc * sizeof *incs);
   Define *defs = xrealloc(NULL, (size_t)argc * sizeof *defs);
   int ninc = 0, ndef = 0, status = 0;
@@ -195,6 +197,13 @@ int main(int argc, char **argv) {
       goto done;
     } else if (!strcmp(a, "--check")) {
       check_only = true;
+    } else if (!strcmp(a, "--diagnostics-format=json")) {
+      json = true;
+    } else if (!strcmp(a, "--diagnostics-format=text")) {
+      json = false;
+    } else if (!strncmp(a, "--diagnostics-format=", 21)) {
+      status = usage_error("unknown diagnostics format '%s' (use text or json)", a + 21);
+      goto done;
     } else if (!strcmp(a, "--emit=dot")) {
       emit_dot_mode = true;
     } else if (!strcmp(a, "--emit=c")) {
@@ -265,6 +274,7 @@ int main(int argc, char **argv) {
                 .ninclude_dirs = ninc, .defines = defs, .ndefines = ndef};
   c.syms = symtab_new(c.arena);
   diag_set_color(c.diag, isatty(2) && !getenv("NO_COLOR"));
+  diag_set_json(c.diag, json);
   if (!parse_program(&c, input)) {
     status = 2;
   } else {

@@ -5,6 +5,7 @@
  * once, so an error inside a `for` body does not repeat per iteration. */
 #include "cgc.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -18,6 +19,8 @@ struct Diag {
   Map seen; /* "file:line:col:severity:message" -> itself */
   int errors;
   bool color;
+  bool json;
+  VEC(char) pending; /* json: the diagnostic whose notes may still come */
   bool stopped;
   bool dropping; /* the last error was not printed: drop its notes too */
 };
@@ -35,13 +38,114 @@ void diag_free(Diag *d) {
     return;
   for (size_t i = 0; i < d->sources.n; i++)
     free(d->sources.v[i].realpath);
+  diag_flush(d);
   vec_free(&d->sources);
+  vec_free(&d->pending);
   map_free(&d->seen);
   arena_free(d->arena);
   free(d);
 }
 
 void diag_set_color(Diag *d, bool on) { d->color = on; }
+void diag_set_json(Diag *d, bool on) { d->json = on; }
+
+static void put(Diag *d, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    vec_push(&d->pending, s[i]);
+}
+
+static void put_str(Diag *d, const char *s) { put(d, s, strlen(s)); }
+
+static void put_json_string(Diag *d, const char *s) {
+  put_str(d, "\"");
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    char buf[8];
+    if (c == '"' || c == '\\') {
+      buf[0] = '\\', buf[1] = (char)c;
+      put(d, buf, 2);
+    } else if (c < 0x20) {
+      snprintf(buf, sizeof buf, "\\u%04x", c);
+      put_str(d, buf);
+    } else {
+      put(d, (const char *)&c, 1);
+    }
+  }
+  put_str(d, "\"");
+}
+
+/* The column just past the token that starts at p: a word or number, a
+ * string, a two-character operator, or one character. */
+static int token_end(Diag *d, Pos p) {
+  const Source *s = &d->sources.v[p.file];
+  const char *line = s->text, *end = s->text + s->len;
+  for (int n = 1; n < p.line && line < end; n++) {
+    const char *nl = memchr(line, '\n', (size_t)(end - line));
+    line = nl ? nl + 1 : end;
+  }
+  const char *c = line + p.col - 1;
+  if (c >= end || *c == '\n')
+    return p.col;
+  const char *q = c + 1;
+  if (isalnum((unsigned char)*c) || *c == '_') {
+    while (q < end && (isalnum((unsigned char)*q) || *q == '_' || (*q == '.' && q + 1 < end &&
+                                                                   isdigit((unsigned char)q[1]))))
+      q++;
+  } else if (*c == '"') {
+    while (q < end && *q != '"' && *q != '\n')
+      q += *q == '\\' && q + 1 < end ? 2 : 1;
+    if (q < end && *q == '"')
+      q++;
+  } else if (q < end && ((*c == '-' && *q == '>') || (*c == '=' && *q == '>') ||
+                         (*c == '.' && *q == '.'))) {
+    q++;
+  }
+  return p.col + (int)(q - c);
+}
+
+static void put_position(Diag *d, Pos p) {
+  char buf[160];
+  if (p.file < 0) {
+    put_str(d, "\"file\":null,\"line\":0,\"column\":0,\"end\":null");
+    return;
+  }
+  put_str(d, "\"file\":");
+  put_json_string(d, d->sources.v[p.file].path);
+  snprintf(buf, sizeof buf, ",\"line\":%d,\"column\":%d,\"end\":{\"line\":%d,\"column\":%d}",
+           p.line, p.col, p.line, token_end(d, p));
+  put_str(d, buf);
+}
+
+void diag_flush(Diag *d) {
+  if (!d->pending.n)
+    return;
+  put_str(d, "]}\n");
+  fwrite(d->pending.v, 1, d->pending.n, stderr);
+  d->pending.n = 0;
+}
+
+static void report_json(Diag *d, Pos p, const char *severity, const char *msg) {
+  if (strcmp(severity, "note")) {
+    diag_flush(d);
+    put_str(d, "{");
+    put_position(d, p);
+    put_str(d, ",\"severity\":\"");
+    put_str(d, severity);
+    put_str(d, "\",\"message\":");
+    put_json_string(d, msg);
+    put_str(d, ",\"notes\":[");
+    return;
+  }
+  if (!d->pending.n)
+    return;
+  if (d->pending.v[d->pending.n - 1] != '[')
+    put_str(d, ",");
+  put_str(d, "{");
+  put_position(d, p);
+  put_str(d, ",\"message\":");
+  put_json_string(d, msg);
+  put_str(d, "}");
+}
 int diag_errors(const Diag *d) { return d->errors; }
 bool diag_stopped(const Diag *d) { return d->stopped; }
 const Source *source_get(Diag *d, int file) { return &d->sources.v[file]; }
@@ -148,11 +252,20 @@ static void report(Diag *d, Pos p, int severity, const char *fmt, va_list ap) {
     if (d->errors == MAX_ERRORS) {
       d->stopped = true;
       d->dropping = true;
-      fprintf(stderr, "cgc: %serror:%s too many errors; stopping\n",
-              col(d, C_ERROR), col(d, C_RESET));
+      if (d->json)
+        report_json(d, (Pos){.file = -1}, "error", "too many errors; stopping");
+      else
+        fprintf(stderr, "cgc: %serror:%s too many errors; stopping\n", col(d, C_ERROR),
+                col(d, C_RESET));
       return;
     }
     d->errors++;
+  }
+  if (severity == C_WARNING)
+    d->dropping = false;
+  if (d->json) {
+    report_json(d, p, names[severity], msg);
+    return;
   }
   if (p.file >= 0)
     fprintf(stderr, "%s%s:%d:%d:%s ", col(d, C_BOLD),

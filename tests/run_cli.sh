@@ -136,6 +136,29 @@ if [ ! -w "$tmp/ro" ]; then
 fi
 chmod 755 "$tmp/ro"
 
+# Machine-readable diagnostics: one JSON object a line, notes inside.
+printf 'const Z = 1 / 0;\nconst Z = 2;\n' > "$tmp/two.cgraph"
+"$cgc" --check --diagnostics-format=json "$tmp/two.cgraph" 2> "$tmp/json"
+status=$?
+check "json: exit status 1" [ "$status" = 1 ]
+if command -v python3 > /dev/null; then
+  check "json: one object a diagnostic, with its fields and notes" python3 - "$tmp/json" "$tmp/two.cgraph" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+objs = [json.loads(l) for l in lines]
+assert len(objs) == 2, objs
+a, b = objs
+assert a["file"] == sys.argv[2] and a["line"] == 1 and a["column"] == 13, a
+assert a["end"] == {"line": 1, "column": 14} and a["severity"] == "error", a
+assert a["message"] == "division by zero" and a["notes"] == [], a
+assert b["line"] == 2 and b["column"] == 7 and b["message"] == "redefinition of 'Z'", b
+assert b["notes"] == [{"file": sys.argv[2], "line": 1, "column": 7,
+                       "end": {"line": 1, "column": 8}, "message": "'Z' was defined here"}], b
+PY
+fi
+run --check --diagnostics-format=xml "$tmp/ok.cgraph"
+check "an unknown diagnostics format is a usage error" [ "$status" = 2 ]
+
 # Colour only on a terminal, and never with NO_COLOR.
 printf 'const N = 1 / 0;\n' > "$tmp/bad.cgraph"
 if command -v script > /dev/null; then
