@@ -1,9 +1,9 @@
 # cgc_add_graph(TARGET GRAPHS file.cgraph... [INCLUDE_DIRS dir...] [DEFINES NAME=VALUE...])
 #
-# Runs cgc at build time on each .cgraph file and adds the generated C and
-# header (NAME_graph.c, NAME_graph.h, in the build tree) to TARGET, which
-# also gets the runtime library.  A depfile makes editing the .cgraph, a
-# file it includes, or rebuilding cgc regenerate the C.
+# Runs cgc (cgc::cgc) at build time on each .cgraph file and adds the
+# generated C and header (NAME_graph.c, NAME_graph.h, in the build tree) to
+# TARGET, which also gets the runtime library (cgc::cgrt).  A depfile makes
+# editing the .cgraph, a file it includes, or a new cgc regenerate the C.
 function(cgc_add_graph target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "GRAPHS;INCLUDE_DIRS;DEFINES")
   if(NOT ARG_GRAPHS)
@@ -31,14 +31,14 @@ function(cgc_add_graph target)
     add_custom_command(
       OUTPUT ${out_c} ${out_h}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
-      COMMAND $<TARGET_FILE:cgc> -o ${out_c} --depfile ${dep} ${flags} ${src_name}
+      COMMAND $<TARGET_FILE:cgc::cgc> -o ${out_c} --depfile ${dep} ${flags} ${src_name}
       WORKING_DIRECTORY ${src_dir}
-      DEPENDS ${src} cgc
+      DEPENDS ${src} cgc::cgc $<TARGET_FILE:cgc::cgc>
       DEPFILE ${dep}
       COMMENT "cgc ${src_name}"
       VERBATIM)
     target_sources(${target} PRIVATE ${out_c} ${out_h})
   endforeach()
   target_include_directories(${target} PRIVATE ${dir})
-  target_link_libraries(${target} PRIVATE cgrt)
+  target_link_libraries(${target} PRIVATE cgc::cgrt)
 endfunction()
