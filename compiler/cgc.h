@@ -92,6 +92,21 @@ int diag_errors(const Diag *d);
 /* True once MAX_ERRORS errors were reported: every stage stops then. */
 bool diag_stopped(const Diag *d);
 
+/* Writes through a temporary file beside `path`, renamed into place only
+ * when complete, so a failure never leaves a truncated output. */
+typedef struct Output {
+  const char *path;
+  char *tmp;
+  FILE *f;
+} Output;
+bool output_open(Output *o, const char *path); /* reports its own error */
+bool output_commit(Output *o);                  /* reports its own error */
+void output_abort(Output *o);
+
+/* ---- fmt.c: cgc fmt ---- */
+
+int cgc_fmt(int argc, char **argv);
+
 /* ---- symbol.c: interned identifiers and pointer-keyed maps ---- */
 
 typedef struct Sym {

@@ -8,6 +8,7 @@
 
 static const char usage_text[] =
     "usage: cgc [options] FILE.cgraph\n"
+    "       cgc fmt [--check] FILE.cgraph...   (cgc fmt --help)\n"
     "  -o OUT            output file (--emit=dot: standard output without -o)\n"
     "  -H HEADER         header path (with --emit=c)\n"
     "  --emit=c|dot      C and header (default), or Graphviz DOT of every graph\n"
@@ -70,46 +71,6 @@ static bool valid_name(const char *s, size_t n) {
   return true;
 }
 
-/* Writes through a temporary file beside `path`, renamed into place only
- * when complete, so a failure never leaves a truncated output. */
-typedef struct Output {
-  const char *path;
-  char *tmp;
-  FILE *f;
-} Output;
-
-static bool output_open(Output *o, const char *path) {
-  o->path = path;
-  size_t n = strlen(path);
-  o->tmp = xrealloc(NULL, n + 16);
-  snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(o->tmp);
-  if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-    fprintf(stderr, "cgc: error: cannot write '%s': %s\n", path, strerror(errno));
-    if (fd >= 0) {
-      close(fd);
-      unlink(o->tmp);
-    }
-    free(o->tmp);
-    o->tmp = NULL;
-    return false;
-  }
-  return true;
-}
-
-static bool output_commit(Output *o) {
-  bool ok = !ferror(o->f);
-  ok = fclose(o->f) == 0 && ok;
-  if (ok && rename(o->tmp, o->path) != 0)
-    ok = false;
-  if (!ok) {
-    fprintf(stderr, "cgc: error: cannot write '%s': %s\n", o->path, strerror(errno));
-    unlink(o->tmp);
-  }
-  free(o->tmp);
-  return ok;
-}
-
 static void write_dep_path(FILE *f, const char *s) {
   for (; *s; s++) {
     if (*s == ' ' || *s == '#' || *s == '\\')
@@ -160,15 +121,10 @@ static bool write_c(Compiler *c, const Program *p, const char *input, const char
       ok = output_commit(&oh);
       if (ok)
         ok = output_commit(&oc);
-      else {
-        fclose(oc.f);
-        unlink(oc.tmp);
-        free(oc.tmp);
-      }
+      else
+        output_abort(&oc);
     } else {
-      fclose(oh.f);
-      unlink(oh.tmp);
-      free(oh.tmp);
+      output_abort(&oh);
     }
   }
   free(hpath);
@@ -176,6 +132,8 @@ static bool write_c(Compiler *c, const Program *p, const char *input, const char
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "fmt"))
+    return cgc_fmt(argc - 2, argv + 2);
   const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL;
   bool check_only = false, emit_dot_mode = false, json = false;
   const char **incs = xrealloc(NULL, (size_t)argc * sizeof *incs);

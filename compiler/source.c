@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct Diag {
   Arena *arena;
@@ -287,3 +288,44 @@ static void report(Diag *d, Pos p, int severity, const char *fmt, va_list ap) {
 void error_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_ERROR); }
 void warning_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_WARNING); }
 void note_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_NOTE); }
+
+/* Writes through a temporary file beside `path`, renamed into place only
+ * when complete, so a failure never leaves a truncated output. */
+bool output_open(Output *o, const char *path) {
+  o->path = path;
+  size_t n = strlen(path);
+  o->tmp = xrealloc(NULL, n + 16);
+  snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(o->tmp);
+  if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+    fprintf(stderr, "cgc: error: cannot write '%s': %s\n", path, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      unlink(o->tmp);
+    }
+    free(o->tmp);
+    o->tmp = NULL;
+    return false;
+  }
+  return true;
+}
+
+bool output_commit(Output *o) {
+  bool ok = !ferror(o->f);
+  ok = fclose(o->f) == 0 && ok;
+  if (ok && rename(o->tmp, o->path) != 0)
+    ok = false;
+  if (!ok) {
+    fprintf(stderr, "cgc: error: cannot write '%s': %s\n", o->path, strerror(errno));
+    unlink(o->tmp);
+  }
+  free(o->tmp);
+  return ok;
+}
+
+void output_abort(Output *o) {
+  fclose(o->f);
+  unlink(o->tmp);
+  free(o->tmp);
+}
+

@@ -1,0 +1,67 @@
+#!/bin/sh
+# cgc fmt: the golden layout, idempotence, the same program after as
+# before, the project's own files already formatted, and refusals.
+#   run_fmt.sh CGC SOURCE_DIR
+set -u
+cgc=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+src=$(cd "$2" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 passes=0
+check() {
+  name=$1
+  shift
+  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
+}
+
+cp "$src/tests/fmt/messy.cgraph" "$tmp/messy.cgraph"
+"$cgc" fmt "$tmp/messy.cgraph"
+check "messy.cgraph gets the layout of messy.formatted" \
+  diff -u "$src/tests/fmt/messy.formatted" "$tmp/messy.cgraph"
+
+# Every valid program of the project: formatted, it is the same program.
+dirs="samples tests/dot tests/gpu tests/fmt bench"
+for d in $dirs; do
+  mkdir -p "$tmp/tree/$d"
+  cp -R "$src/$d/." "$tmp/tree/$d/"
+done
+files=$(cd "$src" && ls samples/*/*.cgraph tests/dot/*.cgraph tests/gpu/*.cgraph \
+  tests/fmt/*.cgraph bench/*.cgraph)
+for f in $files; do
+  dir=$(dirname "$f")
+  base=$(basename "$f")
+  args=$(sed -n '1s|^// cgc-args: ||p' "$src/$f")
+  # shellcheck disable=SC2086
+  (cd "$src/$dir" && "$cgc" $args --emit=dot "$base") > "$tmp/before.dot"
+  check "$f: cgc accepts it" [ $? = 0 ]
+  (cd "$tmp/tree/$dir" && cp "$base" "$base.orig" && "$cgc" fmt "$base" && rm "$base.orig")
+  # shellcheck disable=SC2086
+  (cd "$tmp/tree/$dir" && "$cgc" $args --emit=dot "$base") > "$tmp/after.dot"
+  check "$f: the same graphs after formatting" cmp -s "$tmp/before.dot" "$tmp/after.dot"
+  check "$f: formatting is idempotent" "$cgc" fmt --check "$tmp/tree/$f"
+done
+# Every program but the deliberately messy one.
+formatted=$(printf '%s\n' $files | grep -v '^tests/fmt/')
+# shellcheck disable=SC2086
+check "the project's programs are formatted (cgc fmt --check)" \
+  sh -c 'cd "$0" && "$1" fmt --check $2' "$src" "$cgc" "$formatted"
+
+printf 'const N = ;\n' > "$tmp/bad.cgraph"
+cp "$tmp/bad.cgraph" "$tmp/bad.before"
+"$cgc" fmt "$tmp/bad.cgraph" 2> /dev/null
+status=$?
+check "a file with a syntax error is refused (exit 1)" [ "$status" = 1 ]
+check "and left as it was" cmp -s "$tmp/bad.cgraph" "$tmp/bad.before"
+
+printf 'const N=1;\n' > "$tmp/unformatted.cgraph"
+out=$("$cgc" fmt --check "$tmp/unformatted.cgraph")
+status=$?
+check "--check lists a file that would change and exits 1" \
+  [ "$status" = 1 -a "$out" = "$tmp/unformatted.cgraph" ]
+check "--check changes nothing" [ "$(cat "$tmp/unformatted.cgraph")" = "const N=1;" ]
+"$cgc" fmt "$tmp/unformatted.cgraph"
+check "fmt rewrites it in place" [ "$(cat "$tmp/unformatted.cgraph")" = "const N = 1;" ]
+check "fmt without files is a usage error" sh -c '"$0" fmt 2> /dev/null; [ $? = 2 ]' "$cgc"
+
+echo "$passes passed, $fails failed"
+[ "$fails" = 0 ]
