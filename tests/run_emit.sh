@@ -45,5 +45,25 @@ for src in "$@"; do
   done
   rm -rf "$tmp/a" "$tmp/b"
 done
+# The version guard: the generated header refuses a cgrt.h of another ABI.
+mkdir -p "$tmp/abi" "$tmp/guard"
+sed 's/^#define CGRT_ABI 1$/#define CGRT_ABI 2/' "$runtime/cgrt.h" > "$tmp/abi/cgrt.h"
+printf 'graph g {\n    buffer x: f32[4];\n}\n' > "$tmp/guard/g.cgraph"
+"$cgc" -o "$tmp/guard/g_graph.c" "$tmp/guard/g.cgraph"
+if ! grep -q '^#define CGRT_ABI 2$' "$tmp/abi/cgrt.h"; then
+  echo "FAIL: could not make a cgrt.h of another ABI"
+  fails=$((fails + 1))
+elif cc -std=c11 -I "$tmp/abi" -I "$cuda" -c "$tmp/guard/g_graph.c" -o "$tmp/g.o" \
+  2> "$tmp/guard.err"; then
+  echo "FAIL: the generated C compiled against a cgrt.h of another ABI"
+  fails=$((fails + 1))
+elif ! grep -q 'regenerate it' "$tmp/guard.err"; then
+  cat "$tmp/guard.err"
+  echo "FAIL: the ABI mismatch was not reported by the #error"
+  fails=$((fails + 1))
+else
+  passes=$((passes + 1))
+fi
+
 echo "$passes passed, $fails failed"
 [ "$fails" = 0 ]
