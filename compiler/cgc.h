@@ -311,6 +311,10 @@ typedef struct Compiler {
   struct Program *program; /* sema.c's result */
 } Compiler;
 
+/* A compiler's arena, diagnostics and symbols; compiler_free releases them. */
+void compiler_init(Compiler *c);
+void compiler_free(Compiler *c);
+
 /* Parses `path` and every file it includes into c->items.  Returns false
  * when the main file could not be read (an I/O error, exit status 2). */
 bool parse_program(Compiler *c, const char *path);

@@ -427,8 +427,8 @@ int cgc_fmt(int argc, char **argv) {
     }
     files++;
     /* Only input that scans and parses is formatted. */
-    Compiler c = {.arena = arena_new(), .diag = diag_new()};
-    c.syms = symtab_new(c.arena);
+    Compiler c = {0};
+    compiler_init(&c);
     diag_set_color(c.diag, false);
     int file = source_load(c.diag, argv[i], (Pos){.file = -1});
     if (file < 0) {
@@ -459,11 +459,7 @@ int cgc_fmt(int argc, char **argv) {
         free(out);
       }
     }
-    vec_free(&c.items);
-    vec_free(&c.files);
-    symtab_free(c.syms);
-    diag_free(c.diag);
-    arena_free(c.arena);
+    compiler_free(&c);
   }
   if (!files) {
     fputs("cgc: error: fmt needs files (cgc fmt --help)\n", stderr);

@@ -228,9 +228,9 @@ int main(int argc, char **argv) {
     goto done;
   }
 
-  Compiler c = {.arena = arena_new(), .diag = diag_new(), .include_dirs = incs,
-                .ninclude_dirs = ninc, .defines = defs, .ndefines = ndef};
-  c.syms = symtab_new(c.arena);
+  Compiler c = {.include_dirs = incs, .ninclude_dirs = ninc, .defines = defs,
+                .ndefines = ndef};
+  compiler_init(&c);
   diag_set_color(c.diag, isatty(2) && !getenv("NO_COLOR"));
   diag_set_json(c.diag, json);
   if (!parse_program(&c, input)) {
@@ -268,11 +268,7 @@ int main(int argc, char **argv) {
     }
     program_free(p);
   }
-  vec_free(&c.items);
-  vec_free(&c.files);
-  symtab_free(c.syms);
-  diag_free(c.diag);
-  arena_free(c.arena);
+  compiler_free(&c);
 done:
   free(incs);
   free(defs);

@@ -379,3 +379,17 @@ bool parse_program(Compiler *c, const char *path) {
   map_free(&r.done);
   return true;
 }
+
+void compiler_init(Compiler *c) {
+  c->arena = arena_new();
+  c->diag = diag_new();
+  c->syms = symtab_new(c->arena);
+}
+
+void compiler_free(Compiler *c) {
+  vec_free(&c->items);
+  vec_free(&c->files);
+  symtab_free(c->syms);
+  diag_free(c->diag);
+  arena_free(c->arena);
+}

@@ -2,23 +2,11 @@
 # The command line: options, exit statuses, outputs and the depfile.
 #   run_cli.sh CGC TESTS_DIR
 set -u
+. "$(dirname "$0")/check.sh"
 cgc=$1
 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-
-check() { # check NAME CONDITION...
-  name=$1
-  shift
-  if "$@"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $name"
-    fails=$((fails + 1))
-  fi
-}
 
 run() { # run ARGS...: sets status, out, err
   "$cgc" "$@" > "$tmp/out" 2> "$tmp/err"
@@ -170,5 +158,4 @@ fi
 env -u NO_COLOR "$cgc" --check "$tmp/bad.cgraph" 2> "$tmp/err"
 check "no colour into a file" [ -z "$(grep "$(printf '\033')\[" "$tmp/err")" ]
 
-echo "$passes passed, $fails failed"
-[ "$fails" = 0 ]
+finish

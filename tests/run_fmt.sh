@@ -3,16 +3,11 @@
 # before, the project's own files already formatted, and refusals.
 #   run_fmt.sh CGC SOURCE_DIR
 set -u
+. "$(dirname "$0")/check.sh"
 cgc=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$(cd "$2" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-check() {
-  name=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
 
 cp "$src/tests/fmt/messy.cgraph" "$tmp/messy.cgraph"
 "$cgc" fmt "$tmp/messy.cgraph"
@@ -63,5 +58,4 @@ check "--check changes nothing" [ "$(cat "$tmp/unformatted.cgraph")" = "const N=
 check "fmt rewrites it in place" [ "$(cat "$tmp/unformatted.cgraph")" = "const N = 1;" ]
 check "fmt without files is a usage error" sh -c '"$0" fmt 2> /dev/null; [ $? = 2 ]' "$cgc"
 
-echo "$passes passed, $fails failed"
-[ "$fails" = 0 ]
+finish

@@ -3,15 +3,10 @@
 # outside project that finds cgc with find_package(cgc) alone.
 #   run_install.sh BUILD_DIR SOURCE_DIR [CUDA_ARCHITECTURES]
 set -u
+. "$(dirname "$0")/check.sh"
 build=$1 src=$2 arch=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-check() {
-  name=$1
-  shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
 
 cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log" 2>&1 || cat "$tmp/install.log"
 p=$tmp/prefix
@@ -41,5 +36,4 @@ check "it ran the installed cgc" [ -f "$tmp/ext/cgc_generated/saxpy_graph.c" ]
 "$tmp/ext/saxpy"
 status=$?
 check "the outside program works (or says it needs a GPU)" [ "$status" = 0 -o "$status" = 77 ]
-echo "$passes passed, $fails failed"
-[ "$fails" = 0 ]
+finish
