@@ -77,6 +77,10 @@ void diag_set_color(Diag *d, bool on);
 void diag_set_json(Diag *d, bool on);
 /* Writes out a diagnostic still being collected (JSON keeps its notes). */
 void diag_flush(Diag *d);
+/* Where diagnostics go (stderr unless told). */
+void diag_set_output(Diag *d, FILE *out);
+/* Adds text already in memory to the source table, as source_load does a file. */
+int source_add(Diag *d, const char *path, const char *text, size_t len);
 /* Reads a file into the table; returns its index, or -1 after reporting an
  * error at `at` (or without position when at.file < 0). */
 int source_load(Diag *d, const char *path, Pos at);
@@ -106,6 +110,8 @@ void output_abort(Output *o);
 /* ---- fmt.c: cgc fmt ---- */
 
 int cgc_fmt(int argc, char **argv);
+/* The formatted text of a source that scans (heap; the caller frees it). */
+char *fmt_text(const char *src, size_t n);
 
 /* ---- symbol.c: interned identifiers and pointer-keyed maps ---- */
 
@@ -309,6 +315,8 @@ typedef struct Compiler {
   ItemVec items;  /* every top-level item of every file, includes spliced in */
   VEC(int) files; /* source indices of every file read, main file first */
   struct Program *program; /* sema.c's result */
+  int64_t max_nodes;       /* 0: MAX_NODES */
+  int64_t max_statements;  /* 0: MAX_EXPANSION */
 } Compiler;
 
 /* A compiler's arena, diagnostics and symbols; compiler_free releases them. */
@@ -318,6 +326,8 @@ void compiler_free(Compiler *c);
 /* Parses `path` and every file it includes into c->items.  Returns false
  * when the main file could not be read (an I/O error, exit status 2). */
 bool parse_program(Compiler *c, const char *path);
+/* The same for a program already in memory, named `name` in diagnostics. */
+void parse_program_text(Compiler *c, const char *name, const char *text, size_t len);
 
 /* The scanner and parser (grammar/) talk to parse.c through this. */
 typedef struct ParseState {

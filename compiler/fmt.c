@@ -371,8 +371,7 @@ static void align(Fmt *f) {
   }
 }
 
-/* The formatted text of `src`. */
-static char *format(const char *src, size_t n) {
+char *fmt_text(const char *src, size_t n) {
   TokVec toks = {0};
   scan(src, n, &toks);
   Fmt f = {0};
@@ -441,7 +440,7 @@ int cgc_fmt(int argc, char **argv) {
         status = status ? status : 1;
       } else {
         const Source *src = source_get(c.diag, file);
-        char *out = format(src->text, src->len);
+        char *out = fmt_text(src->text, src->len);
         bool same = strlen(out) == src->len && !memcmp(out, src->text, src->len);
         if (!same && check) {
           printf("%s\n", argv[i]);

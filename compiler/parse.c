@@ -370,14 +370,22 @@ static void read_file(Reader *r, int file) {
   r->depth--;
 }
 
+static void read_program(Compiler *c, int file) {
+  Reader r = {.c = c, .done = {.by_string = true}};
+  read_file(&r, file);
+  map_free(&r.done);
+}
+
 bool parse_program(Compiler *c, const char *path) {
   int file = source_load(c->diag, path, (Pos){.file = -1});
   if (file < 0)
     return false;
-  Reader r = {.c = c, .done = {.by_string = true}};
-  read_file(&r, file);
-  map_free(&r.done);
+  read_program(c, file);
   return true;
+}
+
+void parse_program_text(Compiler *c, const char *name, const char *text, size_t len) {
+  read_program(c, source_add(c->diag, name, text, len));
 }
 
 void compiler_init(Compiler *c) {

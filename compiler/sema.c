@@ -888,11 +888,13 @@ static const char *node_name(Sema *s, Sym *base, int depth) {
 }
 
 static bool budget(Sema *s, Pos p) {
-  if (++s->expanded <= MAX_EXPANSION && s->g->nodes.n < MAX_NODES)
+  int64_t max_nodes = s->c->max_nodes ? s->c->max_nodes : MAX_NODES;
+  int64_t max_statements = s->c->max_statements ? s->c->max_statements : MAX_EXPANSION;
+  if (++s->expanded <= max_statements && (int64_t)s->g->nodes.n < max_nodes)
     return true;
   if (!s->too_big)
-    error_at(s->d, p, "graph '%s' unrolls to more than %d nodes or %d statements",
-             s->g->name->name, MAX_NODES, MAX_EXPANSION);
+    error_at(s->d, p, "graph '%s' unrolls to more than %lld nodes or %lld statements",
+             s->g->name->name, (long long)max_nodes, (long long)max_statements);
   s->too_big = true;
   return false;
 }
@@ -1062,12 +1064,14 @@ static void walk_for(Sema *s, Stmt *st) {
     return;
   /* Refuse a loop too long to unroll before spending time on it. */
   int64_t work;
+  int64_t max_nodes = s->c->max_nodes ? s->c->max_nodes : MAX_NODES;
+  int64_t max_statements = s->c->max_statements ? s->c->max_statements : MAX_EXPANSION;
   if (hi > lo && (__builtin_sub_overflow(hi, lo, &work) ||
                   __builtin_mul_overflow(work, (int64_t)(st->nbody ? st->nbody : 1), &work) ||
-                  work > MAX_EXPANSION)) {
+                  work > max_statements)) {
     if (!s->too_big)
-      error_at(s->d, st->pos, "graph '%s' unrolls to more than %d nodes or %d statements",
-               s->g->name->name, MAX_NODES, MAX_EXPANSION);
+      error_at(s->d, st->pos, "graph '%s' unrolls to more than %lld nodes or %lld statements",
+               s->g->name->name, (long long)max_nodes, (long long)max_statements);
     s->too_big = true;
     return;
   }

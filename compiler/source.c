@@ -19,6 +19,7 @@ struct Diag {
   VEC(Source) sources;
   Map seen; /* "file:line:col:severity:message" -> itself */
   int errors;
+  FILE *out; /* where diagnostics go: stderr unless told */
   bool color;
   bool json;
   VEC(char) pending; /* json: the diagnostic whose notes may still come */
@@ -31,6 +32,7 @@ Diag *diag_new(void) {
   memset(d, 0, sizeof *d);
   d->arena = arena_new();
   d->seen.by_string = true;
+  d->out = stderr;
   return d;
 }
 
@@ -49,6 +51,7 @@ void diag_free(Diag *d) {
 
 void diag_set_color(Diag *d, bool on) { d->color = on; }
 void diag_set_json(Diag *d, bool on) { d->json = on; }
+void diag_set_output(Diag *d, FILE *out) { d->out = out; }
 
 static void put(Diag *d, const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -121,7 +124,7 @@ void diag_flush(Diag *d) {
   if (!d->pending.n)
     return;
   put_str(d, "]}\n");
-  fwrite(d->pending.v, 1, d->pending.n, stderr);
+  fwrite(d->pending.v, 1, d->pending.n, d->out);
   d->pending.n = 0;
 }
 
@@ -150,6 +153,14 @@ static void report_json(Diag *d, Pos p, const char *severity, const char *msg) {
 int diag_errors(const Diag *d) { return d->errors; }
 bool diag_stopped(const Diag *d) { return d->stopped; }
 const Source *source_get(Diag *d, int file) { return &d->sources.v[file]; }
+
+int source_add(Diag *d, const char *path, const char *text, size_t len) {
+  char *copy = arena_alloc(d->arena, len + 1);
+  memcpy(copy, text, len);
+  Source s = {.path = arena_strdup(d->arena, path), .text = copy, .len = len};
+  vec_push(&d->sources, s);
+  return (int)d->sources.n - 1;
+}
 
 int source_load(Diag *d, const char *path, Pos at) {
   FILE *f = fopen(path, "rb");
@@ -221,14 +232,14 @@ static void print_line(Diag *d, Pos p) {
     eol = end;
   if (eol > line && eol[-1] == '\r')
     eol--;
-  fputs("    ", stderr);
+  fputs("    ", d->out);
   for (const char *c = line; c < eol; c++)
-    fputc(*c ? *c : ' ', stderr);
-  fputs("\n    ", stderr);
+    fputc(*c ? *c : ' ', d->out);
+  fputs("\n    ", d->out);
   /* Keep tabs so the caret lines up under the same columns. */
   for (int i = 1; i < p.col && line + i - 1 < eol; i++)
-    fputc(line[i - 1] == '\t' ? '\t' : ' ', stderr);
-  fprintf(stderr, "%s^%s\n", col(d, C_CARET), col(d, C_RESET));
+    fputc(line[i - 1] == '\t' ? '\t' : ' ', d->out);
+  fprintf(d->out, "%s^%s\n", col(d, C_CARET), col(d, C_RESET));
 }
 
 static void report(Diag *d, Pos p, int severity, const char *fmt, va_list ap) {
@@ -256,7 +267,7 @@ static void report(Diag *d, Pos p, int severity, const char *fmt, va_list ap) {
       if (d->json)
         report_json(d, (Pos){.file = -1}, "error", "too many errors; stopping");
       else
-        fprintf(stderr, "cgc: %serror:%s too many errors; stopping\n", col(d, C_ERROR),
+        fprintf(d->out, "cgc: %serror:%s too many errors; stopping\n", col(d, C_ERROR),
                 col(d, C_RESET));
       return;
     }
@@ -269,11 +280,11 @@ static void report(Diag *d, Pos p, int severity, const char *fmt, va_list ap) {
     return;
   }
   if (p.file >= 0)
-    fprintf(stderr, "%s%s:%d:%d:%s ", col(d, C_BOLD),
+    fprintf(d->out, "%s%s:%d:%d:%s ", col(d, C_BOLD),
             d->sources.v[p.file].path, p.line, p.col, col(d, C_RESET));
   else
-    fprintf(stderr, "%scgc:%s ", col(d, C_BOLD), col(d, C_RESET));
-  fprintf(stderr, "%s%s:%s %s\n", col(d, severity), names[severity],
+    fprintf(d->out, "%scgc:%s ", col(d, C_BOLD), col(d, C_RESET));
+  fprintf(d->out, "%s%s:%s %s\n", col(d, severity), names[severity],
           col(d, C_RESET), msg);
   if (p.file >= 0)
     print_line(d, p);

@@ -9,6 +9,10 @@ command -v cmake > /dev/null || need+=(cmake)
 command -v ninja > /dev/null || need+=(ninja-build)
 command -v valgrind > /dev/null || need+=(valgrind)
 command -v cc > /dev/null || need+=(gcc)
+command -v clang > /dev/null || need+=(clang)
+# libFuzzer's runtime, for fuzz/run.sh.
+ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a > /dev/null 2>&1 ||
+  need+=(libclang-rt-14-dev)
 if ((${#need[@]})); then
   echo "deps: installing ${need[*]}"
   sudo=

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: a normal build (GPU tests report skipped
 # where there is no GPU), the compiler built with -fsanitize=address,undefined,
-# and the diagnostics tests under valgrind.  Any failure, sanitizer report
-# or valgrind report fails the run.
+# two minutes of fuzzing, and the diagnostics tests under valgrind.  Any
+# failure, sanitizer report, fuzzer finding or valgrind report fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -19,6 +19,9 @@ cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCGC_SANITIZE=ON
 cmake --build build-sanitize
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-sanitize -j "$jobs" --output-on-failure
+
+echo "== fuzzing the compiler for 120 s (libFuzzer, ASan, UBSan)"
+bash fuzz/run.sh 120
 
 echo "== diagnostics tests under valgrind"
 CGC_VALGRIND=1 ctest --test-dir build -L diag -j "$jobs" --output-on-failure

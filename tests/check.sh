@@ -5,12 +5,12 @@ passes=0
 fails=0
 
 check() {
-  name=$1
+  check_name=$1
   shift
   if "$@"; then
     passes=$((passes + 1))
   else
-    echo "FAIL: $name"
+    echo "FAIL: $check_name"
     fails=$((fails + 1))
   fi
 }

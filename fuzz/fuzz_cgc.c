@@ -1,0 +1,39 @@
+/* fuzz_cgc.c: libFuzzer over the whole pipeline in memory: the text is
+ * scanned, parsed, checked, ordered and emitted as C and DOT, and, when it
+ * parses, formatted twice (the second time must change nothing).
+ *   clang -fsanitize=fuzzer,address,undefined (fuzz/CMakeLists.txt) */
+#include "cgc.h"
+#include "parse_actions.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static FILE *sink;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!sink)
+    sink = fopen("/dev/null", "w");
+  Compiler c = {.max_nodes = 20000, .max_statements = 200000};
+  compiler_init(&c);
+  diag_set_output(c.diag, sink);
+  parse_program_text(&c, "fuzz.cgraph", (const char *)data, size);
+  bool parsed = diag_errors(c.diag) == 0;
+  Program *p = check_program(&c);
+  for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
+    order_graph(&c, p->graphs.v[i]);
+  if (!diag_errors(c.diag)) {
+    emit_c(sink, sink, &c, p, "fuzz.cgraph", "fuzz_graph.h");
+    emit_dot(sink, p);
+  }
+  program_free(p);
+  compiler_free(&c);
+  if (parsed) {
+    char *once = fmt_text((const char *)data, size);
+    char *twice = fmt_text(once, strlen(once));
+    if (strcmp(once, twice))
+      abort(); /* cgc fmt must be idempotent */
+    free(once);
+    free(twice);
+  }
+  return 0;
+}
