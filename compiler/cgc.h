@@ -110,7 +110,8 @@ void output_abort(Output *o);
 /* ---- fmt.c: cgc fmt ---- */
 
 int cgc_fmt(int argc, char **argv);
-/* The formatted text of a source that scans (heap; the caller frees it). */
+/* The formatted text of a source that scans and holds no NUL byte (heap;
+ * the caller frees it). */
 char *fmt_text(const char *src, size_t n);
 
 /* ---- symbol.c: interned identifiers and pointer-keyed maps ---- */

@@ -436,6 +436,16 @@ int cgc_fmt(int argc, char **argv) {
       ItemVec items = {0};
       parse_source(&c, file, &items);
       vec_free(&items);
+      const Source *text = source_get(c.diag, file);
+      const char *nul = memchr(text->text, 0, text->len);
+      if (nul && !diag_errors(c.diag)) {
+        /* Only in a comment or string the scanner accepts it; a layout of
+         * such a file could not keep it, so it is refused. */
+        Pos at = {.file = file, .line = 1, .col = 1};
+        for (const char *q = text->text; q < nul; q++)
+          *q == '\n' ? (at.line++, at.col = 1) : at.col++;
+        error_at(c.diag, at, "cannot format a file with a NUL byte");
+      }
       if (diag_errors(c.diag)) {
         status = status ? status : 1;
       } else {

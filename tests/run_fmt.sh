@@ -48,6 +48,15 @@ status=$?
 check "a file with a syntax error is refused (exit 1)" [ "$status" = 1 ]
 check "and left as it was" cmp -s "$tmp/bad.cgraph" "$tmp/bad.before"
 
+# A NUL byte in a comment scans, but no layout could keep it: refused.
+printf '// a \000 comment\nconst N=1;\n' > "$tmp/nul.cgraph"
+cp "$tmp/nul.cgraph" "$tmp/nul.before"
+"$cgc" fmt "$tmp/nul.cgraph" 2> "$tmp/nul.err"
+status=$?
+check "a file with a NUL byte is refused (exit 1)" [ "$status" = 1 ]
+check "and said why" grep -q "cannot format a file with a NUL byte" "$tmp/nul.err"
+check "and left as it was" cmp -s "$tmp/nul.cgraph" "$tmp/nul.before"
+
 printf 'const N=1;\n' > "$tmp/unformatted.cgraph"
 out=$("$cgc" fmt --check "$tmp/unformatted.cgraph")
 status=$?
