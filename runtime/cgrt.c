@@ -427,6 +427,53 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, const cudaGraphNode_t *de
   return CGRT_OK;
 }
 
+/* Marks, for each edge, whether it goes in as programmatic.  A pdl kernel
+ * built for an architecture below 9.0 cannot contain the wait
+ * (griddepcontrol.wait) that a programmatic edge relies on, even when its
+ * PTX runs on a newer GPU, and a GPU below 9.0 has no such edges: then the
+ * edge stays a full one. */
+static cgrt_status programmatic_edges(cgrt_graph *g, uint8_t *prog) {
+  const cgrt_graph_desc *d = g->d;
+  int major = 0;
+  cudaError_t err;
+  uint8_t *checked = NULL, *ok = NULL;
+  cgrt_status s = CGRT_OK;
+  for (uint32_t i = 0; i < d->nedges && s == CGRT_OK; i++) {
+    prog[i] = 0;
+    if (!d->edges[3 * i + 2])
+      continue;
+    if (!checked) {
+      checked = xcalloc(d->nkernels, 1);
+      ok = xcalloc(d->nkernels, 1);
+      if (!checked || !ok) {
+        s = no_memory(d);
+        break;
+      }
+      if ((err = CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                                           g->device))) != cudaSuccess) {
+        s = fail(d, "cudaDeviceGetAttribute", err);
+        break;
+      }
+    }
+    const cgrt_node_desc *to = &d->nodes[d->edges[3 * i + 1]];
+    uint32_t k = to->kernel;
+    if (!checked[k]) {
+      struct cudaFuncAttributes attr;
+      if ((err = CU(cudaFuncGetAttributes(&attr, kernel_address(d->kernels[k])))) !=
+          cudaSuccess) {
+        s = fail_node(d, to, "cudaFuncGetAttributes", err);
+        break;
+      }
+      checked[k] = 1;
+      ok[k] = major >= 9 && attr.ptxVersion >= 90;
+    }
+    prog[i] = ok[k];
+  }
+  xfree(checked);
+  xfree(ok);
+  return s;
+}
+
 /* Adds the nodes in a topological order, each with its predecessors as
  * dependencies, as a hand-written graph does (adding every edge in one
  * call afterwards replayed no faster and created 10,000 nodes about 10%
@@ -459,12 +506,15 @@ static cgrt_status add_nodes(cgrt_graph *g) {
   uint32_t *indeg = xcalloc(n, sizeof *indeg), *order = xcalloc(n, sizeof *order);
   uint32_t *fill = xcalloc(n + 1, sizeof *fill);
   cudaGraphNode_t *deps = xcalloc(n + 1, sizeof *deps);
-  uint8_t *prog = xcalloc(m, 1);
+  uint8_t *prog = xcalloc(m, 1), *edge_prog = xcalloc(d->nedges, 1);
   cgrt_status s = CGRT_OK;
-  if (!start || !pred || !succ_start || !succ || !indeg || !order || !fill || !deps || !prog) {
+  if (!start || !pred || !succ_start || !succ || !indeg || !order || !fill || !deps || !prog ||
+      !edge_prog) {
     s = no_memory(d);
     goto done;
   }
+  if ((s = programmatic_edges(g, edge_prog)) != CGRT_OK)
+    goto done;
   for (uint32_t i = 0; i < m; i++) {
     uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
     uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
@@ -479,7 +529,7 @@ static cgrt_status add_nodes(cgrt_graph *g) {
   for (uint32_t i = 0; i < m; i++) {
     uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
     uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
-    prog[start[to] + fill[to]] = i < d->nedges && d->edges[3 * i + 2];
+    prog[start[to] + fill[to]] = i < d->nedges && edge_prog[i];
     pred[start[to] + fill[to]++] = from;
   }
   memset(fill, 0, (n + 1) * sizeof *fill);
@@ -523,7 +573,7 @@ static cgrt_status add_nodes(cgrt_graph *g) {
   }
   size_t nprog = 0;
   for (uint32_t i = 0; i < d->nedges; i++)
-    nprog += d->edges[3 * i + 2] != 0;
+    nprog += edge_prog[i];
   if (s == CGRT_OK && nprog) {
     cudaGraphNode_t *from = xcalloc(nprog, sizeof *from), *to = xcalloc(nprog, sizeof *to);
     cudaGraphEdgeData *data = xcalloc(nprog, sizeof *data);
@@ -532,7 +582,7 @@ static cgrt_status add_nodes(cgrt_graph *g) {
     } else {
       size_t k = 0;
       for (uint32_t i = 0; i < d->nedges; i++)
-        if (d->edges[3 * i + 2]) {
+        if (edge_prog[i]) {
           from[k] = g->nodes[d->edges[3 * i]];
           to[k] = g->nodes[d->edges[3 * i + 1]];
           data[k].from_port = cudaGraphKernelNodePortProgrammatic;
@@ -555,6 +605,7 @@ done:
   xfree(fill);
   xfree(deps);
   xfree(prog);
+  xfree(edge_prog);
   return s;
 }
 
