@@ -7,6 +7,8 @@ cgc=$1
 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/vg"
+cgc=$(under_valgrind "$cgc" "$tmp/vg")
 
 run() { # run ARGS...: sets status, out, err
   "$cgc" "$@" > "$tmp/out" 2> "$tmp/err"
@@ -158,4 +160,5 @@ fi
 env -u NO_COLOR "$cgc" --check "$tmp/bad.cgraph" 2> "$tmp/err"
 check "no colour into a file" [ -z "$(grep "$(printf '\033')\[" "$tmp/err")" ]
 
+valgrind_clean "$tmp/vg"
 finish

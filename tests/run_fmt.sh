@@ -8,6 +8,8 @@ cgc=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$(cd "$2" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/vg"
+cgc=$(under_valgrind "$cgc" "$tmp/vg")
 
 cp "$src/tests/fmt/messy.cgraph" "$tmp/messy.cgraph"
 "$cgc" fmt "$tmp/messy.cgraph"
@@ -72,4 +74,5 @@ check "--check changes nothing" [ "$(cat "$tmp/unformatted.cgraph")" = "const N=
 check "fmt rewrites it in place" [ "$(cat "$tmp/unformatted.cgraph")" = "const N = 1;" ]
 check "fmt without files is a usage error" sh -c '"$0" fmt 2> /dev/null; [ $? = 2 ]' "$cgc"
 
+valgrind_clean "$tmp/vg"
 finish

@@ -8,6 +8,8 @@ set -u
 cgc=$1 dir=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/vg"
+cgc=$(under_valgrind "$cgc" "$tmp/vg")
 for f in "$dir"/*.cgraph; do
   name=$(basename "$f")
   "$cgc" -o "$tmp/out.c" "$f" > /dev/null 2> "$tmp/err"
@@ -20,4 +22,5 @@ for f in "$dir"/*.cgraph; do
   check "$name: cgc fmt ends with a status, not a signal ($status)" [ "$status" -le 2 ]
   check "$name: no sanitizer report from fmt" sh -c '! grep -q Sanitizer "$0"' "$tmp/err"
 done
+valgrind_clean "$tmp/vg"
 finish
