@@ -7,28 +7,13 @@
 #include "decode_plain_graph.h"
 #include "decode_step_graph.h"
 #include "graphs_graph.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define CUDA(call)                                                                         \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
-#define CGRT(call)                                                                         \
-  do {                                                                                     \
-    if ((call) != CGRT_OK) {                                                               \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cgrt_last_error());     \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
 
 enum { N = 256 };
 

@@ -3,6 +3,7 @@
  * halfway through (a by-value scalar set between launches, with nothing
  * synchronised); checked against a CPU run of the same model. */
 #include "compartments_graph.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,22 +14,6 @@
 
 enum { R = 64, STEPS = 8, LAUNCHES = 50 };
 static const double DT = 0.1, SIGMA = 0.2, GAMMA = 0.1;
-
-#define CUDA(call)                                                                        \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
-#define CGRT(call)                                                                        \
-  do {                                                                                    \
-    if ((call) != CGRT_OK) {                                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cgrt_last_error());    \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
 
 static uint64_t rng;
 static double uniform01(void) {

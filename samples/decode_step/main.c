@@ -2,6 +2,7 @@
  * graph, with pos and nkeys set between launches and nothing synchronised
  * until the end; checked against a CPU reference on fresh random data. */
 #include "decode_step_graph.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -11,22 +12,6 @@
 #include <unistd.h>
 
 enum { D = 256, MAXPOS = 128, LAYERS = 4, STEPS = 64 };
-
-#define CUDA(call)                                                                        \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
-#define CGRT(call)                                                                        \
-  do {                                                                                    \
-    if ((call) != CGRT_OK) {                                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cgrt_last_error());    \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
 
 static uint64_t rng;
 static float uniform(void) { /* in [-1, 1) */

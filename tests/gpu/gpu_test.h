@@ -13,23 +13,8 @@
 #include <unistd.h>
 
 #include "cgrt.h"
+#include "check.h"
 
-#define CUDA(call)                                                                         \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
-
-#define CGRT(call)                                                                         \
-  do {                                                                                     \
-    if ((call) != CGRT_OK) {                                                               \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cgrt_last_error());     \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
 
 static int test_failures, test_checks;
 
