@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Differential test of cgc's ordering against a brute-force reference.
+
+Generates random valid programs (buffers, views, kernels with in, out and
+inout parameters, copies, fills, a scalar written and read through
+pointers; plain and explicit graphs with written edges), works out on its
+own the edges section 6 of the language reference asks for (an edge for
+every conflicting pair in written order, plus the written edges, reduced
+transitively; in an explicit graph only written edges, and a hazard error
+when a conflicting pair is unordered), and requires cgc's DOT to give
+exactly those edges, or cgc to report the hazard.
+
+  check_ordering.py CGC [PROGRAMS] [SEED]
+"""
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import os
+
+KERNELS = {  # name: parameter modes, in order; "s" marks the u32 scalar
+    "r1w1": ["r", "w"],
+    "rw": ["rw"],
+    "r2w1": ["r", "r", "w"],
+    "r1": ["r"],
+    "w1": ["w"],
+    "rs_w": ["rs", "w"],
+    "ws": ["ws"],
+}
+DECLS = """kernel r1w1(in a: f32*, out b: f32*);
+kernel rw(inout a: f32*);
+kernel r2w1(in a: f32*, in b: f32*, out c: f32*);
+kernel r1(in a: f32*);
+kernel w1(out a: f32*);
+kernel rs_w(in s: u32*, out a: f32*);
+kernel ws(out s: u32*);
+"""
+
+
+def view(rng, name, rows, cols):
+    """A random view of buffer `name`: (text, lo byte, hi byte)."""
+    row = 4 * cols
+    k = rng.random()
+    if k < 0.3:
+        return name, 0, row * rows
+    if k < 0.65:
+        i = rng.randrange(rows)
+        return "%s[%d]" % (name, i), row * i, row * (i + 1)
+    i = rng.randrange(rows)
+    j = rng.randrange(i + 1, rows + 1)
+    return "%s[%d:%d]" % (name, i, j), row * i, row * j
+
+
+def program(rng, explicit):
+    cols = rng.randint(1, 4)
+    buffers = [("b%d" % i, rng.randint(2, 6)) for i in range(rng.randint(1, 4))]
+    nodes = []  # (text, [(resource, lo, hi, mode)])
+    for n in range(rng.randint(2, 24)):
+        k = rng.random()
+        if k < 0.12:  # copy between two rows of equal length, not overlapping
+            (b1, r1), (b2, r2) = rng.choice(buffers), rng.choice(buffers)
+            i, j = rng.randrange(r1), rng.randrange(r2)
+            if b1 == b2 and i == j:
+                continue
+            row = 4 * cols
+            nodes.append(("copy(%s[%d], %s[%d])" % (b1, i, b2, j),
+                          [(b1, row * i, row * (i + 1), "w"), (b2, row * j, row * (j + 1), "r")]))
+        elif k < 0.2:
+            b, r = rng.choice(buffers)
+            text, lo, hi = view(rng, b, r, cols)
+            nodes.append(("fill(%s, 0)" % text, [(b, lo, hi, "w")]))
+        else:
+            name = rng.choice(sorted(KERNELS))
+            args, acc = [], []
+            for mode in KERNELS[name]:
+                if mode in ("rs", "ws"):
+                    args.append("s")
+                    acc.append(("s", 0, 4, mode[0]))
+                else:
+                    b, r = rng.choice(buffers)
+                    text, lo, hi = view(rng, b, r, cols)
+                    args.append(text)
+                    acc.append((b, lo, hi, mode))
+            nodes.append(("%s(%s) grid(1) block(32)" % (name, ", ".join(args)), acc))
+    n = len(nodes)
+    conflicts = set()
+    for i in range(n):
+        for j in range(i + 1, n):
+            for (r1, lo1, hi1, m1) in nodes[i][1]:
+                for (r2, lo2, hi2, m2) in nodes[j][1]:
+                    if r1 == r2 and lo1 < hi2 and lo2 < hi1 and ("w" in m1 or "w" in m2):
+                        conflicts.add((i, j))
+    if explicit:
+        written = set(c for c in conflicts if rng.random() < 0.97)  # sometimes a hazard
+    else:
+        written = set()
+    for _ in range(rng.randint(0, 3)):  # extra forward edges, often redundant
+        if n >= 2:
+            i = rng.randrange(n - 1)
+            written.add((i, rng.randrange(i + 1, n)))
+    lines = [DECLS, "%sgraph g {" % ("explicit " if explicit else ""), "    scalar s: u32;"]
+    lines += ["    buffer %s: f32[%d, %d];" % (b, r, cols) for b, r in buffers]
+    lines += ["    node n%d = %s;" % (i, t) for i, (t, _) in enumerate(nodes)]
+    lines += ["    n%d -> n%d;" % e for e in sorted(written)]
+    lines.append("}")
+    return "\n".join(lines) + "\n", n, conflicts, written
+
+
+def closure(n, edges):
+    reach = [set() for _ in range(n)]
+    for i in reversed(range(n)):  # every edge goes forward in written order
+        for (a, b) in edges:
+            if a == i:
+                reach[i] |= {b} | reach[b]
+    return reach
+
+
+def reduction(n, edges):
+    reach = closure(n, edges)
+    return set((a, b) for (a, b) in edges
+               if not any(b in reach[w] for w in reach[a] if w != b))
+
+
+def main():
+    cgc = sys.argv[1]
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 300
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else random.randrange(1 << 30)
+    print("check_ordering: seed %d" % seed)
+    rng = random.Random(seed)
+    failures = hazards = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "p.cgraph")
+        for k in range(count):
+            explicit = rng.random() < 0.4
+            text, n, conflicts, written = program(rng, explicit)
+            with open(path, "w") as f:
+                f.write(text)
+            r = subprocess.run([cgc, "--emit=dot", path], capture_output=True, text=True)
+            edges = set((int(a), int(b)) for a, b in
+                        re.findall(r'"n(\d+)" -> "n(\d+)"', r.stdout))
+            if explicit:
+                reach = closure(n, written)
+                unordered = [c for c in conflicts if c[1] not in reach[c[0]]]
+                if unordered:
+                    hazards += 1
+                    ok = r.returncode == 1 and "hazard on" in r.stderr
+                    want = "a hazard error (%s)" % unordered
+                else:
+                    want_edges = reduction(n, written)
+                    ok = r.returncode == 0 and edges == want_edges
+                    want = sorted(want_edges)
+            else:
+                want_edges = reduction(n, conflicts | written)
+                ok = r.returncode == 0 and edges == want_edges
+                want = sorted(want_edges)
+            if not ok:
+                failures += 1
+                print("FAIL: program %d (seed %d)\n%s\ncgc (exit %d): %s\n%s\nexpected: %s"
+                      % (k, seed, text, r.returncode, sorted(edges), r.stderr, want))
+                if failures >= 3:
+                    break
+    print("%d passed, %d failed (%d programs with a hazard)" % (count - failures, failures, hazards))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
