@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Differential test of cgc's ordering against a brute-force reference.
 
-Generates random valid programs (buffers, views, kernels with in, out and
+Generates random programs (buffers, views, kernels with in, out and
 inout parameters, copies, fills, a scalar written and read through
 pointers; plain and explicit graphs with written edges), works out on its
 own the edges section 6 of the language reference asks for (an edge for
 every conflicting pair in written order, plus the written edges, reduced
 transitively; in an explicit graph only written edges, and a hazard error
 when a conflicting pair is unordered), and requires cgc's DOT to give
-exactly those edges, or cgc to report the hazard.
+exactly those edges, or cgc to report the hazard; now and then a written
+edge closes a cycle, which cgc must report.
 
   check_ordering.py CGC [PROGRAMS] [SEED]
 """
@@ -91,28 +92,67 @@ def program(rng, explicit):
                 for (r2, lo2, hi2, m2) in nodes[j][1]:
                     if r1 == r2 and lo1 < hi2 and lo2 < hi1 and ("w" in m1 or "w" in m2):
                         conflicts.add((i, j))
+    # Written edges follow a random order of the nodes that respects the
+    # conflicts; in an explicit graph they are the conflicting pairs in that
+    # order (now and then one left out: a hazard, unless a path covers it).
+    order = list(range(n))
+    rng.shuffle(order)
+    order = topological(n, conflicts if not explicit else set(), order)
+    pos = {v: k for k, v in enumerate(order)}
     if explicit:
-        written = set(c for c in conflicts if rng.random() < 0.97)  # sometimes a hazard
+        written = set((a, b) if pos[a] < pos[b] else (b, a)
+                      for (a, b) in conflicts if rng.random() < 0.97)
     else:
         written = set()
-    for _ in range(rng.randint(0, 3)):  # extra forward edges, often redundant
+    for _ in range(rng.randint(0, 3)):  # extra edges, often redundant, some backward
         if n >= 2:
-            i = rng.randrange(n - 1)
-            written.add((i, rng.randrange(i + 1, n)))
+            a, b = rng.sample(range(n), 2)
+            written.add((a, b) if pos[a] < pos[b] else (b, a))
+    # Now and then a written edge against the order: a cycle.
+    cyclic = False
+    base = conflicts | written if not explicit else written
+    if base and rng.random() < 0.05:
+        a, b = rng.choice(sorted(base))
+        written.add((b, a))
+        cyclic = True
     lines = [DECLS, "%sgraph g {" % ("explicit " if explicit else ""), "    scalar s: u32;"]
     lines += ["    buffer %s: f32[%d, %d];" % (b, r, cols) for b, r in buffers]
     lines += ["    node n%d = %s;" % (i, t) for i, (t, _) in enumerate(nodes)]
     lines += ["    n%d -> n%d;" % e for e in sorted(written)]
     lines.append("}")
-    return "\n".join(lines) + "\n", n, conflicts, written
+    return "\n".join(lines) + "\n", n, conflicts, written, cyclic
+
+
+def topological(n, edges, preference):
+    """The nodes in an order that respects `edges`, else `preference`."""
+    indeg = [0] * n
+    for (_, b) in edges:
+        indeg[b] += 1
+    placed, out = set(), []
+    while len(out) < n:
+        v = next(v for v in preference if v not in placed and indeg[v] == 0)
+        placed.add(v)
+        out.append(v)
+        for (a, b) in edges:
+            if a == v:
+                indeg[b] -= 1
+    return out
 
 
 def closure(n, edges):
-    reach = [set() for _ in range(n)]
-    for i in reversed(range(n)):  # every edge goes forward in written order
-        for (a, b) in edges:
-            if a == i:
-                reach[i] |= {b} | reach[b]
+    """reach[v]: the nodes a path of `edges` leads to from v (a DAG)."""
+    reach = [None] * n
+
+    def visit(v):
+        if reach[v] is None:
+            reach[v] = set()
+            for (a, b) in edges:
+                if a == v:
+                    reach[v] |= {b} | visit(b)
+        return reach[v]
+
+    for v in range(n):
+        visit(v)
     return reach
 
 
@@ -128,20 +168,25 @@ def main():
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else random.randrange(1 << 30)
     print("check_ordering: seed %d" % seed)
     rng = random.Random(seed)
-    failures = hazards = 0
+    failures = hazards = cycles = 0
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p.cgraph")
         for k in range(count):
             explicit = rng.random() < 0.4
-            text, n, conflicts, written = program(rng, explicit)
+            text, n, conflicts, written, cyclic = program(rng, explicit)
             with open(path, "w") as f:
                 f.write(text)
             r = subprocess.run([cgc, "--emit=dot", path], capture_output=True, text=True)
             edges = set((int(a), int(b)) for a, b in
                         re.findall(r'"n(\d+)" -> "n(\d+)"', r.stdout))
-            if explicit:
+            if cyclic:
+                cycles += 1
+                ok = r.returncode == 1 and "form a cycle" in r.stderr
+                want = "a cycle error"
+            elif explicit:
                 reach = closure(n, written)
-                unordered = [c for c in conflicts if c[1] not in reach[c[0]]]
+                unordered = [c for c in conflicts
+                             if c[1] not in reach[c[0]] and c[0] not in reach[c[1]]]
                 if unordered:
                     hazards += 1
                     ok = r.returncode == 1 and "hazard on" in r.stderr
@@ -160,7 +205,8 @@ def main():
                       % (k, seed, text, r.returncode, sorted(edges), r.stderr, want))
                 if failures >= 3:
                     break
-    print("%d passed, %d failed (%d programs with a hazard)" % (count - failures, failures, hazards))
+    print("%d passed, %d failed (%d programs with a hazard, %d with a cycle)"
+          % (count - failures, failures, hazards, cycles))
     return 1 if failures else 0
 
 
