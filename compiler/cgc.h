@@ -224,9 +224,33 @@ typedef enum StmtKind {
   ST_NODE,   /* [node name =] callee(args) launch...; */
   ST_EDGE,   /* a -> b -> {c, d}; */
   ST_FOR,    /* for var in lo .. hi { body } */
+  ST_WHILE,  /* while cond [max n] { body } */
+  ST_IF,     /* if cond { body } [else { else_body }] */
+  ST_SWITCH, /* switch scalar { case v { ... } default { ... } } */
 } StmtKind;
 
-typedef enum Callee { CALL_KERNEL, CALL_COPY, CALL_FILL } Callee;
+/* What a node does; the last three hold bodies of nodes (language v2). */
+typedef enum Callee { CALL_KERNEL, CALL_COPY, CALL_FILL, CALL_WHILE, CALL_IF, CALL_SWITCH } Callee;
+
+enum { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE };
+typedef enum CondKind { COND_CMP, COND_AND, COND_OR, COND_NOT } CondKind;
+
+/* A condition of `while` or `if`, as written. */
+typedef struct Cond {
+  CondKind kind;
+  Pos pos;
+  int cmp;            /* COND_CMP: CMP_* */
+  struct Expr *lhs, *rhs;
+  struct Cond *a, *b; /* COND_AND, COND_OR: both; COND_NOT: a */
+  int depth;
+} Cond;
+
+typedef struct CaseItem {
+  struct Expr *value; /* NULL: default */
+  Pos pos;
+  struct Stmt **body;
+  int nbody;
+} CaseItem;
 
 typedef struct Stmt Stmt;
 typedef VEC(Stmt *) StmtVec;
@@ -247,6 +271,8 @@ struct Stmt {
   Pos name_pos;
   Sym *base;      /* sema: a node's name or the anonymous name given it */
   struct Stmt *parent_for; /* sema: innermost enclosing for, or NULL */
+  Stmt **body;    /* for, while, if (its then-body) */
+  int nbody;
   union {
     struct { /* ST_CONST, ST_SCALAR, ST_BUFFER */
       Expr *value; /* const value; scalar and buffer initialiser */
@@ -270,8 +296,16 @@ struct Stmt {
     };
     struct { /* ST_FOR */
       Expr *lo, *hi;
-      Stmt **body;
-      int nbody;
+    };
+    struct { /* ST_WHILE, ST_IF, ST_SWITCH */
+      Cond *cond;       /* while, if */
+      Expr *max_iter;   /* while: NULL unless `max` */
+      Stmt **else_body; /* if */
+      int nelse;
+      bool has_else;
+      Expr *selector;   /* switch */
+      CaseItem *cases;
+      int ncases;
     };
   };
 };
@@ -400,10 +434,29 @@ typedef struct Access {
   AccessMode mode;
 } Access;
 
+/* A checked condition: operands are scalars, single buffer elements
+ * (ARG_VIEW of one element) or constants (ARG_INT, ARG_FLOAT). */
+typedef struct CheckedCond {
+  CondKind kind;
+  int cmp;
+  Type type;          /* COND_CMP: what is compared */
+  Arg lhs, rhs;
+  struct CheckedCond *a, *b;
+} CheckedCond;
+
 typedef struct Node {
   const char *name; /* "norm[0]" */
   Pos pos;
   Callee kind;
+  int32_t scope;    /* the control node whose body holds this one, or -1 */
+  int32_t branch;   /* which body of it: 0, or 1 for else, or a case's index */
+  /* CALL_WHILE, CALL_IF, CALL_SWITCH: */
+  CheckedCond *cond;  /* while, if */
+  int64_t max_iter;   /* while: 0 unless `max` */
+  int nbodies;        /* while 1, if 1 or 2, switch: cases with default */
+  int64_t *case_values; /* switch: one per body but the default */
+  int default_body;   /* switch: the default's body, or -1 */
+  int selector;       /* switch: the scalar (index into Graph.res) */
   Item *kernel;     /* CALL_KERNEL */
   Arg *args;
   int nargs;
@@ -443,6 +496,8 @@ typedef struct Program {
 
 /* Checks every item and unrolls every graph.  Errors go to c->diag. */
 Program *check_program(Compiler *c);
+/* What --emit=c cannot write yet: control flow. */
+void check_c_output(Compiler *c, const Program *p);
 void program_free(Program *p);
 
 /* ---- order.c: data flow, cycles, hazards, transitive reduction ---- */

@@ -7,8 +7,57 @@ static const char *kind_label(const Node *n) {
   case CALL_KERNEL: return n->kernel->name->name;
   case CALL_COPY: return "copy";
   case CALL_FILL: return "fill";
+  case CALL_WHILE: return "while";
+  case CALL_IF: return "if";
+  case CALL_SWITCH: return "switch";
   }
   return "";
+}
+
+static void emit_node(FILE *out, const Node *n, int indent) {
+  fprintf(out, "%*s\"%s\" [label=\"%s\\n%s%s\"%s];\n", indent, "", n->name, n->name,
+          n->kind == CALL_KERNEL ? "kernel " : "", kind_label(n),
+          n->kind == CALL_KERNEL ? "" : n->kind <= CALL_FILL ? ", style=rounded"
+                                                             : ", shape=diamond");
+}
+
+static const char *body_label(const Graph *g, const Node *c, int branch, char *buf, size_t size) {
+  (void)g;
+  if (c->kind == CALL_WHILE)
+    snprintf(buf, size, "%s: body", c->name);
+  else if (c->kind == CALL_IF)
+    snprintf(buf, size, "%s: %s", c->name, branch ? "else" : "then");
+  else if (branch == c->default_body)
+    snprintf(buf, size, "%s: default", c->name);
+  else
+    snprintf(buf, size, "%s: case %lld", c->name, (long long)c->case_values[branch]);
+  return buf;
+}
+
+/* The nodes of one body, each control node's bodies as nested clusters. */
+static void emit_scope(FILE *out, const Graph *g, int64_t scope, int branch, int indent) {
+  for (size_t v = 0; v < g->nodes.n; v++) {
+    const Node *n = &g->nodes.v[v];
+    if (n->scope != scope || (scope >= 0 && n->branch != branch))
+      continue;
+    emit_node(out, n, indent);
+    for (int b = 0; n->kind >= CALL_WHILE && b < n->nbodies; b++) {
+      char label[600];
+      fprintf(out, "%*ssubgraph \"cluster_%zu_%d\" {\n%*slabel=\"%s\";\n", indent, "", v, b,
+              indent + 2, "", body_label(g, n, b, label, sizeof label));
+      emit_scope(out, g, (int64_t)v, b, indent + 2);
+      fprintf(out, "%*s}\n", indent, "");
+      /* The control node leads into each entry node of its body. */
+      for (size_t w = v + 1; w < g->nodes.n; w++) {
+        const Node *m = &g->nodes.v[w];
+        bool entry = m->scope == (int32_t)v && m->branch == b;
+        for (size_t k = 0; entry && k < g->edges.n; k++)
+          entry = g->edges.v[k].to != w;
+        if (entry)
+          fprintf(out, "%*s\"%s\" -> \"%s\" [style=dotted];\n", indent, "", n->name, m->name);
+      }
+    }
+  }
 }
 
 void emit_dot(FILE *out, const Program *p) {
@@ -16,12 +65,7 @@ void emit_dot(FILE *out, const Program *p) {
     const Graph *g = p->graphs.v[i];
     fprintf(out, "digraph \"%s\" {\n", g->name->name);
     fprintf(out, "  node [shape=box, fontname=\"monospace\"];\n");
-    for (size_t v = 0; v < g->nodes.n; v++) {
-      const Node *n = &g->nodes.v[v];
-      fprintf(out, "  \"%s\" [label=\"%s\\n%s%s\"%s];\n", n->name, n->name,
-              n->kind == CALL_KERNEL ? "kernel " : "", kind_label(n),
-              n->kind == CALL_KERNEL ? "" : ", style=rounded");
-    }
+    emit_scope(out, g, -1, 0, 2);
     for (size_t k = 0; k < g->edges.n; k++) {
       const Edge *e = &g->edges.v[k];
       fprintf(out, "  \"%s\" -> \"%s\"%s;\n", g->nodes.v[e->from].name, g->nodes.v[e->to].name,

@@ -206,9 +206,10 @@ static void format_tokens(Fmt *f, const Tok *t, size_t n) {
   char open[256];                          /* ( and [ open in this statement */
   int brackets = 0;
   bool multi = false;                      /* this statement spans lines */
+  bool named = false;                      /* `node NAME = while|if|switch` */
   for (size_t i = 0; i < n && t[i].kind != T_EOF; i++) {
     const Tok *c = &t[i];
-    bool block = first && opens_block(first);
+    bool block = first && (opens_block(first) || named);
     /* A line break inside a statement stays, its next line one level in. */
     if (c->breaks && f->cur.n) {
       end_line(f, NULL, false, 0);
@@ -272,8 +273,12 @@ static void format_tokens(Fmt *f, const Tok *t, size_t n) {
     if (!first) {
       first = c;
       second = NULL;
+      named = false;
     } else if (!second) {
       second = c;
+    } else if (is(first, "node") && prev && is_punct(prev, "=") && c->kind == T_WORD &&
+               (is(c, "while") || is(c, "if") || is(c, "switch"))) {
+      named = true;
     }
     if (is_punct(c, "(") || is_punct(c, "[")) {
       if (brackets < (int)sizeof open)
@@ -285,7 +290,7 @@ static void format_tokens(Fmt *f, const Tok *t, size_t n) {
     prev2 = prev;
     prev = c;
     bool ends = false;
-    if (is_punct(c, "{") && brackets == 0 && first && opens_block(first)) {
+    if (is_punct(c, "{") && brackets == 0 && first && (opens_block(first) || named)) {
       end_line(f, NULL, false, 0);
       f->indent++;
       ends = true;

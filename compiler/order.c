@@ -470,6 +470,17 @@ static void reduce(Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
  * checked by a search of the written edges and of the needed edges already
  * proven, which reach no further than the written ones but take the short
  * way round (a chain whose every node reads what its first node wrote). */
+/* Whether an edge can name a node: an unnamed copy, fill, while, if or
+ * switch is named after its keyword, which an edge cannot spell. */
+static bool edge_writable(const char *name) {
+  static const char *const words[] = {"copy", "fill", "while", "if", "switch"};
+  size_t len = strcspn(name, "[");
+  for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+    if (strlen(words[k]) == len && !strncmp(name, words[k], len))
+      return false;
+  return true;
+}
+
 static void check_hazards(Compiler *c, Graph *g, const uint32_t *order, const uint32_t *topo,
                           const Edge *written, size_t nwritten, const Edge *need, size_t nneed) {
   size_t n = g->nodes.n, m = 0;
@@ -523,8 +534,14 @@ static void check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
                "hazard on '%s': node '%s' %s it and node '%s' %s it, with no path of edges "
                "between them",
                res, b->name, why_text(e->why), a->name, ra);
-      note_at(c->diag, a->pos, "node '%s' is here; add '%s -> %s;' to run it first", a->name,
-              a->name, b->name);
+      if (edge_writable(a->name) && edge_writable(b->name))
+        note_at(c->diag, a->pos, "node '%s' is here; add '%s -> %s;' to run it first", a->name,
+                a->name, b->name);
+      else
+        note_at(c->diag, a->pos,
+                "node '%s' is here; name the unnamed one ('node NAME = ...') and add an edge "
+                "from '%s' to '%s' to run it first",
+                a->name, a->name, b->name);
     }
   }
   free(targets);
@@ -586,7 +603,9 @@ static void find_loads(Graph *g, const uint32_t *order) {
   free(after);
 }
 
-void order_graph(Compiler *c, Graph *g) {
+/* Orders one body of nodes (all of them, in a graph without control flow):
+ * its edges into g->edges, and at the top level the scalar upload's. */
+static void order_flat(Compiler *c, Graph *g, bool top) {
   size_t n = g->nodes.n;
   uint32_t *order = xrealloc(NULL, (n + 1) * sizeof *order);
   uint32_t *topo = xrealloc(NULL, (n + 1) * sizeof *topo);
@@ -615,9 +634,71 @@ void order_graph(Compiler *c, Graph *g) {
     }
     reduce(g, all.v, all.n, topo);
     mark_programmatic(g);
-    find_loads(g, order);
+    if (top)
+      find_loads(g, order);
   }
   vec_free(&all);
   free(order);
   free(topo);
+}
+
+/* With control flow each body is ordered on its own, its while, if or
+ * switch standing in the enclosing body as one node with all the accesses
+ * of what it holds (language reference, section 7). */
+void order_graph(Compiler *c, Graph *g) {
+  size_t n = g->nodes.n;
+  bool control = false;
+  for (size_t v = 0; v < n; v++)
+    control |= g->nodes.v[v].scope >= 0;
+  if (!control) {
+    order_flat(c, g, true);
+    return;
+  }
+  uint32_t *local = xrealloc(NULL, (n + 1) * sizeof *local);
+  uint32_t *global = xrealloc(NULL, (n + 1) * sizeof *global);
+  /* Every (scope, branch) once: the top, then each control node's bodies. */
+  for (int64_t scope = -1; scope < (int64_t)n && !diag_errors(c->diag); scope++) {
+    int bodies = scope < 0 ? 1 : g->nodes.v[scope].nbodies;
+    if (scope >= 0 && g->nodes.v[scope].kind < CALL_WHILE)
+      continue;
+    for (int branch = 0; branch < bodies; branch++) {
+      Graph sub = {.item = g->item, .name = g->name, .is_explicit = g->is_explicit,
+                   .res = g->res};
+      size_t k = 0;
+      for (size_t v = 0; v < n; v++) {
+        const Node *nd = &g->nodes.v[v];
+        local[v] = UINT32_MAX;
+        if (nd->scope == scope && (scope < 0 || nd->branch == branch)) {
+          local[v] = (uint32_t)k;
+          global[k++] = (uint32_t)v;
+          vec_push(&sub.nodes, *nd);
+        }
+      }
+      for (size_t i = 0; i < g->written.n; i++) {
+        Edge e = g->written.v[i];
+        if (local[e.from] != UINT32_MAX && local[e.to] != UINT32_MAX) {
+          e.from = local[e.from];
+          e.to = local[e.to];
+          vec_push(&sub.written, e);
+        }
+      }
+      order_flat(c, &sub, scope < 0);
+      for (size_t i = 0; i < sub.edges.n; i++) {
+        Edge e = sub.edges.v[i];
+        e.from = global[e.from];
+        e.to = global[e.to];
+        vec_push(&g->edges, e);
+      }
+      for (size_t i = 0; i < sub.loads.n; i++)
+        vec_push(&g->loads, global[sub.loads.v[i]]);
+      vec_free(&sub.nodes);
+      vec_free(&sub.written);
+      vec_free(&sub.edges);
+      vec_free(&sub.loads);
+    }
+  }
+  if (g->edges.n)
+    qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
+  free(local);
+  free(global);
 }

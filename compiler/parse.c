@@ -184,6 +184,88 @@ Stmt *stmt_for(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *lo, Expr *hi, List
   return s;
 }
 
+Stmt *stmt_while(ParseState *ps, Pos p, Cond *cond, Expr *max_iter, List *body) {
+  Stmt *s = new_stmt(ps, ST_WHILE, p);
+  s->cond = cond;
+  s->max_iter = max_iter;
+  s->body = list_array(body, &s->nbody);
+  return s;
+}
+
+Stmt *stmt_named(Stmt *control, Sym *name, Pos np) {
+  control->name = name;
+  control->name_pos = np;
+  return control;
+}
+
+List *else_body(ParseState *ps, List *body) {
+  return body ? body : arena_alloc(ps->c->arena, sizeof(List));
+}
+
+Stmt *stmt_if(ParseState *ps, Pos p, Cond *cond, List *then_body, List *else_list) {
+  Stmt *s = new_stmt(ps, ST_IF, p);
+  s->cond = cond;
+  s->body = list_array(then_body, &s->nbody);
+  s->has_else = else_list != NULL;
+  s->else_body = list_array(else_list, &s->nelse);
+  return s;
+}
+
+CaseItem *case_new(ParseState *ps, Pos p, Expr *value, List *body) {
+  CaseItem *c = arena_alloc(ps->c->arena, sizeof *c);
+  c->value = value;
+  c->pos = p;
+  c->body = list_array(body, &c->nbody);
+  return c;
+}
+
+Stmt *stmt_switch(ParseState *ps, Pos p, Expr *selector, List *cases) {
+  Stmt *s = new_stmt(ps, ST_SWITCH, p);
+  s->selector = selector;
+  s->ncases = cases ? cases->n : 0;
+  s->cases = arena_alloc(ps->c->arena, (size_t)s->ncases * sizeof(CaseItem) + 1);
+  for (int i = 0; i < s->ncases; i++)
+    s->cases[i] = *(CaseItem *)cases->v[i];
+  return s;
+}
+
+/* Conditions are bounded in depth like expressions. */
+static Cond *cond_bounded(ParseState *ps, Cond *c, int depth) {
+  if (depth <= MAX_EXPR_DEPTH) {
+    c->depth = depth;
+    return c;
+  }
+  if (!ps->depth_error)
+    error_at(ps->c->diag, c->pos, "condition nested more than %d deep", MAX_EXPR_DEPTH);
+  ps->depth_error = true;
+  c->kind = COND_CMP;
+  c->a = c->b = NULL;
+  c->lhs = c->rhs = new_expr(ps->c->arena, EX_INT, c->pos);
+  c->depth = 1;
+  return c;
+}
+
+Cond *cond_cmp(ParseState *ps, Pos p, int cmp, Expr *lhs, Expr *rhs) {
+  Cond *c = arena_alloc(ps->c->arena, sizeof *c);
+  c->kind = COND_CMP;
+  c->pos = p;
+  c->cmp = cmp;
+  c->lhs = lhs;
+  c->rhs = rhs;
+  c->depth = 1;
+  return c;
+}
+
+Cond *cond_join(ParseState *ps, Pos p, CondKind kind, Cond *a, Cond *b) {
+  Cond *c = arena_alloc(ps->c->arena, sizeof *c);
+  c->kind = kind;
+  c->pos = p;
+  c->a = a;
+  c->b = b;
+  int d = a->depth > (b ? b->depth : 0) ? a->depth : b->depth;
+  return cond_bounded(ps, c, d + 1);
+}
+
 Expr *new_expr(Arena *a, ExprKind kind, Pos pos) {
   Expr *e = arena_alloc(a, sizeof *e);
   e->kind = kind;

@@ -32,6 +32,15 @@ List *edge_link(ParseState *ps, List *chain, EdgeGroup *from, Pos arrow,
                 bool programmatic, EdgeGroup *to);
 Stmt *stmt_edge(ParseState *ps, List *chain);
 Stmt *stmt_for(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *lo, Expr *hi, List *body);
+Stmt *stmt_named(Stmt *control, Sym *name, Pos np);
+Stmt *stmt_while(ParseState *ps, Pos p, Cond *cond, Expr *max_iter, List *body);
+Stmt *stmt_if(ParseState *ps, Pos p, Cond *cond, List *then_body, List *else_body);
+Stmt *stmt_switch(ParseState *ps, Pos p, Expr *selector, List *cases);
+CaseItem *case_new(ParseState *ps, Pos p, Expr *value, List *body);
+/* An else, or an empty one: never NULL. */
+List *else_body(ParseState *ps, List *body);
+Cond *cond_cmp(ParseState *ps, Pos p, int cmp, Expr *lhs, Expr *rhs);
+Cond *cond_join(ParseState *ps, Pos p, CondKind kind, Cond *a, Cond *b);
 
 Expr *expr_int(ParseState *ps, Pos p, int64_t v);
 Expr *expr_float(ParseState *ps, Pos p, double v);

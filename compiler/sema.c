@@ -59,6 +59,8 @@ typedef struct Sema {
   int64_t expanded;
   bool too_big; /* reported the unroll limit */
   int64_t owned_bytes;
+  int32_t scope, branch; /* the body nodes go into: a control node, or -1 */
+  int blocks;            /* control-flow bodies open */
 } Sema;
 
 static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
@@ -506,7 +508,7 @@ static void declare_const(Sema *s, Stmt *st) {
     return;
   Binding b = {.kind = B_CONST, .name = st->name, .pos = st->name_pos,
                .value = valid ? v.i : 0, .valid = valid};
-  if (s->depth > 0) {
+  if (s->depth > 0 || s->blocks > 0) {
     vec_push(&s->locals, b);
   } else {
     Binding *p = arena_alloc(s->c->arena, sizeof *p);
@@ -902,7 +904,8 @@ static bool budget(Sema *s, Pos p) {
 static void add_node(Sema *s, Stmt *st) {
   if (!st->base)
     return; /* a duplicate name, reported */
-  Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .kind = st->callee};
+  Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .kind = st->callee,
+            .scope = s->scope, .branch = s->branch};
   if (st->callee == CALL_KERNEL) {
     Global *gl = map_get(&s->globals, st->kernel);
     if (!gl || gl->item->kind != IT_KERNEL) {
@@ -1028,6 +1031,13 @@ static void resolve_edges(Sema *s) {
       error_at(s->d, pe->arrow, "edge from node '%s' to itself", pe->from);
       continue;
     }
+    const Node *na = &g->nodes.v[from - 1], *nb = &g->nodes.v[to - 1];
+    if (na->scope != nb->scope || na->branch != nb->branch) {
+      error_at(s->d, pe->arrow,
+               "an edge stays within one body; '%s' and '%s' are not in the same one", pe->from,
+               pe->to);
+      continue;
+    }
     if (pe->programmatic) {
       /* '=>' says the edge is programmatic; order.c makes every edge from
        * a kernel into a pdl kernel so, and no other. */
@@ -1055,6 +1065,7 @@ static void resolve_edges(Sema *s) {
 /* ---- graphs: the walk ---- */
 
 static void walk(Sema *s, Stmt **body, int n);
+static void walk_control(Sema *s, Stmt *st);
 
 static void walk_for(Sema *s, Stmt *st) {
   int64_t lo = 0, hi = 0;
@@ -1096,9 +1107,10 @@ static void walk(Sema *s, Stmt **body, int n) {
     case ST_CONST: declare_const(s, st); break;
     case ST_SCALAR:
     case ST_BUFFER:
-      if (s->depth > 0) {
-        error_at(s->d, st->pos, "%s declarations are not allowed inside 'for'",
-                 st->kind == ST_SCALAR ? "scalar" : "buffer");
+      if (s->depth > 0 || s->blocks > 0) {
+        error_at(s->d, st->pos, "%s declarations are not allowed inside %s",
+                 st->kind == ST_SCALAR ? "scalar" : "buffer",
+                 s->depth > 0 ? "'for'" : "the body of a while, if or switch");
         break;
       }
       if (st->kind == ST_SCALAR)
@@ -1109,8 +1121,217 @@ static void walk(Sema *s, Stmt **body, int n) {
     case ST_NODE: add_node(s, st); break;
     case ST_EDGE: add_edges(s, st); break;
     case ST_FOR: walk_for(s, st); break;
+    case ST_WHILE:
+    case ST_IF:
+    case ST_SWITCH: walk_control(s, st); break;
     }
   }
+}
+
+/* ---- graphs: control flow (language v2) ---- */
+
+typedef VEC(Access) AccessVec;
+
+/* One side of a comparison: a scalar, one element of a buffer, or a
+ * constant.  What it reads goes into `reads`. */
+static bool cond_operand(Sema *s, Expr *e, Arg *out, Type *type, bool *is_ref, Value *v,
+                         AccessVec *reads) {
+  if (!resolve_view(s, e, out, is_ref))
+    return false;
+  if (!*is_ref) {
+    out->pos = e->pos;
+    return eval(s, e, v);
+  }
+  Resource *r = &s->g->res.v[out->res];
+  if (r->kind == RES_BUFFER) {
+    if (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST) {
+      error_at(s->d, out->pos, "'%s' is a host buffer; conditions are evaluated on the device",
+               r->name->name);
+      return false;
+    }
+    if (out->count != 1) {
+      error_at(s->d, out->pos,
+               "a condition compares single values, and this is %lld elements of '%s'; "
+               "index it, as in %s[0]",
+               (long long)out->count, r->name->name, r->name->name);
+      return false;
+    }
+  } else {
+    r->memory = true; /* the condition kernel reads its slot */
+  }
+  *type = r->type;
+  Access a = {.lo = out->kind == ARG_VIEW ? out->offset : 0, .res = out->res, .mode = ACC_READ};
+  a.hi = a.lo + out->bytes;
+  vec_push(reads, a);
+  return true;
+}
+
+static void cond_constant(Arg *a, Type t, Value v) {
+  a->kind = v.is_float ? ARG_FLOAT : ARG_INT;
+  if (v.is_float)
+    a->fval = v.f;
+  else
+    a->ival = v.i;
+  a->bits = value_bits(t, v.is_float, v.i, v.f);
+}
+
+static CheckedCond *check_cond(Sema *s, Cond *c, AccessVec *reads) {
+  CheckedCond *r = arena_alloc(s->c->arena, sizeof *r);
+  r->kind = c->kind;
+  r->cmp = c->cmp;
+  if (c->kind != COND_CMP) {
+    r->a = check_cond(s, c->a, reads);
+    r->b = c->b ? check_cond(s, c->b, reads) : NULL;
+    return r->a && (!c->b || r->b) ? r : NULL;
+  }
+  Type lt = TY_NONE, rt = TY_NONE;
+  bool lref, rref;
+  Value lv = {0}, rv = {0};
+  bool ok = cond_operand(s, c->lhs, &r->lhs, &lt, &lref, &lv, reads);
+  ok = cond_operand(s, c->rhs, &r->rhs, &rt, &rref, &rv, reads) && ok;
+  if (!ok)
+    return NULL;
+  if (lref && rref) {
+    if (lt != rt) {
+      error_at(s->d, c->pos, "the condition compares %s with %s; both sides must have one type",
+               type_name(lt), type_name(rt));
+      return NULL;
+    }
+    r->type = lt;
+  } else if (lref || rref) {
+    r->type = lref ? lt : rt;
+    if (!check_fits(s, (lref ? c->rhs : c->lhs)->pos, lref ? rv : lv, r->type,
+                    "the other side of the comparison"))
+      return NULL;
+    cond_constant(lref ? &r->rhs : &r->lhs, r->type, lref ? rv : lv);
+  } else {
+    error_at(s->d, c->pos, "the condition compares two constants");
+    return NULL;
+  }
+  return r;
+}
+
+/* A switch's selector: an integer scalar. */
+static int check_selector(Sema *s, Expr *e, AccessVec *reads) {
+  Arg a = {0};
+  bool is_ref;
+  if (!resolve_view(s, e, &a, &is_ref))
+    return -1;
+  Resource *r = is_ref ? &s->g->res.v[a.res] : NULL;
+  if (!r || r->kind != RES_SCALAR || type_is_float(r->type)) {
+    error_at(s->d, e->pos, "switch takes an integer scalar");
+    return -1;
+  }
+  r->memory = true;
+  Access acc = {.lo = 0, .hi = r->bytes, .res = a.res, .mode = ACC_READ};
+  vec_push(reads, acc);
+  return a.res;
+}
+
+/* while, if and switch are nodes in their own body, holding bodies of
+ * nodes; their accesses are their bodies' and their condition's. */
+static void walk_control(Sema *s, Stmt *st) {
+  if (!st->base)
+    return; /* a duplicate name, already reported */
+  Graph *g = s->g;
+  Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .scope = s->scope,
+            .branch = s->branch, .default_body = -1, .selector = -1};
+  n.kind = st->kind == ST_WHILE ? CALL_WHILE : st->kind == ST_IF ? CALL_IF : CALL_SWITCH;
+  AccessVec acc = {0};
+  Stmt ***bodies = NULL;
+  int *nbody = NULL;
+  if (st->kind != ST_SWITCH) {
+    n.cond = check_cond(s, st->cond, &acc);
+    n.nbodies = st->kind == ST_IF && st->has_else ? 2 : 1;
+  } else {
+    n.selector = check_selector(s, st->selector, &acc);
+    n.nbodies = st->ncases;
+    n.case_values = arena_alloc(s->c->arena, (size_t)st->ncases * sizeof *n.case_values + 1);
+  }
+  if (st->kind == ST_WHILE && st->max_iter) {
+    int64_t m;
+    if (eval_int(s, st->max_iter, &m)) {
+      if (m < 1)
+        error_at(s->d, st->max_iter->pos, "max %lld: a loop's bound must be at least 1",
+                 (long long)m);
+      else
+        n.max_iter = m;
+    }
+  }
+  bodies = xrealloc(NULL, ((size_t)n.nbodies + 1) * sizeof *bodies);
+  nbody = xrealloc(NULL, ((size_t)n.nbodies + 1) * sizeof *nbody);
+  if (st->kind != ST_SWITCH) {
+    bodies[0] = st->body, nbody[0] = st->nbody;
+    if (n.nbodies == 2)
+      bodies[1] = st->else_body, nbody[1] = st->nelse;
+  } else {
+    Resource *sel = n.selector >= 0 ? &g->res.v[n.selector] : NULL;
+    for (int k = 0; k < st->ncases; k++) {
+      CaseItem *c = &st->cases[k];
+      bodies[k] = c->body, nbody[k] = c->nbody;
+      if (!c->value) {
+        if (n.default_body >= 0) {
+          error_at(s->d, c->pos, "default is given twice");
+          note_at(s->d, st->cases[n.default_body].pos, "first given here");
+        }
+        n.default_body = k;
+        continue;
+      }
+      int64_t v;
+      if (!eval_int(s, c->value, &v))
+        continue;
+      char what[300];
+      if (sel) {
+        snprintf(what, sizeof what, "scalar '%s'", sel->name->name);
+        if (!check_fits(s, c->value->pos, (Value){.i = v}, sel->type, what))
+          continue;
+      }
+      for (int j = 0; j < k; j++)
+        if (st->cases[j].value && n.case_values[j] == v) {
+          error_at(s->d, c->pos, "case %lld is given twice", (long long)v);
+          note_at(s->d, st->cases[j].pos, "first given here");
+        }
+      n.case_values[k] = v;
+    }
+  }
+  vec_push(&g->nodes, n);
+  int32_t self = (int32_t)g->nodes.n - 1;
+  map_put(&s->node_index, g->nodes.v[self].name, (void *)(uintptr_t)g->nodes.n);
+  int32_t scope = s->scope, branch = s->branch;
+  s->scope = self;
+  s->blocks++;
+  for (int b = 0; b < g->nodes.v[self].nbodies && !diag_stopped(s->d); b++) {
+    size_t mark = s->locals.n;
+    s->branch = b;
+    walk(s, bodies[b], nbody[b]);
+    s->locals.n = mark;
+  }
+  s->blocks--;
+  s->scope = scope;
+  s->branch = branch;
+  for (size_t i = (size_t)self + 1; i < g->nodes.n; i++)
+    if (g->nodes.v[i].scope == self)
+      for (int k = 0; k < g->nodes.v[i].nacc; k++)
+        vec_push(&acc, g->nodes.v[i].acc[k]);
+  Node *np = &g->nodes.v[self];
+  np->nacc = (int)acc.n;
+  np->acc = arena_alloc(s->c->arena, acc.n * sizeof *np->acc + 1);
+  if (acc.n)
+    memcpy(np->acc, acc.v, acc.n * sizeof *np->acc);
+  vec_free(&acc);
+  free(bodies);
+  free(nbody);
+}
+
+static void name_node(Sema *s, Stmt *st) {
+  Stmt *old = map_get(&s->node_decls, st->name);
+  if (old) {
+    error_at(s->d, st->name_pos, "duplicate node '%s'", st->name->name);
+    note_at(s->d, old->name_pos, "'%s' was defined here", st->name->name);
+    return;
+  }
+  st->base = st->name;
+  map_put(&s->node_decls, st->name, st);
 }
 
 /* Before unrolling: every node's base name (anonymous ones named after
@@ -1125,20 +1346,24 @@ static void name_nodes(Sema *s, Stmt **body, int n, Stmt *parent, int depth, Stm
       map_put(&s->later, st->name, st);
     if (st->kind == ST_FOR)
       name_nodes(s, st->body, st->nbody, st, depth + 1, anon);
+    if (st->kind == ST_WHILE || st->kind == ST_IF || st->kind == ST_SWITCH) {
+      if (!st->name)
+        vec_push(anon, st); /* named while, if, switch, ... */
+      else
+        name_node(s, st);
+      name_nodes(s, st->body, st->nbody, parent, depth, anon);
+      name_nodes(s, st->else_body, st->nelse, parent, depth, anon);
+      for (int k = 0; k < st->ncases; k++)
+        name_nodes(s, st->cases[k].body, st->cases[k].nbody, parent, depth, anon);
+      continue;
+    }
     if (st->kind != ST_NODE)
       continue;
     if (!st->name) {
       vec_push(anon, st);
       continue;
     }
-    Stmt *old = map_get(&s->node_decls, st->name);
-    if (old) {
-      error_at(s->d, st->name_pos, "duplicate node '%s'", st->name->name);
-      note_at(s->d, old->name_pos, "'%s' was defined here", st->name->name);
-      continue;
-    }
-    st->base = st->name;
-    map_put(&s->node_decls, st->name, st);
+    name_node(s, st);
   }
 }
 
@@ -1146,8 +1371,12 @@ static void name_anonymous(Sema *s, StmtVec *anon) {
   Map counts = {0}; /* base Sym -> next suffix */
   for (size_t i = 0; i < anon->n; i++) {
     Stmt *st = anon->v[i];
-    const char *stem = st->callee == CALL_KERNEL ? st->kernel->name
-                       : st->callee == CALL_COPY ? "copy" : "fill";
+    const char *stem = st->kind == ST_WHILE    ? "while"
+                       : st->kind == ST_IF     ? "if"
+                       : st->kind == ST_SWITCH ? "switch"
+                       : st->callee == CALL_KERNEL ? st->kernel->name
+                       : st->callee == CALL_COPY   ? "copy"
+                                                   : "fill";
     Sym *key = intern(s->c->syms, stem, strlen(stem));
     uintptr_t k = (uintptr_t)map_get(&counts, key);
     Sym *name;
@@ -1199,6 +1428,8 @@ static void check_graph(Sema *s, Item *it) {
   s->expanded = 0;
   s->too_big = false;
   s->owned_bytes = 0;
+  s->scope = -1;
+  s->branch = 0;
   StmtVec anon = {0};
   name_nodes(s, it->body, it->nbody, NULL, 0, &anon);
   name_anonymous(s, &anon);
@@ -1338,4 +1569,20 @@ void program_free(Program *p) {
   }
   vec_free(&p->graphs);
   free(p);
+}
+
+void check_c_output(Compiler *c, const Program *p) {
+  for (size_t i = 0; i < p->graphs.n; i++) {
+    const Graph *g = p->graphs.v[i];
+    for (size_t v = 0; v < g->nodes.n; v++)
+      if (g->nodes.v[v].kind >= CALL_WHILE) {
+        error_at(c->diag, g->nodes.v[v].pos,
+                 "'%s' (control flow): C output is not available for it in this version of "
+                 "cgc; --check and --emit=dot are",
+                 g->nodes.v[v].kind == CALL_WHILE ? "while"
+                 : g->nodes.v[v].kind == CALL_IF  ? "if"
+                                                  : "switch");
+        break;
+      }
+  }
 }

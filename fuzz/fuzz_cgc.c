@@ -21,10 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Program *p = check_program(&c);
   for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
     order_graph(&c, p->graphs.v[i]);
-  if (!diag_errors(c.diag)) {
-    emit_c(sink, sink, &c, p, "fuzz.cgraph", "fuzz_graph.h");
+  if (!diag_errors(c.diag))
     emit_dot(sink, p);
-  }
+  if (!diag_errors(c.diag))
+    check_c_output(&c, p);
+  if (!diag_errors(c.diag))
+    emit_c(sink, sink, &c, p, "fuzz.cgraph", "fuzz_graph.h");
   program_free(p);
   compiler_free(&c);
   if (parsed && !memchr(data, 0, size)) { /* cgc fmt refuses NUL bytes */

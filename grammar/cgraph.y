@@ -45,6 +45,9 @@ static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg
   LaunchItem *launch;
   EdgeGroup *group;
   List *list;
+  Cond *cond;
+  CaseItem *case_item;
+  int cmp;
 }
 
 %token <sym> IDENT "identifier"
@@ -75,8 +78,14 @@ static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg
 %type <stmt> stmt call
 %type <group> group
 %type <expr> expr init noderef
-%type <list> params params1 stmts exprs exprs1 launches chain noderefs
+%type <list> params params1 stmts exprs exprs1 launches chain noderefs else_opt cases
+%type <cond> cond
+%type <expr> max_opt
+%type <cmp> cmp
 
+%left OROR
+%left ANDAND
+%precedence '!'
 %left '+' '-'
 %left '*' '/' '%'
 %precedence NEG
@@ -161,7 +170,51 @@ stmt
   | chain ';'                     { $$ = stmt_edge(ps, $1); }
   | FOR IDENT IN expr DOTDOT expr '{' stmts '}'
                                   { $$ = stmt_for(ps, @1, $2, @2, $4, $6, $8); }
+  | WHILE cond max_opt '{' stmts '}'
+                                  { $$ = stmt_while(ps, @1, $2, $3, $5); }
+  | IF cond '{' stmts '}' else_opt
+                                  { $$ = stmt_if(ps, @1, $2, $4, $6); }
+  | SWITCH expr '{' cases '}'     { $$ = stmt_switch(ps, @1, $2, $4); }
+  | NODE IDENT '=' WHILE cond max_opt '{' stmts '}'
+                                  { $$ = stmt_named(stmt_while(ps, @4, $5, $6, $8), $2, @2); }
+  | NODE IDENT '=' IF cond '{' stmts '}' else_opt
+                                  { $$ = stmt_named(stmt_if(ps, @4, $5, $7, $9), $2, @2); }
+  | NODE IDENT '=' SWITCH expr '{' cases '}'
+                                  { $$ = stmt_named(stmt_switch(ps, @4, $5, $7), $2, @2); }
   | error ';'                     { $$ = NULL; yyerrok; }
+  ;
+
+max_opt
+  : %empty                        { $$ = NULL; }
+  | MAX expr                      { $$ = $2; }
+  ;
+
+else_opt
+  : %empty                        { $$ = NULL; }
+  | ELSE '{' stmts '}'            { $$ = else_body(ps, $3); }
+  ;
+
+cases
+  : %empty                        { $$ = NULL; }
+  | cases CASE expr '{' stmts '}' { $$ = list_push(ps, $1, case_new(ps, @2, $3, $5)); }
+  | cases DEFAULT '{' stmts '}'   { $$ = list_push(ps, $1, case_new(ps, @2, NULL, $4)); }
+  ;
+
+cond
+  : expr cmp expr                 { $$ = cond_cmp(ps, @2, $2, $1, $3); }
+  | cond ANDAND cond              { $$ = cond_join(ps, @2, COND_AND, $1, $3); }
+  | cond OROR cond                { $$ = cond_join(ps, @2, COND_OR, $1, $3); }
+  | '!' cond                      { $$ = cond_join(ps, @1, COND_NOT, $2, NULL); }
+  | '(' cond ')'                  { $$ = $2; }
+  ;
+
+cmp
+  : EQ                            { $$ = CMP_EQ; }
+  | NE                            { $$ = CMP_NE; }
+  | '<'                           { $$ = CMP_LT; }
+  | LE                            { $$ = CMP_LE; }
+  | '>'                           { $$ = CMP_GT; }
+  | GE                            { $$ = CMP_GE; }
   ;
 
 init
@@ -287,16 +340,6 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
   if (at.line == ps->lex_error_line)
     return 0;
   yysymbol_kind_t tok = yypcontext_token(ctx);
-  switch (tok) {
-  case YYSYMBOL_WHILE: case YYSYMBOL_IF: case YYSYMBOL_ELSE:
-  case YYSYMBOL_SWITCH: case YYSYMBOL_CASE: case YYSYMBOL_DEFAULT:
-    error_at(ps->c->diag, at,
-             "%s: control flow (language v2) is not supported by this version of cgc",
-             token_text(tok));
-    return 0;
-  default:
-    break;
-  }
   char unexpected[128];
   if (tok == YYSYMBOL_IDENT || tok == YYSYMBOL_INT || tok == YYSYMBOL_FLOAT ||
       tok == YYSYMBOL_TYPE)

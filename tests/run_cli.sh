@@ -126,6 +126,15 @@ if [ ! -w "$tmp/ro" ]; then
 fi
 chmod 755 "$tmp/ro"
 
+# Control flow checks and draws, but its C is not written yet.
+printf 'graph g {\n    scalar n: u32;\n    while n < 4 {\n    }\n}\n' > "$tmp/cf.cgraph"
+run --check "$tmp/cf.cgraph"
+check "control flow checks" [ "$status" = 0 ]
+run -o "$tmp/cf_graph.c" "$tmp/cf.cgraph"
+check "control flow has no C output yet (exit 1)" [ "$status" = 1 ]
+check "and says so" grep -q "'while' (control flow): C output is not available" "$tmp/err"
+check "and writes nothing" [ ! -e "$tmp/cf_graph.c" ]
+
 # Machine-readable diagnostics: one JSON object a line, notes inside.
 printf 'const Z = 1 / 0;\nconst Z = 2;\n' > "$tmp/two.cgraph"
 "$cgc" --check --diagnostics-format=json "$tmp/two.cgraph" 2> "$tmp/json"
