@@ -9,7 +9,11 @@ every conflicting pair in written order, plus the written edges, reduced
 transitively; in an explicit graph only written edges, and a hazard error
 when a conflicting pair is unordered), and requires cgc's DOT to give
 exactly those edges, or cgc to report the hazard; now and then a written
-edge closes a cycle, which cgc must report.
+edge closes a cycle, which cgc must report.  In some plain graphs a run
+of nodes sits in the body of a `while` on the scalar: the body is
+ordered on its own, and the while is one node at the top whose accesses
+are its body's and its condition's; DOT must draw a dotted edge from it
+to each body node that has no predecessor in the body.
 
   check_ordering.py CGC [PROGRAMS] [SEED]
 """
@@ -84,14 +88,17 @@ def program(rng, explicit):
                     args.append(text)
                     acc.append((b, lo, hi, mode))
             nodes.append(("%s(%s) grid(1) block(32)" % (name, ", ".join(args)), acc))
+    names = ["n%d" % i for i in range(len(nodes))]
+    body, body_names = [], []
+    if not explicit and len(nodes) >= 3 and rng.random() < 0.35:
+        i = rng.randrange(len(nodes) - 1)
+        j = rng.randrange(i + 1, len(nodes))
+        body, body_names = nodes[i:j], names[i:j]
+        acc = [("s", 0, 4, "r")] + [a for (_, accs) in body for a in accs]
+        nodes = nodes[:i] + [(None, acc)] + nodes[j:]
+        names = names[:i] + ["loop"] + names[j:]
     n = len(nodes)
-    conflicts = set()
-    for i in range(n):
-        for j in range(i + 1, n):
-            for (r1, lo1, hi1, m1) in nodes[i][1]:
-                for (r2, lo2, hi2, m2) in nodes[j][1]:
-                    if r1 == r2 and lo1 < hi2 and lo2 < hi1 and ("w" in m1 or "w" in m2):
-                        conflicts.add((i, j))
+    conflicts = conflicts_of(nodes)
     # Written edges follow a random order of the nodes that respects the
     # conflicts; in an explicit graph they are the conflicting pairs in that
     # order (now and then one left out: a hazard, unless a path covers it).
@@ -117,10 +124,34 @@ def program(rng, explicit):
         cyclic = True
     lines = [DECLS, "%sgraph g {" % ("explicit " if explicit else ""), "    scalar s: u32;"]
     lines += ["    buffer %s: f32[%d, %d];" % (b, r, cols) for b, r in buffers]
-    lines += ["    node n%d = %s;" % (i, t) for i, (t, _) in enumerate(nodes)]
-    lines += ["    n%d -> n%d;" % e for e in sorted(written)]
+    for name, (t, _) in zip(names, nodes):
+        if t is not None:
+            lines.append("    node %s = %s;" % (name, t))
+            continue
+        lines.append("    node loop = while s == 0 max 4 {")
+        lines += ["        node %s = %s;" % (bn, bt) for bn, (bt, _) in zip(body_names, body)]
+        lines.append("    }")
+    lines += ["    %s -> %s;" % (names[a], names[b]) for (a, b) in sorted(written)]
     lines.append("}")
-    return "\n".join(lines) + "\n", n, conflicts, written, cyclic
+    body_edges = reduction(len(body), conflicts_of(body))
+    ctl = {
+        "edges": set((body_names[a], body_names[b]) for (a, b) in body_edges),
+        "entries": set(("loop", body_names[v]) for v in range(len(body))
+                       if not any(b == v for (_, b) in body_edges)),
+    }
+    return "\n".join(lines) + "\n", names, conflicts, written, cyclic, ctl
+
+
+def conflicts_of(nodes):
+    """The pairs (i, j), i before j, whose accesses conflict."""
+    conflicts = set()
+    for i in range(len(nodes)):
+        for j in range(i + 1, len(nodes)):
+            for (r1, lo1, hi1, m1) in nodes[i][1]:
+                for (r2, lo2, hi2, m2) in nodes[j][1]:
+                    if r1 == r2 and lo1 < hi2 and lo2 < hi1 and ("w" in m1 or "w" in m2):
+                        conflicts.add((i, j))
+    return conflicts
 
 
 def topological(n, edges, preference):
@@ -168,17 +199,23 @@ def main():
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else random.randrange(1 << 30)
     print("check_ordering: seed %d" % seed)
     rng = random.Random(seed)
-    failures = hazards = cycles = 0
+    failures = hazards = cycles = loops = 0
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p.cgraph")
         for k in range(count):
             explicit = rng.random() < 0.4
-            text, n, conflicts, written, cyclic = program(rng, explicit)
+            text, names, conflicts, written, cyclic, ctl = program(rng, explicit)
+            n = len(names)
+            loops += bool(ctl["entries"])
             with open(path, "w") as f:
                 f.write(text)
             r = subprocess.run([cgc, "--emit=dot", path], capture_output=True, text=True)
-            edges = set((int(a), int(b)) for a, b in
-                        re.findall(r'"n(\d+)" -> "n(\d+)"', r.stdout))
+            drawn = re.findall(r'"(\w+)" -> "(\w+)"( \[style=dotted\])?', r.stdout)
+            edges = set((a, b) for a, b, dotted in drawn if not dotted)
+            entries = set((a, b) for a, b, dotted in drawn if dotted)
+
+            def named(pairs):
+                return set((names[a], names[b]) for (a, b) in pairs)
             if cyclic:
                 cycles += 1
                 ok = r.returncode == 1 and "form a cycle" in r.stderr
@@ -192,21 +229,21 @@ def main():
                     ok = r.returncode == 1 and "hazard on" in r.stderr
                     want = "a hazard error (%s)" % unordered
                 else:
-                    want_edges = reduction(n, written)
+                    want_edges = named(reduction(n, written))
                     ok = r.returncode == 0 and edges == want_edges
                     want = sorted(want_edges)
             else:
-                want_edges = reduction(n, conflicts | written)
-                ok = r.returncode == 0 and edges == want_edges
-                want = sorted(want_edges)
+                want_edges = named(reduction(n, conflicts | written)) | ctl["edges"]
+                ok = r.returncode == 0 and edges == want_edges and entries == ctl["entries"]
+                want = "%s, entries %s" % (sorted(want_edges), sorted(ctl["entries"]))
             if not ok:
                 failures += 1
                 print("FAIL: program %d (seed %d)\n%s\ncgc (exit %d): %s\n%s\nexpected: %s"
                       % (k, seed, text, r.returncode, sorted(edges), r.stderr, want))
                 if failures >= 3:
                     break
-    print("%d passed, %d failed (%d programs with a hazard, %d with a cycle)"
-          % (count - failures, failures, hazards, cycles))
+    print("%d passed, %d failed (%d programs with a hazard, %d with a cycle, %d with a while)"
+          % (count - failures, failures, hazards, cycles, loops))
     return 1 if failures else 0
 
 
