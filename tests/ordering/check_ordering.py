@@ -10,10 +10,11 @@ transitively; in an explicit graph only written edges, and a hazard error
 when a conflicting pair is unordered), and requires cgc's DOT to give
 exactly those edges, or cgc to report the hazard; now and then a written
 edge closes a cycle, which cgc must report.  In some plain graphs a run
-of nodes sits in the body of a `while` on the scalar: the body is
-ordered on its own, and the while is one node at the top whose accesses
-are its body's and its condition's; DOT must draw a dotted edge from it
-to each body node that has no predecessor in the body.
+of nodes sits in the bodies of a `while`, an `if` (with or without
+`else`) or a `switch` on the scalar: each body is ordered on its own, and
+the control node is one node at the top whose accesses are its bodies'
+and what its condition reads; DOT must draw a dotted edge from it to each
+body node that has no predecessor in its body.
 
   check_ordering.py CGC [PROGRAMS] [SEED]
 """
@@ -89,14 +90,23 @@ def program(rng, explicit):
                     acc.append((b, lo, hi, mode))
             nodes.append(("%s(%s) grid(1) block(32)" % (name, ", ".join(args)), acc))
     names = ["n%d" % i for i in range(len(nodes))]
-    body, body_names = [], []
+    bodies, control = [], None  # bodies: [(names, nodes)]
     if not explicit and len(nodes) >= 3 and rng.random() < 0.35:
         i = rng.randrange(len(nodes) - 1)
         j = rng.randrange(i + 1, len(nodes))
-        body, body_names = nodes[i:j], names[i:j]
-        acc = [("s", 0, 4, "r")] + [a for (_, accs) in body for a in accs]
+        control = rng.choice(["while", "if", "switch"])
+        cuts = sorted(rng.sample(range(i + 1, j), min(rng.randint(0, 2), j - i - 1)))
+        if control == "while":
+            cuts = []
+        elif control == "if":
+            cuts = cuts[:1]
+        bounds = [i] + cuts + [j]
+        bodies = [(names[a:b], nodes[a:b]) for a, b in zip(bounds, bounds[1:])]
+        if control == "if" and len(bodies) == 1 and rng.random() < 0.3:
+            bodies.append(([], []))  # an empty else
+        acc = [("s", 0, 4, "r")] + [a for (_, accs) in nodes[i:j] for a in accs]
         nodes = nodes[:i] + [(None, acc)] + nodes[j:]
-        names = names[:i] + ["loop"] + names[j:]
+        names = names[:i] + ["ctl"] + names[j:]
     n = len(nodes)
     conflicts = conflicts_of(nodes)
     # Written edges follow a random order of the nodes that respects the
@@ -128,17 +138,25 @@ def program(rng, explicit):
         if t is not None:
             lines.append("    node %s = %s;" % (name, t))
             continue
-        lines.append("    node loop = while s == 0 max 4 {")
-        lines += ["        node %s = %s;" % (bn, bt) for bn, (bt, _) in zip(body_names, body)]
-        lines.append("    }")
+        heads = {"while": ["node ctl = while s == 0 max 4 {"],
+                 "if": ["node ctl = if s != 0 {", "} else {"],
+                 "switch": ["node ctl = switch s {", "case 0 {", "case 7 {", "default {"]}
+        for k, (bnames, bnodes) in enumerate(bodies):
+            if control == "switch":
+                lines.append("    " + heads["switch"][0] if k == 0 else "    }")
+                lines.append("    " + heads["switch"][k + 1 if k + 1 < len(bodies) else 3])
+            else:
+                lines.append("    " + heads[control][k])
+            lines += ["        node %s = %s;" % (bn, bt) for bn, (bt, _) in zip(bnames, bnodes)]
+        lines.append("    }" if control != "switch" else "    }\n    }")
     lines += ["    %s -> %s;" % (names[a], names[b]) for (a, b) in sorted(written)]
     lines.append("}")
-    body_edges = reduction(len(body), conflicts_of(body))
-    ctl = {
-        "edges": set((body_names[a], body_names[b]) for (a, b) in body_edges),
-        "entries": set(("loop", body_names[v]) for v in range(len(body))
-                       if not any(b == v for (_, b) in body_edges)),
-    }
+    ctl = {"edges": set(), "entries": set(), "kind": control}
+    for bnames, bnodes in bodies:
+        body_edges = reduction(len(bnodes), conflicts_of(bnodes))
+        ctl["edges"] |= set((bnames[a], bnames[b]) for (a, b) in body_edges)
+        ctl["entries"] |= set(("ctl", bnames[v]) for v in range(len(bnodes))
+                              if not any(b == v for (_, b) in body_edges))
     return "\n".join(lines) + "\n", names, conflicts, written, cyclic, ctl
 
 
@@ -199,14 +217,16 @@ def main():
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else random.randrange(1 << 30)
     print("check_ordering: seed %d" % seed)
     rng = random.Random(seed)
-    failures = hazards = cycles = loops = 0
+    failures = hazards = cycles = 0
+    controls = {"while": 0, "if": 0, "switch": 0}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p.cgraph")
         for k in range(count):
             explicit = rng.random() < 0.4
             text, names, conflicts, written, cyclic, ctl = program(rng, explicit)
             n = len(names)
-            loops += bool(ctl["entries"])
+            if ctl["kind"]:
+                controls[ctl["kind"]] += 1
             with open(path, "w") as f:
                 f.write(text)
             r = subprocess.run([cgc, "--emit=dot", path], capture_output=True, text=True)
@@ -242,8 +262,10 @@ def main():
                       % (k, seed, text, r.returncode, sorted(edges), r.stderr, want))
                 if failures >= 3:
                     break
-    print("%d passed, %d failed (%d programs with a hazard, %d with a cycle, %d with a while)"
-          % (count - failures, failures, hazards, cycles, loops))
+    print("%d passed, %d failed (%d programs with a hazard, %d with a cycle, %d with a while, "
+          "%d with an if, %d with a switch)"
+          % (count - failures, failures, hazards, cycles, controls["while"], controls["if"],
+             controls["switch"]))
     return 1 if failures else 0
 
 
