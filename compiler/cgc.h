@@ -446,6 +446,7 @@ typedef struct CheckedCond {
 
 typedef struct Node {
   const char *name; /* "norm[0]" */
+  bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
   Pos pos;
   Callee kind;
   int32_t scope;    /* the control node whose body holds this one, or -1 */

@@ -470,17 +470,6 @@ static void reduce(Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
  * checked by a search of the written edges and of the needed edges already
  * proven, which reach no further than the written ones but take the short
  * way round (a chain whose every node reads what its first node wrote). */
-/* Whether an edge can name a node: an unnamed copy, fill, while, if or
- * switch is named after its keyword, which an edge cannot spell. */
-static bool edge_writable(const char *name) {
-  static const char *const words[] = {"copy", "fill", "while", "if", "switch"};
-  size_t len = strcspn(name, "[");
-  for (size_t k = 0; k < sizeof words / sizeof *words; k++)
-    if (strlen(words[k]) == len && !strncmp(name, words[k], len))
-      return false;
-  return true;
-}
-
 static void check_hazards(Compiler *c, Graph *g, const uint32_t *order, const uint32_t *topo,
                           const Edge *written, size_t nwritten, const Edge *need, size_t nneed) {
   size_t n = g->nodes.n, m = 0;
@@ -534,7 +523,7 @@ static void check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
                "hazard on '%s': node '%s' %s it and node '%s' %s it, with no path of edges "
                "between them",
                res, b->name, why_text(e->why), a->name, ra);
-      if (edge_writable(a->name) && edge_writable(b->name))
+      if (!a->keyword_name && !b->keyword_name)
         note_at(c->diag, a->pos, "node '%s' is here; add '%s -> %s;' to run it first", a->name,
                 a->name, b->name);
       else

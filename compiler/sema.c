@@ -901,11 +901,16 @@ static bool budget(Sema *s, Pos p) {
   return false;
 }
 
+/* An unnamed copy, fill, while, if or switch is named after its keyword,
+ * which an edge cannot spell; its later namesakes (copy_2) it can. */
+static bool keyword_named(const Stmt *st) { return !st->name && !strchr(st->base->name, '_'); }
+
 static void add_node(Sema *s, Stmt *st) {
   if (!st->base)
     return; /* a duplicate name, reported */
   Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .kind = st->callee,
-            .scope = s->scope, .branch = s->branch};
+            .scope = s->scope, .branch = s->branch,
+            .keyword_name = st->callee != CALL_KERNEL && keyword_named(st)};
   if (st->callee == CALL_KERNEL) {
     Global *gl = map_get(&s->globals, st->kernel);
     if (!gl || gl->item->kind != IT_KERNEL) {
@@ -1235,7 +1240,8 @@ static void walk_control(Sema *s, Stmt *st) {
     return; /* a duplicate name, already reported */
   Graph *g = s->g;
   Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .scope = s->scope,
-            .branch = s->branch, .default_body = -1, .selector = -1};
+            .branch = s->branch, .default_body = -1, .selector = -1,
+            .keyword_name = keyword_named(st)};
   n.kind = st->kind == ST_WHILE ? CALL_WHILE : st->kind == ST_IF ? CALL_IF : CALL_SWITCH;
   AccessVec acc = {0};
   Stmt ***bodies = NULL;
