@@ -12,6 +12,8 @@
 #include <stdio.h>
 
 #define CGC_VERSION "0.1.0"
+/* The runtime (cgrt.h's CGRT_ABI) that the generated C is written for. */
+#define CGC_RUNTIME_ABI 2
 
 /* Limits that turn hostile input into a diagnostic instead of a crash. */
 enum {
@@ -21,7 +23,9 @@ enum {
   MAX_INCLUDE_DEPTH = 32,          /* files open at once through include */
   MAX_ERRORS = 20,                 /* errors reported before cgc stops */
   MAX_NODES = 2 * 1024 * 1024,    /* nodes in one graph after unrolling */
-  MAX_EXPANSION = 8 * 1024 * 1024 /* statements run by unrolling, per graph */
+  MAX_EXPANSION = 8 * 1024 * 1024, /* statements run by unrolling, per graph */
+  MAX_COND_CMP = 16                /* comparisons in one condition (the
+                                      runtime's CGRT_COND_MAX_CMP) */
 };
 #define MAX_FILE_SIZE ((int64_t)256 << 20) /* bytes in one source file */
 
@@ -497,8 +501,6 @@ typedef struct Program {
 
 /* Checks every item and unrolls every graph.  Errors go to c->diag. */
 Program *check_program(Compiler *c);
-/* What --emit=c cannot write yet: control flow. */
-void check_c_output(Compiler *c, const Program *p);
 void program_free(Program *p);
 
 /* ---- order.c: data flow, cycles, hazards, transitive reduction ---- */

@@ -118,6 +118,50 @@ static void emit_arg(FILE *c, const Graph *g, const uint32_t *index, const Arg *
   }
 }
 
+/* A control node's condition as the runtime evaluates it: postfix code
+ * over operands taken two at a time by the comparisons.  `!` is pushed
+ * down to the comparisons (De Morgan), each of which can negate its
+ * result, so the code holds no NOT and no deeper stack than the
+ * comparisons. */
+typedef struct CondCode {
+  VEC(uint8_t) code;
+  VEC(const Arg *) ops;
+  VEC(Type) types; /* each operand's */
+} CondCode;
+
+static void cond_code(CondCode *cc, const CheckedCond *c, bool negate) {
+  switch (c->kind) {
+  case COND_CMP:
+    vec_push(&cc->code, (uint8_t)(2 + 2 * (6 * (c->type - TY_I8) + c->cmp) + negate));
+    vec_push(&cc->ops, &c->lhs);
+    vec_push(&cc->ops, &c->rhs);
+    vec_push(&cc->types, c->type);
+    vec_push(&cc->types, c->type);
+    break;
+  case COND_AND:
+  case COND_OR:
+    cond_code(cc, c->a, negate);
+    cond_code(cc, c->b, negate);
+    vec_push(&cc->code, (uint8_t)((c->kind == COND_AND) != negate ? 0 : 1));
+    break;
+  case COND_NOT: cond_code(cc, c->a, !negate); break;
+  }
+}
+
+static void cond_operand(FILE *c, const Graph *g, const uint32_t *index, const Arg *a, Type t) {
+  if (a->kind == ARG_INT || a->kind == ARG_FLOAT)
+    emit_arg(c, g, index, a, type_size(t));
+  else if (a->kind == ARG_VIEW)
+    emit_arg(c, g, index, a, 8);
+  else /* a scalar: its slot */
+    fprintf(c, "  {CGRT_ARG_SCALAR_PTR, 8, %u, 0},\n", index[a->res]);
+}
+
+static const char *buf_u32(char *buf, int32_t v) {
+  snprintf(buf, 16, "%d", v);
+  return buf;
+}
+
 static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *source) {
   const char *gn = g->name->name;
   uint32_t *index = xrealloc(NULL, (g->res.n + 1) * sizeof *index);
@@ -126,6 +170,17 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
   for (size_t r = 0; r < g->res.n; r++)
     g->res.v[r].kind == RES_SCALAR ? nsc++ : nbuf++;
   char buf[256];
+  CondCode *conds = xrealloc(NULL, (g->nodes.n + 1) * sizeof *conds);
+  size_t ncode = 0, ncases = 0;
+  for (size_t v = 0; v < g->nodes.n; v++) {
+    const Node *n = &g->nodes.v[v];
+    memset(&conds[v], 0, sizeof conds[v]);
+    if (n->kind == CALL_WHILE || n->kind == CALL_IF)
+      cond_code(&conds[v], n->cond, false);
+    ncode += conds[v].code.n;
+    if (n->kind == CALL_SWITCH)
+      ncases += (size_t)n->nbodies;
+  }
 
   fprintf(c, "\n/* graph %s */\n", gn);
   if (nbuf) {
@@ -151,11 +206,15 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
     fprintf(c, "};\n");
   }
   for (size_t v = 0; v < g->nodes.n; v++)
-    nargs += (size_t)g->nodes.v[v].nargs;
+    nargs += g->nodes.v[v].kind == CALL_SWITCH ? 1 : (size_t)g->nodes.v[v].nargs + conds[v].ops.n;
   if (nargs) {
     fprintf(c, "static const cgrt_arg_desc cgc_%s_args[] = {\n", gn);
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
+      for (size_t i = 0; i < conds[v].ops.n; i++)
+        cond_operand(c, g, index, conds[v].ops.v[i], conds[v].types.v[i]);
+      if (n->kind == CALL_SWITCH)
+        fprintf(c, "  {CGRT_ARG_SCALAR_PTR, 8, %u, 0},\n", index[n->selector]);
       for (int a = 0; a < n->nargs; a++) {
         const Arg *arg = &n->args[a];
         int size = 8;
@@ -170,26 +229,34 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
   }
   if (g->nodes.n) {
     fprintf(c, "static const cgrt_node_desc cgc_%s_nodes[] = {\n", gn);
-    size_t first = 0;
+    static const char *const kinds[] = {
+        [CALL_KERNEL] = "CGRT_KERNEL_NODE", [CALL_COPY] = "CGRT_COPY_NODE",
+        [CALL_FILL] = "CGRT_FILL_NODE",     [CALL_WHILE] = "CGRT_WHILE_NODE",
+        [CALL_IF] = "CGRT_IF_NODE",         [CALL_SWITCH] = "CGRT_SWITCH_NODE",
+    };
+    size_t first = 0, code = 0, cases = 0;
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
-      int nargs_here = n->kind == CALL_FILL ? 1 : n->nargs;
-      const char *kind = n->kind == CALL_KERNEL ? "CGRT_KERNEL_NODE"
-                         : n->kind == CALL_COPY ? "CGRT_COPY_NODE"
-                                                : "CGRT_FILL_NODE";
+      int nargs_here = n->kind == CALL_FILL     ? 1
+                       : n->kind == CALL_SWITCH ? 1
+                       : n->kind >= CALL_WHILE  ? (int)conds[v].ops.n
+                                                : n->nargs;
+      const char *kind = kinds[n->kind];
       int elem = 0;
       long long bytes = 0;
       unsigned long long value = 0;
-      if (n->kind != CALL_KERNEL) {
+      if (n->kind == CALL_COPY || n->kind == CALL_FILL) {
         bytes = (long long)n->args[0].bytes;
         elem = type_size(g->res.v[n->args[0].res].type);
+      } else if (n->kind == CALL_WHILE) {
+        bytes = (long long)n->max_iter;
       }
       if (n->kind == CALL_FILL)
         value = (unsigned long long)n->args[1].bits;
       fprintf(c,
               "  {\"%s\", %d, %d, %s, %d, %d, %d, %d, %zu, %d, {%lld, %lld, %lld}, "
               "{%lld, %lld, %lld}, {%lld, %lld, %lld}, %lld, %lld, UINT64_C(%lld), "
-              "UINT64_C(0x%llx)},\n",
+              "UINT64_C(0x%llx), %s, %d, %d, %zu, %zu, %d, %d},\n",
               n->name, n->pos.line, n->pos.col, kind, n->has_cluster, n->has_priority,
               n->kind == CALL_FILL ? elem : 0,
               n->kind == CALL_KERNEL ? (int)kernel_index(k, n->kernel) : 0, first, nargs_here,
@@ -198,8 +265,16 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
               (long long)(n->has_cluster ? n->cluster[0] : 1),
               (long long)(n->has_cluster ? n->cluster[1] : 1),
               (long long)(n->has_cluster ? n->cluster[2] : 1), (long long)n->smem,
-              (long long)n->priority, bytes, value);
+              (long long)n->priority, bytes, value, n->scope < 0 ? "CGRT_TOP" : buf_u32(buf, n->scope),
+              n->scope < 0 ? 0 : n->branch, n->kind >= CALL_WHILE ? n->nbodies : 0,
+              n->kind == CALL_SWITCH ? cases : n->kind >= CALL_WHILE ? code : 0,
+              n->kind == CALL_SWITCH ? (size_t)n->nbodies : conds[v].code.n,
+              n->kind == CALL_SWITCH ? n->default_body : -1,
+              n->kind == CALL_SWITCH ? (int)(g->res.v[n->selector].type - TY_I8) : 0);
       first += (size_t)nargs_here;
+      code += conds[v].code.n;
+      if (n->kind == CALL_SWITCH)
+        cases += (size_t)n->nbodies;
     }
     fprintf(c, "};\n");
   }
@@ -211,6 +286,29 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
               g->edges.v[e].programmatic ? "=>" : "->", g->nodes.v[g->edges.v[e].to].name);
     fprintf(c, "};\n");
   }
+  if (ncode) {
+    fprintf(c, "static const uint8_t cgc_%s_code[] = {", gn);
+    size_t i = 0;
+    for (size_t v = 0; v < g->nodes.n; v++)
+      for (size_t j = 0; j < conds[v].code.n; j++, i++)
+        fprintf(c, "%s%s%u", i ? "," : "", i % 16 ? " " : "\n  ", conds[v].code.v[j]);
+    fprintf(c, "\n};\n");
+  }
+  if (ncases) {
+    fprintf(c, "static const uint64_t cgc_%s_cases[] = {\n", gn);
+    for (size_t v = 0; v < g->nodes.n; v++) {
+      const Node *n = &g->nodes.v[v];
+      if (n->kind == CALL_SWITCH)
+        for (int b = 0; b < n->nbodies; b++) {
+          if (b == n->default_body)
+            fprintf(c, "  UINT64_C(0x0), /* %s: default */\n", n->name);
+          else
+            fprintf(c, "  UINT64_C(0x%llx), /* %s: case %lld */\n",
+                    (unsigned long long)n->case_values[b], n->name, (long long)n->case_values[b]);
+        }
+    }
+    fprintf(c, "};\n");
+  }
   if (g->loads.n) {
     fprintf(c, "static const uint32_t cgc_%s_loads[] = {", gn);
     for (size_t i = 0; i < g->loads.n; i++)
@@ -219,14 +317,21 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
   }
   fprintf(c, "static const cgrt_graph_desc cgc_%s_desc = {\n  CGRT_ABI, \"%s\", ", gn, gn);
   emit_string(c, source);
-  fprintf(c, ",\n  %zu, %zu, %zu, %zu, %zu, %zu,\n", nbuf, nsc, g->nodes.n, g->edges.n, k->n,
-          g->loads.n);
+  fprintf(c, ",\n  %zu, %zu, %zu, %zu, %zu, %zu, %zu, %zu,\n", nbuf, nsc, g->nodes.n, g->edges.n,
+          k->n, g->loads.n, ncode, ncases);
 #define TABLE(cond, name) (cond) ? "cgc_" : "", (cond) ? gn : "NULL", (cond) ? name : ""
   fprintf(c, "  %s%s%s, %s%s%s, %s%s%s, %s%s%s, %s%s%s, %s%s%s,\n", TABLE(nbuf, "_buffers"),
           TABLE(nsc, "_scalars"), TABLE(g->nodes.n, "_nodes"), TABLE(nargs, "_args"),
           TABLE(g->edges.n, "_edges"), TABLE(g->loads.n, "_loads"));
+  fprintf(c, "  %s, %s,\n", k->n ? "cgc_kernels" : "NULL", k->n ? "cgc_kernel_names" : "NULL");
+  fprintf(c, "  %s%s%s, %s%s%s\n};\n", TABLE(ncode, "_code"), TABLE(ncases, "_cases"));
 #undef TABLE
-  fprintf(c, "  %s, %s\n};\n", k->n ? "cgc_kernels" : "NULL", k->n ? "cgc_kernel_names" : "NULL");
+  for (size_t v = 0; v < g->nodes.n; v++) {
+    vec_free(&conds[v].code);
+    vec_free(&conds[v].ops);
+    vec_free(&conds[v].types);
+  }
+  free(conds);
   free(index);
 }
 
@@ -374,9 +479,10 @@ void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source
   fprintf(h, "/* DO NOT EDIT: generated by cgc %s from %s */\n", CGC_VERSION, source);
   fprintf(h, "#ifndef %s\n#define %s\n\n#include <stdint.h>\n\n#include \"cgrt.h\"\n\n", guard,
           guard);
-  fprintf(h, "#if !defined(CGRT_ABI) || CGRT_ABI != 1\n"
+  fprintf(h, "#if !defined(CGRT_ABI) || CGRT_ABI != %d\n"
              "#error \"this header was generated by cgc " CGC_VERSION
-             " for cgrt ABI 1, but cgrt.h is another version: regenerate it\"\n#endif\n\n");
+             " for cgrt ABI %d, but cgrt.h is another version: regenerate it\"\n#endif\n\n",
+          CGC_RUNTIME_ABI, CGC_RUNTIME_ABI);
   fprintf(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
   for (size_t i = 0; i < p->graphs.n; i++)
     emit_declarations(h, p->graphs.v[i]);

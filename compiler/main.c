@@ -243,8 +243,6 @@ int main(int argc, char **argv) {
                    defs[i].name, defs[i].name);
     for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
       order_graph(&c, p->graphs.v[i]);
-    if (!check_only && !emit_dot_mode && !diag_errors(c.diag))
-      check_c_output(&c, p);
     if (diag_errors(c.diag)) {
       status = 1;
     } else if (!check_only && !emit_dot_mode) {

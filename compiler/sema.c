@@ -1216,6 +1216,19 @@ static CheckedCond *check_cond(Sema *s, Cond *c, AccessVec *reads) {
   return r;
 }
 
+/* Where a condition's text starts: its first comparison's left side. */
+static Pos cond_start(const Cond *c) {
+  while (c->kind != COND_CMP)
+    c = c->a;
+  return c->lhs->pos;
+}
+
+static int count_comparisons(const Cond *c) {
+  if (c->kind == COND_CMP)
+    return 1;
+  return count_comparisons(c->a) + (c->b ? count_comparisons(c->b) : 0);
+}
+
 /* A switch's selector: an integer scalar. */
 static int check_selector(Sema *s, Expr *e, AccessVec *reads) {
   Arg a = {0};
@@ -1248,6 +1261,11 @@ static void walk_control(Sema *s, Stmt *st) {
   int *nbody = NULL;
   if (st->kind != ST_SWITCH) {
     n.cond = check_cond(s, st->cond, &acc);
+    int ncmp = count_comparisons(st->cond);
+    if (ncmp > MAX_COND_CMP)
+      error_at(s->d, cond_start(st->cond),
+               "this condition makes %d comparisons; one condition makes at most %d", ncmp,
+               MAX_COND_CMP);
     n.nbodies = st->kind == ST_IF && st->has_else ? 2 : 1;
   } else {
     n.selector = check_selector(s, st->selector, &acc);
@@ -1575,20 +1593,4 @@ void program_free(Program *p) {
   }
   vec_free(&p->graphs);
   free(p);
-}
-
-void check_c_output(Compiler *c, const Program *p) {
-  for (size_t i = 0; i < p->graphs.n; i++) {
-    const Graph *g = p->graphs.v[i];
-    for (size_t v = 0; v < g->nodes.n; v++)
-      if (g->nodes.v[v].kind >= CALL_WHILE) {
-        error_at(c->diag, g->nodes.v[v].pos,
-                 "'%s' (control flow): C output is not available for it in this version of "
-                 "cgc; --check and --emit=dot are",
-                 g->nodes.v[v].kind == CALL_WHILE ? "while"
-                 : g->nodes.v[v].kind == CALL_IF  ? "if"
-                                                  : "switch");
-        break;
-      }
-  }
 }

@@ -15,6 +15,7 @@
  * next launch (cudaGraphExecKernelNodeSetParams), which affects only later
  * launches. */
 #include "cgrt.h"
+#include "cgrt_cond.h"
 #include "cgrt_testing.h"
 
 #include <stdarg.h>
@@ -35,6 +36,8 @@ enum {
 extern void cgrt_load_scalars(void);
 extern void cgrt_fill64(void);
 extern void cgrt_entry(void);
+extern void cgrt_cond(void);
+extern void cgrt_switch(void);
 
 struct cgrt_graph {
   const cgrt_graph_desc *d;
@@ -47,6 +50,9 @@ struct cgrt_graph {
   unsigned char **base;   /* per buffer */
   uint64_t slots;         /* offset of the scalar slots in dmem */
   uint64_t counter;       /* offset of the launch counter in dmem */
+  uint64_t extra;         /* offset of the loop counters and switch tables */
+  uint64_t extra_bytes;
+  uint64_t *extra_at;     /* per control node: its counter or table, from extra */
   uint64_t *values;       /* per scalar, as bits */
   uint64_t *pending;      /* scalars set since the last launch, a bit each */
   uint32_t words;         /* 64-bit words in that mask */
@@ -60,6 +66,14 @@ struct cgrt_graph {
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   cudaGraphNode_t *nodes;
+  cudaGraphNode_t *evals;  /* per node, two: a control node's condition
+                              kernels, before its first iteration and (while)
+                              at the end of its body */
+  cudaGraphConditionalHandle *handles; /* per node: a control node's handle */
+  uint32_t *body_base;     /* per node: a control node's first body graph */
+  cudaGraph_t *bodies;     /* per graph: the top, then every body */
+  uint32_t *owner;         /* per graph but the top: its control node */
+  uint32_t ngraphs;
   cudaGraphNode_t loader;
   uint64_t load_params[6];
   void *load_ptrs[6];
@@ -208,6 +222,99 @@ static struct cudaKernelNodeParams fill64_params(cgrt_graph *g, uint32_t n) {
   return p;
 }
 
+/* ---- conditions ---- */
+
+/* The condition kernel's argument for control node v (while, if): its
+ * operands' addresses from the current bindings. */
+static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_args *a) {
+  const cgrt_node_desc *nd = &g->d->nodes[v];
+  memset(a, 0, sizeof *a);
+  for (uint32_t i = 0; i < nd->nargs && i < CGRT_COND_OPERANDS; i++) {
+    const cgrt_arg_desc *arg = &g->d->args[nd->arg + i];
+    if (arg->kind == CGRT_ARG_CONST) {
+      a->operand[i] = arg->value;
+      a->imm |= 1u << i;
+    } else {
+      a->operand[i] = (uint64_t)(uintptr_t)arg_pointer(g, arg);
+    }
+  }
+  for (uint32_t i = 0; i < nd->ncode && i < CGRT_COND_CODE; i++)
+    a->code[i] = g->d->code[nd->code + i];
+  a->ncode = nd->ncode;
+  a->step = step;
+  if (nd->kind == CGRT_WHILE_NODE && nd->bytes) {
+    a->max = nd->bytes;
+    a->counter = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
+  }
+}
+
+/* The kernel that evaluates control node v's condition (step 0: before the
+ * node; 1: at the end of a while's body).  `args` must live until the
+ * parameters are copied. */
+typedef struct EvalArgs {
+  cgrt_cond_args cond;
+  uint64_t slot, table;
+  unsigned type, ncases, fallback;
+  void *ptrs[6];
+} EvalArgs;
+
+static struct cudaKernelNodeParams eval_params(const cgrt_graph *g, uint32_t v, unsigned step,
+                                               EvalArgs *e) {
+  const cgrt_node_desc *nd = &g->d->nodes[v];
+  struct cudaKernelNodeParams p = {0};
+  p.gridDim = (dim3){1, 1, 1};
+  p.blockDim = (dim3){1, 1, 1};
+  p.kernelParams = e->ptrs;
+  e->ptrs[0] = &g->handles[v];
+  if (nd->kind == CGRT_SWITCH_NODE) {
+    e->slot = (uint64_t)(uintptr_t)arg_pointer(g, &g->d->args[nd->arg]);
+    e->type = nd->selector_type;
+    e->table = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
+    e->ncases = nd->ncode - (nd->default_body >= 0);
+    e->fallback = nd->default_body >= 0 ? (unsigned)nd->default_body : nd->ncode;
+    e->ptrs[1] = &e->slot;
+    e->ptrs[2] = &e->type;
+    e->ptrs[3] = &e->table;
+    e->ptrs[4] = &e->ncases;
+    e->ptrs[5] = &e->fallback;
+    p.func = (void *)kernel_address(cgrt_switch);
+  } else {
+    cond_args(g, v, step, &e->cond);
+    e->ptrs[1] = &e->cond;
+    p.func = (void *)kernel_address(cgrt_cond);
+  }
+  return p;
+}
+
+/* A control node: its handle in the graph that holds it, the kernel that
+ * sets it, then the conditional node with its bodies. */
+static cgrt_status add_control(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
+                               const cudaGraphNode_t *deps, size_t ndeps) {
+  const cgrt_graph_desc *d = g->d;
+  const cgrt_node_desc *nd = &d->nodes[v];
+  cudaError_t err;
+  if ((err = CU(cudaGraphConditionalHandleCreate(&g->handles[v], graph, 0, 0))) != cudaSuccess)
+    return fail_node(d, nd, "cudaGraphConditionalHandleCreate", err);
+  EvalArgs e;
+  struct cudaKernelNodeParams p = eval_params(g, v, 0, &e);
+  if ((err = CU(cudaGraphAddKernelNode(&g->evals[2 * v], graph, deps, ndeps, &p))) != cudaSuccess)
+    return fail_node(d, nd, "cudaGraphAddKernelNode (condition)", err);
+  struct cudaGraphNodeParams c;
+  memset(&c, 0, sizeof c);
+  c.type = cudaGraphNodeTypeConditional;
+  c.conditional.handle = g->handles[v];
+  c.conditional.type = nd->kind == CGRT_WHILE_NODE ? cudaGraphCondTypeWhile
+                       : nd->kind == CGRT_IF_NODE  ? cudaGraphCondTypeIf
+                                                   : cudaGraphCondTypeSwitch;
+  c.conditional.size = nd->nbodies;
+  if ((err = CU(cudaGraphAddNode(&g->nodes[v], graph, &g->evals[2 * v], NULL, 1, &c))) !=
+      cudaSuccess)
+    return fail_node(d, nd, "cudaGraphAddNode (conditional)", err);
+  for (uint32_t b = 0; b < nd->nbodies; b++)
+    g->bodies[g->body_base[v] + b] = c.conditional.phGraph_out[b];
+  return CGRT_OK;
+}
+
 /* ---- create ---- */
 
 static cgrt_status check_pointer(const cgrt_graph_desc *d, const cgrt_buffer_desc *b, void *p) {
@@ -238,8 +345,17 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
   }
   g->slots = dbytes;
   g->counter = dbytes + 8 * (uint64_t)d->nscalars;
-  if (d->nscalars || d->nloads)
-    dbytes = g->counter + 8;
+  g->extra = g->counter + 8;
+  for (uint32_t v = 0; v < d->nnodes; v++) {
+    const cgrt_node_desc *nd = &d->nodes[v];
+    g->extra_at[v] = g->extra_bytes;
+    if (nd->kind == CGRT_WHILE_NODE && nd->bytes)
+      g->extra_bytes += 8;
+    else if (nd->kind == CGRT_SWITCH_NODE)
+      g->extra_bytes += 16 * (uint64_t)nd->ncode;
+  }
+  if (d->nscalars || d->nloads || g->extra_bytes)
+    dbytes = g->extra + g->extra_bytes;
   uint64_t scratch = hbytes;
   if (d->nscalars)
     hbytes += 8;
@@ -284,6 +400,37 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
   return CGRT_OK;
 }
 
+static int cmp_case(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Each switch's table of (value, body) pairs, sorted by value, which its
+ * condition kernel searches; loop counters need no first value (the kernel
+ * before the loop sets them). */
+static cgrt_status write_tables(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  uint64_t *buf = xcalloc(g->extra_bytes / 8, sizeof *buf);
+  if (!buf)
+    return no_memory(d);
+  for (uint32_t v = 0; v < d->nnodes; v++) {
+    const cgrt_node_desc *nd = &d->nodes[v];
+    if (nd->kind != CGRT_SWITCH_NODE)
+      continue;
+    uint64_t *t = buf + g->extra_at[v] / 8;
+    uint32_t k = 0;
+    for (uint32_t b = 0; b < nd->ncode; b++)
+      if ((int32_t)b != nd->default_body) {
+        t[2 * k] = d->cases[nd->code + b];
+        t[2 * k++ + 1] = b;
+      }
+    qsort(t, k, 2 * sizeof *t, cmp_case);
+  }
+  cudaError_t err = CU(cudaMemcpy(g->dmem + g->extra, buf, g->extra_bytes, cudaMemcpyHostToDevice));
+  xfree(buf);
+  return err == cudaSuccess ? CGRT_OK : fail(d, "cudaMemcpy", err);
+}
+
 /* Zeroes `= 0` buffers and writes the scalars' first values and counter. */
 static cgrt_status init_memory(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
@@ -310,6 +457,12 @@ static cgrt_status init_memory(cgrt_graph *g) {
   } else if (d->nloads) {
     if ((err = CU(cudaMemsetAsync(g->dmem + g->counter, 0, 8, 0))) != cudaSuccess)
       return fail(d, "cudaMemsetAsync", err);
+    issued = 1;
+  }
+  if (g->extra_bytes) {
+    cgrt_status s = write_tables(g);
+    if (s != CGRT_OK)
+      return s;
     issued = 1;
   }
   if (issued && (err = CU(cudaStreamSynchronize(0))) != cudaSuccess)
@@ -364,8 +517,9 @@ static cgrt_status index_uses(cgrt_graph *g) {
   return CGRT_OK;
 }
 
-/* Adds node v (nnodes: the scalar upload) with its dependencies. */
-static cgrt_status add_node(cgrt_graph *g, uint32_t v, const cudaGraphNode_t *deps, size_t ndeps) {
+/* Adds node v (nnodes: the scalar upload) to `graph` with its dependencies. */
+static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
+                            const cudaGraphNode_t *deps, size_t ndeps) {
   const cgrt_graph_desc *d = g->d;
   cudaError_t err;
   if (v == d->nnodes) {
@@ -382,15 +536,17 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, const cudaGraphNode_t *de
     p.gridDim = (dim3){1, 1, 1};
     p.blockDim = (dim3){32, 1, 1};
     p.kernelParams = g->load_ptrs;
-    if ((err = CU(cudaGraphAddKernelNode(&g->loader, g->graph, deps, ndeps, &p))) != cudaSuccess)
+    if ((err = CU(cudaGraphAddKernelNode(&g->loader, graph, deps, ndeps, &p))) != cudaSuccess)
       return fail(d, "cudaGraphAddKernelNode (scalar upload)", err);
     return CGRT_OK;
   }
   const cgrt_node_desc *nd = &d->nodes[v];
   cudaGraphNode_t *node = &g->nodes[v];
+  if (nd->kind >= CGRT_WHILE_NODE)
+    return add_control(g, v, graph, deps, ndeps);
   if (nd->kind == CGRT_KERNEL_NODE) {
     struct cudaKernelNodeParams p = kernel_params(g, v);
-    if ((err = CU(cudaGraphAddKernelNode(node, g->graph, deps, ndeps, &p))) != cudaSuccess)
+    if ((err = CU(cudaGraphAddKernelNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
       return fail_node(d, nd, "cudaGraphAddKernelNode", err);
     cudaLaunchAttributeValue a;
     if (nd->has_priority) {
@@ -412,16 +568,16 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, const cudaGraphNode_t *de
   } else if (nd->kind == CGRT_COPY_NODE) {
     void *dst = arg_pointer(g, &d->args[nd->arg]);
     void *src = arg_pointer(g, &d->args[nd->arg + 1]);
-    if ((err = CU(cudaGraphAddMemcpyNode1D(node, g->graph, deps, ndeps, dst, src, nd->bytes,
+    if ((err = CU(cudaGraphAddMemcpyNode1D(node, graph, deps, ndeps, dst, src, nd->bytes,
                                            cudaMemcpyDefault))) != cudaSuccess)
       return fail_node(d, nd, "cudaGraphAddMemcpyNode1D", err);
   } else if (fill_needs_kernel(nd)) {
     struct cudaKernelNodeParams p = fill64_params(g, v);
-    if ((err = CU(cudaGraphAddKernelNode(node, g->graph, deps, ndeps, &p))) != cudaSuccess)
+    if ((err = CU(cudaGraphAddKernelNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
       return fail_node(d, nd, "cudaGraphAddKernelNode", err);
   } else {
     struct cudaMemsetParams p = memset_params(g, v);
-    if ((err = CU(cudaGraphAddMemsetNode(node, g->graph, deps, ndeps, &p))) != cudaSuccess)
+    if ((err = CU(cudaGraphAddMemsetNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
       return fail_node(d, nd, "cudaGraphAddMemsetNode", err);
   }
   return CGRT_OK;
@@ -474,14 +630,17 @@ static cgrt_status programmatic_edges(cgrt_graph *g, uint8_t *prog) {
   return s;
 }
 
-/* Adds the nodes in a topological order, each with its predecessors as
- * dependencies, as a hand-written graph does (adding every edge in one
- * call afterwards replayed no faster and created 10,000 nodes about 10%
- * slower on the H200: BENCHMARKS.md).  A graph with several entry nodes
- * gets one empty kernel in front of them: a launch of 100 independent
- * nodes then takes about 30 us instead of 110, and the decode step's two
- * entries cost 5 us a step more than one; an empty graph node does not do
- * it, instantiation drops it. */
+/* Adds the nodes of each graph (the top, then every body) in a topological
+ * order, each with its predecessors as dependencies, as a hand-written
+ * graph does (adding every edge in one call afterwards replayed no faster
+ * and created 10,000 nodes about 10% slower on the H200: BENCHMARKS.md).
+ * A graph with several entry nodes gets one empty kernel in front of them:
+ * a launch of 100 independent nodes then takes about 30 us instead of 110,
+ * and the decode step's two entries cost 5 us a step more than one; an
+ * empty graph node does not do it, instantiation drops it.  A while's body
+ * ends in the kernel that evaluates its condition again, after every node
+ * of the body.  Edges never leave a body, so one topological order of all
+ * nodes gives each graph's. */
 static cgrt_status add_nodes(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   cudaError_t err;
@@ -504,17 +663,25 @@ static cgrt_status add_nodes(cgrt_graph *g) {
   uint32_t *start = xcalloc(n + 1, sizeof *start), *pred = xcalloc(m, sizeof *pred);
   uint32_t *succ_start = xcalloc(n + 1, sizeof *succ_start), *succ = xcalloc(m, sizeof *succ);
   uint32_t *indeg = xcalloc(n, sizeof *indeg), *order = xcalloc(n, sizeof *order);
-  uint32_t *fill = xcalloc(n + 1, sizeof *fill);
+  uint32_t *fill = xcalloc(n + 1, sizeof *fill), *gid = xcalloc(n, sizeof *gid);
+  uint32_t *gstart = xcalloc(g->ngraphs + 1, sizeof *gstart), *glist = xcalloc(n, sizeof *glist);
+  uint32_t *pstart = xcalloc(g->ngraphs + 1, sizeof *pstart);
+  uint32_t *plist = xcalloc(d->nedges, sizeof *plist);
   cudaGraphNode_t *deps = xcalloc(n + 1, sizeof *deps);
   uint8_t *prog = xcalloc(m, 1), *edge_prog = xcalloc(d->nedges, 1);
+  cudaGraphNode_t *from = NULL, *to = NULL;
+  cudaGraphEdgeData *data = NULL;
   cgrt_status s = CGRT_OK;
-  if (!start || !pred || !succ_start || !succ || !indeg || !order || !fill || !deps || !prog ||
-      !edge_prog) {
+  if (!start || !pred || !succ_start || !succ || !indeg || !order || !fill || !gid || !gstart ||
+      !glist || !pstart || !plist || !deps || !prog || !edge_prog) {
     s = no_memory(d);
     goto done;
   }
   if ((s = programmatic_edges(g, edge_prog)) != CGRT_OK)
     goto done;
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    gid[v] = d->nodes[v].scope == CGRT_TOP ? 0
+                                           : g->body_base[d->nodes[v].scope] + d->nodes[v].branch;
   for (uint32_t i = 0; i < m; i++) {
     uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
     uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
@@ -538,64 +705,117 @@ static cgrt_status add_nodes(cgrt_graph *g) {
     uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
     succ[succ_start[from] + fill[from]++] = to;
   }
-  uint32_t head = 0, tail = 0, roots = 0;
+  uint32_t head = 0, tail = 0;
   for (uint32_t v = 0; v < n; v++)
     if (!indeg[v])
-      order[tail++] = v, roots++;
+      order[tail++] = v;
   while (head < tail) {
     uint32_t v = order[head++];
     for (uint32_t i = succ_start[v]; i < succ_start[v + 1]; i++)
       if (!--indeg[succ[i]])
         order[tail++] = succ[i];
   }
-  cudaGraphNode_t entry = NULL;
-  if (roots >= ENTRY_ROOTS) {
-    struct cudaKernelNodeParams p = {0};
-    p.func = (void *)kernel_address(cgrt_entry);
-    p.gridDim = (dim3){1, 1, 1};
-    p.blockDim = (dim3){1, 1, 1};
-    if ((err = CU(cudaGraphAddKernelNode(&entry, g->graph, NULL, 0, &p))) != cudaSuccess) {
-      s = fail(d, "cudaGraphAddKernelNode (entry)", err);
-      goto done;
+  if (tail < n) {
+    s = invalid(d, "the description's edges form a cycle");
+    goto done;
+  }
+  /* The order, split by graph: glist[gstart[k] .. gstart[k + 1]). */
+  for (uint32_t i = 0; i < n; i++)
+    gstart[gid[order[i]] + 1]++;
+  for (uint32_t k = 0; k < g->ngraphs; k++)
+    gstart[k + 1] += gstart[k];
+  memset(fill, 0, (n + 1) * sizeof *fill);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t k = gid[order[i]];
+    glist[gstart[k] + fill[k]++] = order[i];
+  }
+  /* A control node comes before its bodies' nodes, so a body's graph
+   * exists (its control node was added) before its turn comes. */
+  for (uint32_t k = 0; k < g->ngraphs && s == CGRT_OK; k++) {
+    cudaGraph_t graph = g->bodies[k];
+    uint32_t roots = 0;
+    for (uint32_t i = gstart[k]; i < gstart[k + 1]; i++)
+      roots += start[glist[i]] == start[glist[i] + 1];
+    cudaGraphNode_t entry = NULL;
+    if (roots >= ENTRY_ROOTS) {
+      struct cudaKernelNodeParams p = {0};
+      p.func = (void *)kernel_address(cgrt_entry);
+      p.gridDim = (dim3){1, 1, 1};
+      p.blockDim = (dim3){1, 1, 1};
+      if ((err = CU(cudaGraphAddKernelNode(&entry, graph, NULL, 0, &p))) != cudaSuccess) {
+        s = fail(d, "cudaGraphAddKernelNode (entry)", err);
+        break;
+      }
     }
+    /* Full edges go in with their nodes; programmatic ones once all nodes
+     * exist, with the edge data that makes them so. */
+    for (uint32_t i = gstart[k]; i < gstart[k + 1] && s == CGRT_OK; i++) {
+      uint32_t v = glist[i];
+      size_t nd = 0;
+      for (uint32_t j = start[v]; j < start[v + 1]; j++)
+        if (!prog[j])
+          deps[nd++] = pred[j] == d->nnodes ? g->loader : g->nodes[pred[j]];
+      if (start[v] == start[v + 1] && entry)
+        deps[nd++] = entry;
+      s = add_node(g, v, graph, deps, nd);
+    }
+    if (s != CGRT_OK || k == 0)
+      continue;
+    /* A while's body: the condition again, after the body's last nodes. */
+    uint32_t owner = g->owner[k];
+    if (d->nodes[owner].kind != CGRT_WHILE_NODE)
+      continue;
+    size_t nd = 0;
+    for (uint32_t i = gstart[k]; i < gstart[k + 1]; i++)
+      if (succ_start[glist[i]] == succ_start[glist[i] + 1])
+        deps[nd++] = g->nodes[glist[i]];
+    EvalArgs e;
+    struct cudaKernelNodeParams p = eval_params(g, owner, 1, &e);
+    if ((err = CU(cudaGraphAddKernelNode(&g->evals[2 * owner + 1], graph, deps, nd, &p))) !=
+        cudaSuccess)
+      s = fail_node(d, &d->nodes[owner], "cudaGraphAddKernelNode (condition)", err);
   }
-  /* Full edges go in with their nodes; programmatic ones once all nodes
-   * exist, with the edge data that makes them so. */
-  for (uint32_t i = 0; i < tail && s == CGRT_OK; i++) {
-    uint32_t v = order[i];
-    size_t k = 0;
-    for (uint32_t j = start[v]; j < start[v + 1]; j++)
-      if (!prog[j])
-        deps[k++] = pred[j] == d->nnodes ? g->loader : g->nodes[pred[j]];
-    if (start[v] == start[v + 1] && entry)
-      deps[k++] = entry;
-    s = add_node(g, v, deps, k);
-  }
+  if (s != CGRT_OK)
+    goto done;
+  /* Programmatic edges, a call per graph that has some. */
   size_t nprog = 0;
   for (uint32_t i = 0; i < d->nedges; i++)
-    nprog += edge_prog[i];
-  if (s == CGRT_OK && nprog) {
-    cudaGraphNode_t *from = xcalloc(nprog, sizeof *from), *to = xcalloc(nprog, sizeof *to);
-    cudaGraphEdgeData *data = xcalloc(nprog, sizeof *data);
-    if (!from || !to || !data) {
-      s = no_memory(d);
-    } else {
-      size_t k = 0;
-      for (uint32_t i = 0; i < d->nedges; i++)
-        if (edge_prog[i]) {
-          from[k] = g->nodes[d->edges[3 * i]];
-          to[k] = g->nodes[d->edges[3 * i + 1]];
-          data[k].from_port = cudaGraphKernelNodePortProgrammatic;
-          data[k++].type = cudaGraphDependencyTypeProgrammatic;
-        }
-      if ((err = CU(cudaGraphAddDependencies(g->graph, from, to, data, k))) != cudaSuccess)
-        s = fail(d, "cudaGraphAddDependencies (programmatic)", err);
+    if (edge_prog[i]) {
+      nprog++;
+      pstart[gid[d->edges[3 * i]] + 1]++;
     }
-    xfree(from);
-    xfree(to);
-    xfree(data);
+  if (!nprog)
+    goto done;
+  for (uint32_t k = 0; k < g->ngraphs; k++)
+    pstart[k + 1] += pstart[k];
+  memset(fill, 0, (n + 1) * sizeof *fill);
+  for (uint32_t i = 0; i < d->nedges; i++)
+    if (edge_prog[i]) {
+      uint32_t k = gid[d->edges[3 * i]];
+      plist[pstart[k] + fill[k]++] = i;
+    }
+  from = xcalloc(nprog, sizeof *from);
+  to = xcalloc(nprog, sizeof *to);
+  data = xcalloc(nprog, sizeof *data);
+  if (!from || !to || !data) {
+    s = no_memory(d);
+    goto done;
+  }
+  for (uint32_t k = 0; k < g->ngraphs && s == CGRT_OK; k++) {
+    size_t c = 0;
+    for (uint32_t j = pstart[k]; j < pstart[k + 1]; j++, c++) {
+      from[c] = g->nodes[d->edges[3 * plist[j]]];
+      to[c] = g->nodes[d->edges[3 * plist[j] + 1]];
+      data[c].from_port = cudaGraphKernelNodePortProgrammatic;
+      data[c].type = cudaGraphDependencyTypeProgrammatic;
+    }
+    if (c && (err = CU(cudaGraphAddDependencies(g->bodies[k], from, to, data, c))) != cudaSuccess)
+      s = fail(d, "cudaGraphAddDependencies (programmatic)", err);
   }
 done:
+  xfree(from);
+  xfree(to);
+  xfree(data);
   xfree(start);
   xfree(pred);
   xfree(succ_start);
@@ -603,10 +823,52 @@ done:
   xfree(indeg);
   xfree(order);
   xfree(fill);
+  xfree(gid);
+  xfree(gstart);
+  xfree(glist);
+  xfree(pstart);
+  xfree(plist);
   xfree(deps);
   xfree(prog);
   xfree(edge_prog);
   return s;
+}
+
+/* Numbers the graphs: the top is 0, then each control node's bodies in
+ * node order.  Control flow needs a node's body to come after the node
+ * that holds it, which cgc's tables guarantee; they are checked anyway,
+ * since building from a table that broke it would fail obscurely. */
+static cgrt_status number_graphs(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  uint32_t next = 1, controls = 0;
+  for (uint32_t v = 0; v < d->nnodes; v++) {
+    const cgrt_node_desc *nd = &d->nodes[v];
+    if (nd->scope != CGRT_TOP &&
+        (nd->scope >= v || d->nodes[nd->scope].kind < CGRT_WHILE_NODE ||
+         nd->branch >= d->nodes[nd->scope].nbodies))
+      return invalid(d, "node %s: its body is not one of an earlier control node", nd->name);
+    if (nd->kind < CGRT_WHILE_NODE)
+      continue;
+    if (nd->nbodies == 0 || nd->nbodies > UINT32_MAX - next ||
+        (nd->kind != CGRT_SWITCH_NODE && (nd->ncode > CGRT_COND_CODE ||
+                                          nd->nargs > CGRT_COND_OPERANDS)))
+      return invalid(d, "node %s: its description is malformed", nd->name);
+    controls++;
+    g->body_base[v] = next;
+    next += nd->nbodies;
+  }
+  g->ngraphs = next;
+  g->bodies = xcalloc(next, sizeof *g->bodies);
+  g->owner = xcalloc(next, sizeof *g->owner);
+  g->evals = xcalloc(2 * (size_t)(controls ? d->nnodes : 0), sizeof *g->evals);
+  g->handles = xcalloc(controls ? d->nnodes : 0, sizeof *g->handles);
+  if (!g->bodies || !g->owner || !g->evals || !g->handles)
+    return no_memory(d);
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    if (d->nodes[v].kind >= CGRT_WHILE_NODE)
+      for (uint32_t b = 0; b < d->nodes[v].nbodies; b++)
+        g->owner[g->body_base[v] + b] = v;
+  return CGRT_OK;
 }
 
 static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options *o) {
@@ -626,16 +888,20 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   g->fill_params = xcalloc(3 * (size_t)d->nnodes, sizeof *g->fill_params);
   g->fill_ptrs = xcalloc(3 * (size_t)d->nnodes, sizeof *g->fill_ptrs);
   g->nodes = xcalloc(d->nnodes, sizeof *g->nodes);
+  g->extra_at = xcalloc(d->nnodes, sizeof *g->extra_at);
+  g->body_base = xcalloc(d->nnodes, sizeof *g->body_base);
   if (!g->base || !g->values || !g->pending || !g->value_dirty || !g->params || !g->param_ptrs ||
-      !g->fill_params || !g->fill_ptrs || !g->nodes)
+      !g->fill_params || !g->fill_ptrs || !g->nodes || !g->extra_at || !g->body_base)
     return no_memory(d);
+  cgrt_status s = number_graphs(g);
+  if (s != CGRT_OK)
+    return s;
   for (uint32_t i = 0; i < nargs; i++)
     g->param_ptrs[i] = &g->params[i];
   for (size_t i = 0; i < 3 * (size_t)d->nnodes; i++)
     g->fill_ptrs[i] = &g->fill_params[i];
   for (uint32_t i = 0; i < d->nscalars; i++)
     g->values[i] = d->scalars[i].init;
-  cgrt_status s;
   for (uint32_t i = 0, e = 0; i < d->nbuffers; i++) {
     const cgrt_buffer_desc *b = &d->buffers[i];
     if (b->kind != CGRT_EXTERN && b->kind != CGRT_EXTERN_HOST)
@@ -650,6 +916,7 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   if ((err = CU(cudaGraphCreate(&g->graph, 0))) != cudaSuccess)
     return fail(d, "cudaGraphCreate", err);
   live++;
+  g->bodies[0] = g->graph;
   if ((s = add_nodes(g)) != CGRT_OK)
     return s;
   int priorities = 0;
@@ -720,7 +987,17 @@ static cgrt_status update_node(cgrt_graph *g, uint32_t n) {
   const cgrt_node_desc *nd = &g->d->nodes[n];
   cudaError_t err;
   const char *call;
-  if (nd->kind == CGRT_KERNEL_NODE) {
+  if (nd->kind >= CGRT_WHILE_NODE) {
+    /* The condition kernels, which hold its operands' addresses. */
+    call = "cudaGraphExecKernelNodeSetParams (condition)";
+    err = cudaSuccess;
+    for (unsigned step = 0; step < 2 && err == cudaSuccess; step++)
+      if (g->evals[2 * n + step]) {
+        EvalArgs e;
+        struct cudaKernelNodeParams p = eval_params(g, n, step, &e);
+        err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->evals[2 * n + step], &p));
+      }
+  } else if (nd->kind == CGRT_KERNEL_NODE) {
     struct cudaKernelNodeParams p = kernel_params(g, n);
     call = "cudaGraphExecKernelNodeSetParams";
     err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[n], &p));
@@ -873,5 +1150,11 @@ void cgrt_destroy(cgrt_graph *g) {
   xfree(g->use_start);
   xfree(g->use);
   xfree(g->nodes);
+  xfree(g->extra_at);
+  xfree(g->body_base);
+  xfree(g->bodies);
+  xfree(g->owner);
+  xfree(g->evals);
+  xfree(g->handles);
   xfree(g);
 }

@@ -1,6 +1,11 @@
 // cgrt_kernels.cu: the runtime's own kernels.
 #include <cstdint>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "cgrt_cond.h"
+
 // Copies the launch scalars set since the previous launch from the host
 // ring into their device slots.  Launch i reads ring entry i % entries:
 // a mask of the scalars set, then every scalar's value.  Launches of one
@@ -35,4 +40,129 @@ extern "C" __global__ void cgrt_fill64(unsigned long long *dst, unsigned long lo
   for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
        i += (unsigned long long)gridDim.x * blockDim.x)
     dst[i] = value;
+}
+
+// ---- conditions ----
+
+// One operand's bits: loaded through its address, or the constant itself.
+static __device__ unsigned long long operand(const cgrt_cond_args &a, unsigned i, int size) {
+  if (a.imm >> i & 1)
+    return a.operand[i];
+  const void *p = reinterpret_cast<const void *>(a.operand[i]);
+  switch (size) {
+  case 1: return *static_cast<const volatile uint8_t *>(p);
+  case 2: return *static_cast<const volatile uint16_t *>(p);
+  case 4: return *static_cast<const volatile uint32_t *>(p);
+  default: return *static_cast<const volatile unsigned long long *>(p);
+  }
+}
+
+template <typename T> static __device__ bool compare(int op, T x, T y) {
+  switch (op) {
+  case CGRT_CMP_EQ: return x == y;
+  case CGRT_CMP_NE: return x != y;
+  case CGRT_CMP_LT: return x < y;
+  case CGRT_CMP_LE: return x <= y;
+  case CGRT_CMP_GT: return x > y;
+  default: return x >= y;
+  }
+}
+
+static __device__ float half_bits(unsigned long long b) {
+  __half_raw r;
+  r.x = static_cast<unsigned short>(b);
+  return __half2float(__half(r));
+}
+
+static __device__ float bfloat_bits(unsigned long long b) {
+  __nv_bfloat16_raw r;
+  r.x = static_cast<unsigned short>(b);
+  return __bfloat162float(__nv_bfloat16(r));
+}
+
+static __device__ bool comparison(int type, int op, unsigned long long x, unsigned long long y) {
+  switch (type) {
+  case CGRT_I8: return compare(op, static_cast<int8_t>(x), static_cast<int8_t>(y));
+  case CGRT_I16: return compare(op, static_cast<int16_t>(x), static_cast<int16_t>(y));
+  case CGRT_I32: return compare(op, static_cast<int32_t>(x), static_cast<int32_t>(y));
+  case CGRT_I64: return compare(op, static_cast<int64_t>(x), static_cast<int64_t>(y));
+  case CGRT_U8: return compare(op, static_cast<uint8_t>(x), static_cast<uint8_t>(y));
+  case CGRT_U16: return compare(op, static_cast<uint16_t>(x), static_cast<uint16_t>(y));
+  case CGRT_U32: return compare(op, static_cast<uint32_t>(x), static_cast<uint32_t>(y));
+  case CGRT_U64: return compare(op, x, y);
+  case CGRT_F16: return compare(op, half_bits(x), half_bits(y));
+  case CGRT_BF16: return compare(op, bfloat_bits(x), bfloat_bits(y));
+  case CGRT_F32:
+    return compare(op, __uint_as_float(static_cast<unsigned>(x)),
+                   __uint_as_float(static_cast<unsigned>(y)));
+  default: return compare(op, __longlong_as_double(x), __longlong_as_double(y));
+  }
+}
+
+static __device__ int type_size(int type) {
+  static const int size[] = {1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
+  return size[type];
+}
+
+// Sets the handle of a while or if node from its condition: before the
+// first iteration (step 0) and, in a while's body, after each (step 1).
+// A bound counts the iterations run; the loop stops at it.
+extern "C" __global__ void cgrt_cond(cudaGraphConditionalHandle handle, cgrt_cond_args a) {
+  bool stack[CGRT_COND_MAX_CMP];
+  int top = 0;
+  unsigned next = 0;
+  for (unsigned i = 0; i < a.ncode; i++) {
+    unsigned c = a.code[i];
+    if (c == CGRT_COND_AND || c == CGRT_COND_OR) {
+      bool y = stack[--top], x = stack[top - 1];
+      stack[top - 1] = c == CGRT_COND_AND ? x && y : x || y;
+      continue;
+    }
+    c -= CGRT_COND_CMP;
+    int negate = c & 1, op = (c >> 1) % 6, type = (c >> 1) / 6, size = type_size(type);
+    unsigned long long x = operand(a, next, size), y = operand(a, next + 1, size);
+    next += 2;
+    stack[top++] = comparison(type, op, x, y) != negate;
+  }
+  bool go = top == 1 && stack[0];
+  if (a.max) {
+    unsigned long long *counter = reinterpret_cast<unsigned long long *>(a.counter);
+    unsigned long long n = a.step ? *counter + 1 : 0;
+    *counter = n;
+    go = go && n < a.max;
+  }
+  cudaGraphSetConditional(handle, go ? 1u : 0u);
+}
+
+// Sets the handle of a switch node to the body of its scalar's value: the
+// table holds (value, body) pairs sorted by value, as 64-bit bits with the
+// scalar's sign extended; a value without a case selects `fallback` (the
+// default's body, or one past the last body, which runs none).
+extern "C" __global__ void cgrt_switch(cudaGraphConditionalHandle handle, const void *slot,
+                                       unsigned type, const unsigned long long *table,
+                                       unsigned ncases, unsigned fallback) {
+  unsigned long long v;
+  switch (type) {
+  case CGRT_I8: v = static_cast<long long>(*static_cast<const int8_t *>(slot)); break;
+  case CGRT_I16: v = static_cast<long long>(*static_cast<const int16_t *>(slot)); break;
+  case CGRT_I32: v = static_cast<long long>(*static_cast<const int32_t *>(slot)); break;
+  case CGRT_U8: v = *static_cast<const uint8_t *>(slot); break;
+  case CGRT_U16: v = *static_cast<const uint16_t *>(slot); break;
+  case CGRT_U32: v = *static_cast<const uint32_t *>(slot); break;
+  default: v = *static_cast<const unsigned long long *>(slot); break;
+  }
+  unsigned lo = 0, hi = ncases, body = fallback;
+  while (lo < hi) {
+    unsigned mid = lo + (hi - lo) / 2;
+    unsigned long long key = table[2 * mid];
+    if (key == v) {
+      body = static_cast<unsigned>(table[2 * mid + 1]);
+      break;
+    }
+    if (key < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  cudaGraphSetConditional(handle, body);
 }
