@@ -45,15 +45,17 @@ extern "C" __global__ void cgrt_fill64(unsigned long long *dst, unsigned long lo
 // ---- conditions ----
 
 // One operand's bits: loaded through its address, or the constant itself.
+// The nodes before the condition kernel finished before it started (or it
+// waited for them), so plain loads see what they wrote.
 static __device__ unsigned long long operand(const cgrt_cond_args &a, unsigned i, int size) {
   if (a.imm >> i & 1)
     return a.operand[i];
   const void *p = reinterpret_cast<const void *>(a.operand[i]);
   switch (size) {
-  case 1: return *static_cast<const volatile uint8_t *>(p);
-  case 2: return *static_cast<const volatile uint16_t *>(p);
-  case 4: return *static_cast<const volatile uint32_t *>(p);
-  default: return *static_cast<const volatile unsigned long long *>(p);
+  case 1: return *static_cast<const uint8_t *>(p);
+  case 2: return *static_cast<const uint16_t *>(p);
+  case 4: return *static_cast<const uint32_t *>(p);
+  default: return *static_cast<const unsigned long long *>(p);
   }
 }
 
@@ -100,31 +102,39 @@ static __device__ bool comparison(int type, int op, unsigned long long x, unsign
 }
 
 static __device__ int type_size(int type) {
-  static const int size[] = {1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
-  return size[type];
+  // 1, 2, 4, 8 for i8 ... u64 (two bits each), then f16, bf16, f32, f64.
+  return type < CGRT_F16 ? 1 << (type & 3) : type == CGRT_F32 ? 4 : type == CGRT_F64 ? 8 : 2;
+}
+
+// Both condition kernels may follow the nodes before them through
+// programmatic edges: they wait for those here, with their writes visible.
+static __device__ void wait_for_predecessors() {
+#if __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
 }
 
 // Sets the handle of a while or if node from its condition: before the
 // first iteration (step 0) and, in a while's body, after each (step 1).
-// A bound counts the iterations run; the loop stops at it.
+// A bound counts the iterations run; the loop stops at it.  The stack of
+// results is a register's bits (at most 16 are ever on it).
 extern "C" __global__ void cgrt_cond(cudaGraphConditionalHandle handle, cgrt_cond_args a) {
-  bool stack[CGRT_COND_MAX_CMP];
-  int top = 0;
-  unsigned next = 0;
+  wait_for_predecessors();
+  unsigned stack = 0, next = 0;
   for (unsigned i = 0; i < a.ncode; i++) {
     unsigned c = a.code[i];
     if (c == CGRT_COND_AND || c == CGRT_COND_OR) {
-      bool y = stack[--top], x = stack[top - 1];
-      stack[top - 1] = c == CGRT_COND_AND ? x && y : x || y;
+      unsigned y = stack & 1, x = stack >> 1 & 1;
+      stack = (stack >> 2) << 1 | (c == CGRT_COND_AND ? x & y : x | y);
       continue;
     }
     c -= CGRT_COND_CMP;
     int negate = c & 1, op = (c >> 1) % 6, type = (c >> 1) / 6, size = type_size(type);
     unsigned long long x = operand(a, next, size), y = operand(a, next + 1, size);
     next += 2;
-    stack[top++] = comparison(type, op, x, y) != negate;
+    stack = stack << 1 | (comparison(type, op, x, y) != negate);
   }
-  bool go = top == 1 && stack[0];
+  bool go = stack & 1;
   if (a.max) {
     unsigned long long *counter = reinterpret_cast<unsigned long long *>(a.counter);
     unsigned long long n = a.step ? *counter + 1 : 0;
@@ -141,6 +151,7 @@ extern "C" __global__ void cgrt_cond(cudaGraphConditionalHandle handle, cgrt_con
 extern "C" __global__ void cgrt_switch(cudaGraphConditionalHandle handle, const void *slot,
                                        unsigned type, const unsigned long long *table,
                                        unsigned ncases, unsigned fallback) {
+  wait_for_predecessors();
   unsigned long long v;
   switch (type) {
   case CGRT_I8: v = static_cast<long long>(*static_cast<const int8_t *>(slot)); break;
