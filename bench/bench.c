@@ -615,6 +615,129 @@ static void bench_scalars(cudaStream_t s) {
   }
 }
 
+/* ---- loops on the device ---- */
+
+extern void hand_loop_start(void), hand_loop_body(void);
+
+enum { LOOP_ITERATIONS = 1024 };
+
+typedef struct Loop {
+  void *g;
+  cgrt_status (*launch)(void *, cudaStream_t);
+  cudaGraphExec_t exec; /* the hand-written while loop */
+  hstep *h;             /* the host-driven loop */
+} Loop;
+
+static void loop_cgc(void *ctx, cudaStream_t s) {
+  Loop *l = ctx;
+  CGRT(l->launch(l->g, s));
+}
+
+static void loop_hand(void *ctx, cudaStream_t s) {
+  CUDA(cudaGraphLaunch(((Loop *)ctx)->exec, s));
+}
+
+/* Launch an iteration, copy the counter back, decide. */
+static void loop_host(void *ctx, cudaStream_t s) {
+  Loop *l = ctx;
+  uint32_t it = 0;
+  CGRT(hstep_set_it(l->h, 0));
+  while (it < LOOP_ITERATIONS) {
+    CGRT(hstep_launch(l->h, s));
+    CGRT(hstep_get_it(l->h, &it)); /* a copy on s, and a wait for it */
+  }
+}
+
+static cgrt_status loop1_l(void *g, cudaStream_t s) { return loop1_launch(g, s); }
+static cgrt_status loop4_l(void *g, cudaStream_t s) { return loop4_launch(g, s); }
+static cgrt_status loop16_l(void *g, cudaStream_t s) { return loop16_launch(g, s); }
+
+/* The same loop written by hand against CUDA's graph API: a kernel sets
+ * the counter and the handle, and the body's one kernel ticks, counts and
+ * sets the handle itself. */
+static cudaGraph_t hand_while(float *x, uint32_t *it, Loop *l, cudaStream_t s) {
+  uint32_t limit = LOOP_ITERATIONS, n = N;
+  cudaGraphConditionalHandle h;
+  cudaGraph_t g, body;
+  CUDA(cudaGraphCreate(&g, 0));
+  CUDA(cudaGraphConditionalHandleCreate(&h, g, 0, 0));
+  void *a0[] = {&it, &limit, &h}, *a1[] = {&x, &it, &n, &limit, &h};
+  struct cudaKernelNodeParams k = {0};
+  k.func = (void *)fn(hand_loop_start);
+  k.gridDim = dim3_of(1);
+  k.blockDim = dim3_of(1);
+  k.kernelParams = a0;
+  cudaGraphNode_t start, loop, tick_node;
+  CUDA(cudaGraphAddKernelNode(&start, g, NULL, 0, &k));
+  struct cudaGraphNodeParams c;
+  memset(&c, 0, sizeof c);
+  c.type = cudaGraphNodeTypeConditional;
+  c.conditional.handle = h;
+  c.conditional.type = cudaGraphCondTypeWhile;
+  c.conditional.size = 1;
+  CUDA(cudaGraphAddNode(&loop, g, &start, NULL, 1, &c));
+  body = c.conditional.phGraph_out[0];
+  k.func = (void *)fn(hand_loop_body);
+  k.blockDim = dim3_of(N);
+  k.kernelParams = a1;
+  CUDA(cudaGraphAddKernelNode(&tick_node, body, NULL, 0, &k));
+  l->exec = instantiate(g, s);
+  return g;
+}
+
+static void bench_loops(cudaStream_t s) {
+  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s};
+  float *x;
+  uint32_t *it;
+  CUDA(cudaMalloc((void **)&x, N * sizeof *x));
+  CUDA(cudaMalloc((void **)&it, sizeof *it));
+  enum { WAYS = 5 };
+  static const char *const ways[WAYS] = {"cgc_check1", "cgc_check4", "cgc_check16",
+                                         "hand_check1", "host_loop"};
+  Loop l[WAYS] = {{0}};
+  loop1_extern e1 = {x};
+  loop4_extern e4 = {x};
+  loop16_extern e16 = {x};
+  hstep_extern eh = {x};
+  CGRT(loop1_create((loop1 **)&l[0].g, &e1, &in_s));
+  CGRT(loop4_create((loop4 **)&l[1].g, &e4, &in_s));
+  CGRT(loop16_create((loop16 **)&l[2].g, &e16, &in_s));
+  l[0].launch = loop1_l, l[1].launch = loop4_l, l[2].launch = loop16_l;
+  cudaGraph_t hand = hand_while(x, it, &l[3], s);
+  CGRT(hstep_create(&l[4].h, &eh, &in_s));
+  Step f[WAYS] = {loop_cgc, loop_cgc, loop_cgc, loop_hand, loop_host};
+  void *ctx[WAYS];
+  for (int w = 0; w < WAYS; w++)
+    ctx[w] = &l[w];
+  double t[WAYS];
+  time_interleaved(WAYS, f, ctx, s, 40, t);
+  /* Every way ran its iterations: the counters say so. */
+  uint32_t count[WAYS];
+  CGRT(loop1_get_it(l[0].g, &count[0]));
+  CGRT(loop4_get_it(l[1].g, &count[1]));
+  CGRT(loop16_get_it(l[2].g, &count[2]));
+  CUDA(cudaMemcpy(&count[3], it, sizeof count[3], cudaMemcpyDeviceToHost));
+  CGRT(hstep_get_it(l[4].h, &count[4]));
+  for (int w = 0; w < WAYS; w++)
+    if (count[w] != LOOP_ITERATIONS) {
+      fprintf(stderr, "bench: %s ran %u iterations, not %d\n", ways[w], count[w],
+              LOOP_ITERATIONS);
+      exit(1);
+    }
+  for (int w = 0; w < WAYS; w++) {
+    row("loop", "1024_iterations", ways[w], "latency_us", t[w]);
+    row("loop", "1024_iterations", ways[w], "per_iteration_us", t[w] / LOOP_ITERATIONS);
+  }
+  loop1_destroy(l[0].g);
+  loop4_destroy(l[1].g);
+  loop16_destroy(l[2].g);
+  hstep_destroy(l[4].h);
+  CUDA(cudaGraphExecDestroy(l[3].exec));
+  CUDA(cudaGraphDestroy(hand));
+  CUDA(cudaFree(x));
+  CUDA(cudaFree(it));
+}
+
 /* ---- creation ---- */
 
 static void bench_creation(cudaStream_t s) {
@@ -666,6 +789,7 @@ int main(void) {
   bench_pdl(s);
   bench_concurrency(s);
   bench_scalars(s);
+  bench_loops(s);
   bench_creation(s);
   CUDA(cudaStreamDestroy(s));
   return 0;

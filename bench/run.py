@@ -181,6 +181,17 @@ def ratio_lines(rows):
         add("set scalar + launch, %d reading: latency / bare" % k,
             get(rows, "scalars", c, "set_pointer_scalar", "latency_us"),
             get(rows, "scalars", c, "bare_launch", "latency_us"), "", lambda v: None)
+    it = "1024_iterations"
+    host = get(rows, "loop", it, "host_loop", "per_iteration_us")
+    for k in (1, 4, 16):
+        add("while, check every %d: host-driven loop / cgc" % k, host,
+            get(rows, "loop", it, "cgc_check%d" % k, "per_iteration_us"), "", lambda v: None)
+    add("while, check every 1: cgc / hand-written", get(rows, "loop", it, "cgc_check1",
+        "per_iteration_us"), get(rows, "loop", it, "hand_check1", "per_iteration_us"), "",
+        lambda v: None)
+    add("while, check every 16: us an iteration / us a node of a chain",
+        get(rows, "loop", it, "cgc_check16", "per_iteration_us"),
+        get(rows, "chain", "chain1000", "cgc", "per_node_us"), "", lambda v: None)
     for n in (100, 1000, 10000):
         c = "chain%d" % n
         add("create %d nodes: cgc / hand-written" % n, get(rows, "creation", c, "cgc", "create_us"),

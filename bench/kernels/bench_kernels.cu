@@ -57,3 +57,36 @@ extern "C" __global__ void sweep_pdl(float *x, uint32_t n) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     x[i] = x[i] * 0.5f + 1.0f;
 }
+
+// ---- loops ----
+
+extern "C" __global__ void set_u32(uint32_t *s, uint32_t v) { *s = v; }
+
+extern "C" __global__ void tick_count(float *x, uint32_t *it, uint32_t n) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    x[i] += 1.0f;
+  if (i == 0)
+    *it += 1;
+}
+
+// The hand-written while loop's kernels: the body kernel itself sets the
+// condition, so an iteration is one kernel (cgc's runs a condition kernel
+// after the body's last node instead, since kernels never see handles).
+extern "C" __global__ void hand_loop_start(uint32_t *it, uint32_t limit,
+                                           cudaGraphConditionalHandle h) {
+  *it = 0;
+  cudaGraphSetConditional(h, 0 < limit);
+}
+
+extern "C" __global__ void hand_loop_body(float *x, uint32_t *it, uint32_t n, uint32_t limit,
+                                          cudaGraphConditionalHandle h) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    x[i] += 1.0f;
+  if (i == 0) {
+    uint32_t v = *it + 1;
+    *it = v;
+    cudaGraphSetConditional(h, v < limit);
+  }
+}
