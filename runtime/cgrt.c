@@ -81,6 +81,7 @@ struct cgrt_graph {
   cudaEvent_t events[RING_EVENTS];
   uint64_t launches;
   cudaStream_t last_stream;
+  cudaStream_t checked_stream; /* a stream known to be on the graph's device */
 };
 
 /* ---- errors, accounting and the fault hook ---- */
@@ -1090,11 +1091,39 @@ static cgrt_status update_node(cgrt_graph *g, uint32_t n) {
   return err == cudaSuccess ? CGRT_OK : fail_node(g->d, nd, call, err);
 }
 
+/* A stream of another device would launch the graph where its memory is
+ * not: refused.  The default streams belong to the current device; any
+ * other stream's device is asked once (the last one that passed is kept). */
+static cgrt_status check_stream(cgrt_graph *g, cudaStream_t stream) {
+  int device = -1;
+  cudaError_t err;
+  int by_default = stream == 0 || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+  if (!by_default && stream == g->checked_stream)
+    return CGRT_OK;
+  if (by_default) {
+    if ((err = CU(cudaGetDevice(&device))) != cudaSuccess)
+      return fail(g->d, "cudaGetDevice", err);
+  } else if ((err = CU(cudaStreamGetDevice(stream, &device))) != cudaSuccess) {
+    return fail(g->d, "cudaStreamGetDevice", err);
+  }
+  if (device != g->device)
+    return invalid(g->d, by_default ? "launch: the current device is %d, but the graph was made "
+                                      "on device %d (make it current or pass a stream of it)"
+                                    : "launch: the stream belongs to device %d, but the graph "
+                                      "was made on device %d",
+                   device, g->device);
+  if (!by_default)
+    g->checked_stream = stream;
+  return CGRT_OK;
+}
+
 cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   if (!g)
     return invalid(NULL, "launch: the graph is NULL");
   const cgrt_graph_desc *d = g->d;
-  cgrt_status s;
+  cgrt_status s = check_stream(g, stream);
+  if (s != CGRT_OK)
+    return s;
   if (g->any_value_dirty) {
     for (uint32_t i = 0; i < d->nscalars; i++) {
       if (!g->value_dirty[i])
@@ -1127,8 +1156,12 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
     memset(g->pending, 0, g->words * sizeof *g->pending);
     if (i % RING_GROUP == 0 &&
         (err = CU(cudaEventRecord(g->events[(i / RING_GROUP) % RING_EVENTS], stream))) !=
-            cudaSuccess)
-      return fail(d, "cudaEventRecord", err);
+            cudaSuccess) {
+      /* Without the event nothing would show when this group's ring
+       * entries are free again: wait for them now instead. */
+      cudaStreamSynchronize(stream);
+      return fail(d, "cudaEventRecord (the launch itself was issued)", err);
+    }
   }
   return CGRT_OK;
 }

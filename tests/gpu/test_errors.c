@@ -37,6 +37,35 @@ int main(void) {
   CGRT(nulls_create(&n, &ext, NULL));
   EXPECT(nulls_bind_y(n, NULL) == CGRT_ERROR_INVALID, "binding NULL");
   EXPECT(nulls_launch(NULL, 0) == CGRT_ERROR_INVALID, "launching NULL");
+  EXPECT(strstr(cgrt_last_error(), "the graph is NULL") != NULL, "message: %s",
+         cgrt_last_error());
+  EXPECT(nulls_bind_y(NULL, y) == CGRT_ERROR_INVALID, "binding in a NULL graph");
+  EXPECT(nulls_set_s(NULL, 1) == CGRT_ERROR_INVALID, "setting in a NULL graph");
+  EXPECT(nulls_get_s(NULL, &(uint32_t){0}) == CGRT_ERROR_INVALID, "getting from a NULL graph");
+  EXPECT(nulls_get_s(n, NULL) == CGRT_ERROR_INVALID, "getting into NULL");
+  EXPECT(nulls_buffer_z(NULL) == NULL, "a NULL graph's buffer");
+  EXPECT(nulls_user(NULL) == NULL, "a NULL graph's user pointer");
+  /* A stream of another device (needs two). */
+  int devices = 0;
+  CUDA(cudaGetDeviceCount(&devices));
+  if (devices >= 2) {
+    cudaStream_t other;
+    CUDA(cudaSetDevice(1));
+    CUDA(cudaStreamCreate(&other));
+    CUDA(cudaSetDevice(0));
+    EXPECT(nulls_launch(n, other) == CGRT_ERROR_INVALID, "a stream of device 1");
+    EXPECT(strstr(cgrt_last_error(), "the stream belongs to device 1, but the graph was made "
+                                     "on device 0") != NULL,
+           "message: %s", cgrt_last_error());
+    CUDA(cudaSetDevice(1));
+    EXPECT(nulls_launch(n, 0) == CGRT_ERROR_INVALID, "device 1 current, the default stream");
+    EXPECT(strstr(cgrt_last_error(), "the current device is 1") != NULL, "message: %s",
+           cgrt_last_error());
+    CUDA(cudaStreamDestroy(other));
+    CUDA(cudaSetDevice(0));
+  } else {
+    printf("test_errors: one GPU: a stream of another device is not tried\n");
+  }
   CGRT(nulls_launch(n, 0));
   CUDA(cudaStreamSynchronize(0));
   nulls_destroy(n);

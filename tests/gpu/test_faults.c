@@ -1,12 +1,98 @@
 /* test_faults: the k-th CUDA call of create fails, for every k.  Each time
  * create returns an error naming the failed call, leaves *out NULL, and
  * gives back every host allocation, CUDA object and byte of device memory
- * it took.  The program under ASan or valgrind also shows no leak. */
+ * it took.  The program under ASan or valgrind also shows no leak.  Then
+ * the same for every CUDA call of bind (the graph stays on the old buffer
+ * and works) and of set + launch (the value set reaches the next launch
+ * that succeeds), over 64 launches in a row so that every call a launch
+ * can make is reached. */
 #include "cgrt_testing.h"
 #include "features_graph.h"
 #include "gpu_test.h"
 
 enum { N = 256 };
+
+static void expect_written(const uint32_t *dev, uint32_t v, const char *what, long k) {
+  uint32_t h[3 * N];
+  CUDA(cudaMemcpy(h, dev, sizeof h, cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (uint32_t i = 0; i < N; i++)
+    bad += h[i] != v + i || h[N + i] != 0 || h[2 * N + i] != 7;
+  EXPECT(!bad, "%s, call %ld: %d elements wrong (first %u, expected %u)", what, k, bad, h[0], v);
+}
+
+/* Every CUDA call of bind fails in turn: the error names the node, the
+ * nodes already moved are put back, and the graph still writes the old
+ * buffer; past the last call the bind succeeds. */
+static void sweep_bind(features *g, uint32_t *dst, uint32_t *other, long live0) {
+  long k;
+  for (k = 1; k < 1000; k++) {
+    CUDA(cudaMemset(dst, 0, 3 * N * sizeof *dst));
+    CUDA(cudaMemset(other, 0, 3 * N * sizeof *other));
+    cgrt_test_fail_call(k);
+    cgrt_status s = features_bind_dst(g, other);
+    cgrt_test_fail_call(0);
+    if (s == CGRT_OK)
+      break;
+    EXPECT(s == CGRT_ERROR_CUDA, "bind, call %ld: status %d", k, s);
+    EXPECT(strstr(cgrt_last_error(), "features.cgraph:") &&
+               strstr(cgrt_last_error(), "cudaErrorMemoryAllocation"),
+           "bind, call %ld: message %s", k, cgrt_last_error());
+    EXPECT(cgrt_test_live() == live0, "bind, call %ld: %ld resources more", k,
+           cgrt_test_live() - live0);
+    CGRT(features_set_v(g, (uint32_t)k));
+    CGRT(features_launch(g, 0));
+    CUDA(cudaStreamSynchronize(0));
+    expect_written(dst, (uint32_t)k, "after a failed bind", k);
+    uint32_t h[3 * N], zero = 0;
+    CUDA(cudaMemcpy(h, other, sizeof h, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < 3 * N; i++)
+      zero |= h[i];
+    EXPECT(zero == 0, "after a failed bind (call %ld) the new buffer was written", k);
+  }
+  printf("test_faults: bind makes %ld CUDA calls; each one failing was handled\n", k - 1);
+  EXPECT(k > 2, "bind made only %ld CUDA calls", k - 1);
+  CGRT(features_set_v(g, 5));
+  CGRT(features_launch(g, 0));
+  CUDA(cudaStreamSynchronize(0));
+  expect_written(other, 5, "after the bind", k);
+}
+
+/* Every CUDA call of a launch after a set fails in turn, at 64 launches in
+ * a row (the ring's event is recorded every 32): the status and message
+ * are right, nothing is held, and the next launch applies the value. */
+static void sweep_launch(features *g, uint32_t *dst, long live0) {
+  long most = 0;
+  for (int round = 0; round < 64; round++) {
+    long k;
+    for (k = 1; k < 1000; k++) {
+      uint32_t v = (uint32_t)(1000 * round + k);
+      CGRT(features_set_v(g, v));
+      cgrt_test_fail_call(k);
+      cgrt_status s = features_launch(g, 0);
+      cgrt_test_fail_call(0);
+      if (s == CGRT_OK) {
+        CUDA(cudaStreamSynchronize(0));
+        expect_written(dst, v, "a launch past its last call", k);
+        break;
+      }
+      EXPECT(s == CGRT_ERROR_CUDA, "launch, call %ld: status %d", k, s);
+      EXPECT(strstr(cgrt_last_error(), "features.cgraph") &&
+                 strstr(cgrt_last_error(), "cudaErrorMemoryAllocation"),
+             "launch, call %ld: message %s", k, cgrt_last_error());
+      EXPECT(cgrt_test_live() == live0, "launch, call %ld: %ld resources more", k,
+             cgrt_test_live() - live0);
+      CGRT(features_launch(g, 0));
+      CUDA(cudaStreamSynchronize(0));
+      expect_written(dst, v, "the launch after a failed one", k);
+    }
+    if (k - 1 > most)
+      most = k - 1;
+  }
+  printf("test_faults: set + launch make up to %ld CUDA calls; each one failing was handled\n",
+         most);
+  EXPECT(most >= 3, "a launch made only %ld CUDA calls", most);
+}
 
 int main(void) {
   test_start("test_faults");
@@ -48,8 +134,14 @@ int main(void) {
   EXPECT(k > 10, "create made only %ld CUDA calls", k - 1);
   CGRT(features_launch(g, 0));
   CUDA(cudaStreamSynchronize(0));
+  long live1 = cgrt_test_live();
+  void *other;
+  CUDA(cudaMalloc(&other, 3 * N * sizeof(uint32_t)));
+  sweep_launch(g, dst, live1);
+  sweep_bind(g, dst, other, live1);
   features_destroy(g);
   EXPECT(cgrt_test_live() == live0, "%ld resources held after destroy", cgrt_test_live() - live0);
+  CUDA(cudaFree(other));
   CUDA(cudaFree(dst));
   CUDA(cudaFree(src));
   return test_end("test_faults");

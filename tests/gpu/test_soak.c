@@ -1,0 +1,79 @@
+/* test_soak: a million launches of one instantiated graph, each after
+ * setting a scalar by pointer, one by value and one that an if reads, with
+ * the extern buffer rebound to another every 10,000 launches and nothing
+ * synchronised in between.  Every launch's values reach the sums (checked
+ * at each checkpoint), and neither device memory nor the process's
+ * resident memory grows from the first checkpoint to the last. */
+#include "gpu_test.h"
+#include "soak_graph.h"
+
+enum { LAUNCHES = 1000000, REBIND = 10000, CHECKPOINT = 100000 };
+
+static long resident_kib(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0, rss = 0;
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+      rss = 0;
+    fclose(f);
+  }
+  return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+int main(void) {
+  test_start("test_soak");
+  uint64_t *dsum[2], want[2][3] = {{0}}, got[3];
+  for (int i = 0; i < 2; i++) {
+    CUDA(cudaMalloc((void **)&dsum[i], 3 * sizeof(uint64_t)));
+    CUDA(cudaMemset(dsum[i], 0, 3 * sizeof(uint64_t)));
+  }
+  soak_extern ext = {dsum[0]};
+  soak *g;
+  cudaStream_t s;
+  CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CGRT(soak_create(&g, &ext, NULL));
+  int cur = 0;
+  size_t free0 = 0, free1, total;
+  long rss0 = 0, rss1;
+  for (long i = 0; i < LAUNCHES; i++) {
+    if (i % REBIND == 0 && i > 0) {
+      cur ^= 1;
+      CGRT(soak_bind_sum(g, dsum[cur]));
+    }
+    uint32_t pos = (uint32_t)rand64(), v = (uint32_t)rand64(), odd = (uint32_t)(rand64() & 1);
+    CGRT(soak_set_pos(g, pos));
+    CGRT(soak_set_v(g, v));
+    CGRT(soak_set_odd(g, odd));
+    CGRT(soak_launch(g, s));
+    want[cur][0] += pos;
+    want[cur][1] += v;
+    want[cur][2] += odd ? pos : 0;
+    if ((i + 1) % CHECKPOINT == 0) {
+      CUDA(cudaStreamSynchronize(s));
+      for (int b = 0; b < 2; b++) {
+        CUDA(cudaMemcpy(got, dsum[b], sizeof got, cudaMemcpyDeviceToHost));
+        for (int k = 0; k < 3; k++)
+          EXPECT(got[k] == want[b][k], "after %ld launches: buffer %d sum %d is %llu, expected %llu",
+                 i + 1, b, k, (unsigned long long)got[k], (unsigned long long)want[b][k]);
+      }
+      CUDA(cudaMemGetInfo(&free1, &total));
+      rss1 = resident_kib();
+      if (i + 1 == CHECKPOINT) {
+        free0 = free1, rss0 = rss1;
+      } else {
+        EXPECT(free1 >= free0, "after %ld launches device memory shrank by %zu bytes", i + 1,
+               free0 - free1);
+        EXPECT(rss1 <= rss0 + 512, "after %ld launches resident memory grew by %ld KiB", i + 1,
+               rss1 - rss0);
+      }
+    }
+  }
+  printf("test_soak: %d launches; resident memory %ld KiB at the first checkpoint, %ld at the "
+         "last; free device memory %zu, then %zu\n",
+         LAUNCHES, rss0, rss1, free0, free1);
+  soak_destroy(g);
+  CUDA(cudaStreamDestroy(s));
+  for (int i = 0; i < 2; i++)
+    CUDA(cudaFree(dsum[i]));
+  return test_end("test_soak");
+}
