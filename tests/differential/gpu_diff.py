@@ -5,7 +5,10 @@ Generates random valid .cgraph programs (buffers and views of them, nodes
 drawn from a small library of integer kernels with in, out and inout
 parameters, copies, fills, a launch scalar written and read through
 pointers; plain graphs and explicit graphs with the written edges they
-need), compiles them all into one program with cgc, runs every graph twice
+need; in half the plain graphs one or two runs of nodes inside a while
+with max, an if with or without else, or a switch on the scalar, their
+conditions over the scalar and buffer elements), compiles them all into
+one program with cgc, runs every graph twice
 on the GPU (rebinding its extern buffers between the two launches) and
 requires every buffer and the scalar to be bit-identical to a CPU
 interpretation of sequential semantics: the nodes run one after another in
@@ -87,7 +90,58 @@ def gen_program(rng, index):
             i = rng.randrange(n - 1)
             j = rng.randrange(i + 1, n)
             prog["extra"].append([nodes[i]["name"], nodes[j]["name"]])
+    prog["blocks"] = []
+    if not explicit and n >= 2 and rng.random() < 0.5:
+        add_blocks(rng, prog)
     return prog
+
+
+def gen_cond(rng, prog, depth=0):
+    """A condition over the scalar and buffer elements (u32)."""
+    k = rng.random()
+    if depth < 2 and k < 0.25:
+        return {"and" if rng.random() < 0.5 else "or": [gen_cond(rng, prog, depth + 1),
+                                                        gen_cond(rng, prog, depth + 1)]}
+    if depth < 2 and k < 0.35:
+        return {"not": gen_cond(rng, prog, depth + 1)}
+    if rng.random() < 0.4:
+        operand = {"s": 1}
+        value = rng.choice([2, 3, 1 << 31, rng.randrange(1 << 32)])
+    else:
+        b = rng.choice(prog["buffers"])
+        operand = {"buf": b["name"], "row": rng.randrange(b["rows"]), "col": rng.randrange(COLS)}
+        value = rng.choice([1 << 31, rng.randrange(1 << 32), 0])
+    return {"cmp": rng.choice(["==", "!=", "<", "<=", ">", ">="]), "a": operand, "k": value}
+
+
+def add_blocks(rng, prog):
+    """Wraps one or two runs of a plain graph's nodes in while, if (with or
+    without else) or switch; written edges stay between top-level nodes."""
+    nodes = prog["nodes"]
+    n = len(nodes)
+    cuts = sorted(rng.sample(range(n + 1), 4 if n >= 4 and rng.random() < 0.4 else 2))
+    for b in range(len(cuts) // 2):
+        lo, hi = cuts[2 * b], cuts[2 * b + 1]
+        if lo == hi:
+            continue
+        kind = rng.choice(["while", "if", "ifelse", "switch"])
+        block = {"kind": kind}
+        nb = 1
+        if kind == "switch":
+            block["cases"] = rng.sample([0, 1, 2, 3, 7, 1 << 31], rng.randint(1, 3))
+            block["default"] = rng.random() < 0.6
+            nb = len(block["cases"]) + block["default"]
+        else:
+            block["cond"] = gen_cond(rng, prog)
+            if kind == "while":
+                block["max"] = rng.randint(1, 3)
+            nb = 2 if kind == "ifelse" else 1
+        for i in range(lo, hi):
+            nodes[i]["scope"] = len(prog["blocks"])
+            nodes[i]["branch"] = min(nb - 1, (i - lo) * nb // (hi - lo))
+        prog["blocks"].append(block)
+    scoped = {nd["name"] for nd in nodes if "scope" in nd}
+    prog["extra"] = [e for e in prog["extra"] if e[0] not in scoped and e[1] not in scoped]
 
 
 def gen_node(rng, buffers, i):
@@ -166,8 +220,29 @@ def needed_edges(prog):
     return edges
 
 
+def cond_uses_scalar(c):
+    if "cmp" in c:
+        return "s" in c["a"]
+    return any(cond_uses_scalar(x) for x in (c.get("and") or c.get("or") or [c.get("not")]))
+
+
 def uses_scalar(prog):
-    return any(nd["op"] in ("sum", "adds") for nd in prog["nodes"])
+    if any(nd["op"] in ("sum", "adds") for nd in prog["nodes"]):
+        return True
+    live = {nd["scope"] for nd in prog["nodes"] if "scope" in nd}
+    return any(b["kind"] == "switch" or cond_uses_scalar(b["cond"])
+               for i, b in enumerate(prog.get("blocks", [])) if i in live)
+
+
+def cond_text(c):
+    if "cmp" in c:
+        a = c["a"]
+        lhs = "s" if "s" in a else "%s[%d][%d]" % (a["buf"], a["row"], a["col"])
+        return "%s %s %d" % (lhs, c["cmp"], c["k"])
+    if "not" in c:
+        return "!(%s)" % cond_text(c["not"])
+    op = " && " if "and" in c else " || "
+    return "(%s)" % op.join(cond_text(x) for x in (c.get("and") or c.get("or")))
 
 
 def view_text(prog, v):
@@ -187,28 +262,16 @@ def cgraph_text(prog):
         out.append("    %sbuffer %s: u32[%d, %d]%s;" % (
             "extern " if b["kind"] == "extern" else "", b["name"], b["rows"], COLS,
             " = 0" if b["kind"] == "zero" else ""))
+    done = set()
     for nd in prog["nodes"]:
-        v = [view_text(prog, x) for x in nd["views"]]
-        n = (nd["views"][0][2] - nd["views"][0][1]) * COLS
-        grid = "grid(%d) block(32)" % ((n + 31) // 32)
-        op, k, ns = nd["op"], nd["k"], nd["ns"]
-        if op == "add":
-            call = "d_add(%s, %s, %d, %d) %s" % (v[0], v[1], n, ns, grid)
-        elif op == "mix":
-            call = "d_mix(%s, %s, %s, %d, %d) %s" % (v[0], v[1], v[2], n, ns, grid)
-        elif op == "scale":
-            call = "d_scale(%s, %d, %d, %d) %s" % (v[0], n, k, ns, grid)
-        elif op == "set":
-            call = "d_set(%s, %d, %d, %d) %s" % (v[0], n, k, ns, grid)
-        elif op == "sum":
-            call = "d_sum(%s, s, %d, %d) grid(1) block(1)" % (v[0], n, ns)
-        elif op == "adds":
-            call = "d_adds(s, %s, %d, %d) %s" % (v[0], n, ns, grid)
-        elif op == "copy":
-            call = "copy(%s, %s)" % (v[0], v[1])
-        else:
-            call = "fill(%s, %d)" % (v[0], k)
-        out.append("    node %s = %s;" % (nd["name"], call))
+        if "scope" not in nd:
+            out.append(node_text(prog, nd, "    "))
+            continue
+        b = nd["scope"]
+        if b in done:
+            continue
+        done.add(b)
+        out += block_text(prog, b)
     names = [nd["name"] for nd in prog["nodes"]]
     if prog["explicit"]:
         for i, j in needed_edges(prog):
@@ -221,45 +284,147 @@ def cgraph_text(prog):
     return "\n".join(out) + "\n"
 
 
+def block_text(prog, b):
+    block = prog["blocks"][b]
+    members = [nd for nd in prog["nodes"] if nd.get("scope") == b]
+
+    def body(branch, ind):
+        return [node_text(prog, nd, ind) for nd in members if nd["branch"] == branch]
+
+    kind = block["kind"]
+    if kind == "while":
+        return (["    while %s max %d {" % (cond_text(block["cond"]), block["max"])] +
+                body(0, "        ") + ["    }"])
+    if kind in ("if", "ifelse"):
+        out = ["    if %s {" % cond_text(block["cond"])] + body(0, "        ")
+        if kind == "ifelse":
+            out += ["    } else {"] + body(1, "        ")
+        return out + ["    }"]
+    out = ["    switch s {"]
+    for k, v in enumerate(block["cases"]):
+        out += ["        case %d {" % v] + body(k, "            ") + ["        }"]
+    if block["default"]:
+        out += ["        default {"] + body(len(block["cases"]), "            ") + ["        }"]
+    return out + ["    }"]
+
+
+def node_text(prog, nd, ind):
+    v = [view_text(prog, x) for x in nd["views"]]
+    n = (nd["views"][0][2] - nd["views"][0][1]) * COLS
+    grid = "grid(%d) block(32)" % ((n + 31) // 32)
+    op, k, ns = nd["op"], nd["k"], nd["ns"]
+    if op == "add":
+        call = "d_add(%s, %s, %d, %d) %s" % (v[0], v[1], n, ns, grid)
+    elif op == "mix":
+        call = "d_mix(%s, %s, %s, %d, %d) %s" % (v[0], v[1], v[2], n, ns, grid)
+    elif op == "scale":
+        call = "d_scale(%s, %d, %d, %d) %s" % (v[0], n, k, ns, grid)
+    elif op == "set":
+        call = "d_set(%s, %d, %d, %d) %s" % (v[0], n, k, ns, grid)
+    elif op == "sum":
+        call = "d_sum(%s, s, %d, %d) grid(1) block(1)" % (v[0], n, ns)
+    elif op == "adds":
+        call = "d_adds(s, %s, %d, %d) %s" % (v[0], n, ns, grid)
+    elif op == "copy":
+        call = "copy(%s, %s)" % (v[0], v[1])
+    else:
+        call = "fill(%s, %d)" % (v[0], k)
+    return "%snode %s = %s;" % (ind, nd["name"], call)
+
+
 # ---- the CPU's sequential semantics ----
 
+def run_node(nd, bufs, s):
+    """Runs one node; returns the scalar's value after it."""
+    views = nd["views"]
+    el = [(v[0], v[1] * COLS, v[2] * COLS) for v in views]
+    n = el[0][2] - el[0][1]
+    op, k = nd["op"], nd["k"]
+
+    def get(x, i):
+        return bufs[el[x][0]][el[x][1] + i]
+
+    def put(x, i, val):
+        bufs[el[x][0]][el[x][1] + i] = val & M
+
+    if op == "add":
+        for i in range(n):
+            put(1, i, get(1, i) + get(0, i) * 3 + 1)
+    elif op == "mix":
+        for i in range(n):
+            put(2, i, (get(0, i) ^ ((get(1, i) * 2654435761) & M)) + 7)
+    elif op == "scale":
+        for i in range(n):
+            put(0, i, get(0, i) * k + i)
+    elif op == "set":
+        for i in range(n):
+            put(0, i, k ^ i)
+    elif op == "sum":
+        s = sum(get(0, i) for i in range(n)) & M
+    elif op == "adds":
+        for i in range(n):
+            put(0, i, get(0, i) + s)
+    elif op == "copy":
+        src = [get(1, i) for i in range(n)]
+        for i in range(n):
+            put(0, i, src[i])
+    else:
+        for i in range(n):
+            put(0, i, k)
+    return s
+
+
+def cond_value(c, bufs, s):
+    if "cmp" in c:
+        a = c["a"]
+        x = s if "s" in a else bufs[a["buf"]][a["row"] * COLS + a["col"]]
+        k = c["k"]
+        return {"==": x == k, "!=": x != k, "<": x < k, "<=": x <= k, ">": x > k,
+                ">=": x >= k}[c["cmp"]]
+    if "not" in c:
+        return not cond_value(c["not"], bufs, s)
+    if "and" in c:
+        return all(cond_value(x, bufs, s) for x in c["and"])
+    return any(cond_value(x, bufs, s) for x in c["or"])
+
+
 def interpret(prog, bufs, s):
+    """Sequential semantics: the nodes in written order; a block's
+    condition evaluated where the block stands."""
+    done = set()
     for nd in prog["nodes"]:
-        views = nd["views"]
-        el = [(v[0], v[1] * COLS, v[2] * COLS) for v in views]
-        n = el[0][2] - el[0][1]
-        op, k = nd["op"], nd["k"]
+        if "scope" not in nd:
+            s = run_node(nd, bufs, s)
+            continue
+        b = nd["scope"]
+        if b in done:
+            continue
+        done.add(b)
+        block = prog["blocks"][b]
+        members = [x for x in prog["nodes"] if x.get("scope") == b]
 
-        def get(x, i):
-            return bufs[el[x][0]][el[x][1] + i]
+        def body(branch, s):
+            for x in members:
+                if x["branch"] == branch:
+                    s = run_node(x, bufs, s)
+            return s
 
-        def put(x, i, val):
-            bufs[el[x][0]][el[x][1] + i] = val & M
-
-        if op == "add":
-            for i in range(n):
-                put(1, i, get(1, i) + get(0, i) * 3 + 1)
-        elif op == "mix":
-            for i in range(n):
-                put(2, i, (get(0, i) ^ ((get(1, i) * 2654435761) & M)) + 7)
-        elif op == "scale":
-            for i in range(n):
-                put(0, i, get(0, i) * k + i)
-        elif op == "set":
-            for i in range(n):
-                put(0, i, k ^ i)
-        elif op == "sum":
-            s = sum(get(0, i) for i in range(n)) & M
-        elif op == "adds":
-            for i in range(n):
-                put(0, i, get(0, i) + s)
-        elif op == "copy":
-            src = [get(1, i) for i in range(n)]
-            for i in range(n):
-                put(0, i, src[i])
+        kind = block["kind"]
+        if kind == "while":
+            count = 0
+            while count < block["max"] and cond_value(block["cond"], bufs, s):
+                s = body(0, s)
+                count += 1
+        elif kind in ("if", "ifelse"):
+            if cond_value(block["cond"], bufs, s):
+                s = body(0, s)
+            elif kind == "ifelse":
+                s = body(1, s)
         else:
-            for i in range(n):
-                put(0, i, k)
+            if s in block["cases"]:
+                s = body(block["cases"].index(s), s)
+            elif block["default"]:
+                s = body(len(block["cases"]), s)
     return s
 
 
@@ -273,7 +438,7 @@ def expected(prog):
         bufs[b["name"]] = [0] * n if b["kind"] == "zero" else [rng.randrange(1 << 32)
                                                               for _ in range(n)]
     init = {k: list(v) for k, v in bufs.items()}
-    sets = [rng.randrange(1 << 32), rng.randrange(1 << 32)]
+    sets = [rng.choice([rng.randrange(4), rng.randrange(1 << 32)]) for _ in range(2)]
     after, s_after = [], []
     for launch in range(2):
         s_after.append(interpret(prog, bufs, sets[launch]))
