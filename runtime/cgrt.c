@@ -74,7 +74,6 @@ struct cgrt_graph {
   cudaGraph_t *bodies;     /* per graph: the top, then every body */
   uint32_t *owner;         /* per graph but the top: its control node */
   uint32_t ngraphs;
-  int cond_pdl;            /* -1 until known: see cond_follows_programmatically */
   cudaGraphNode_t loader;
   uint64_t load_params[6];
   void *load_ptrs[6];
@@ -288,78 +287,19 @@ static struct cudaKernelNodeParams eval_params(const cgrt_graph *g, uint32_t v, 
   return p;
 }
 
-/* Whether a condition kernel can follow kernels through programmatic
- * edges: it then launches while they finish and waits for them on the
- * device (cudaGridDependencySynchronize), which saves about 2 us of each
- * iteration of a small loop on the H200 (BENCHMARKS.md).  That needs a GPU
- * of compute capability 9.0 and the runtime's kernels built for one. */
-static cgrt_status cond_follows_programmatically(cgrt_graph *g, int *yes) {
-  if (g->cond_pdl < 0) {
-    int major = 0;
-    struct cudaFuncAttributes attr;
-    cudaError_t err;
-    if ((err = CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
-                                         g->device))) != cudaSuccess)
-      return fail(g->d, "cudaDeviceGetAttribute", err);
-    if ((err = CU(cudaFuncGetAttributes(&attr, kernel_address(cgrt_cond)))) != cudaSuccess)
-      return fail(g->d, "cudaFuncGetAttributes (condition)", err);
-    g->cond_pdl = major >= 9 && attr.ptxVersion >= 90;
-  }
-  *yes = g->cond_pdl;
-  return CGRT_OK;
-}
-
 /* Adds control node v's condition kernel (step 0: before the node; 1: at
- * the end of a while's body) after `deps`: kernels through programmatic
- * edges where that works, the rest through full ones. */
+ * the end of a while's body) after `deps`.  The edges are full ones: with
+ * programmatic edges into it (the kernel waiting for its predecessors on
+ * the device) a loop ran 0.2 us an iteration faster on one H200 and failed
+ * with cudaErrorLaunchFailure on another of the same driver. */
 static cgrt_status add_eval(cgrt_graph *g, uint32_t v, unsigned step, cudaGraph_t graph,
                             const cudaGraphNode_t *deps, size_t ndeps) {
   const cgrt_graph_desc *d = g->d;
-  const cgrt_node_desc *nd = &d->nodes[v];
-  cudaGraphNode_t *node = &g->evals[2 * v + step];
-  cudaError_t err;
-  int pdl;
-  cgrt_status s = cond_follows_programmatically(g, &pdl);
-  if (s != CGRT_OK)
-    return s;
-  cudaGraphNode_t *full = xcalloc(ndeps, sizeof *full), *prog = xcalloc(ndeps, sizeof *prog);
-  cudaGraphNode_t *to = xcalloc(ndeps, sizeof *to);
-  cudaGraphEdgeData *data = xcalloc(ndeps, sizeof *data);
-  size_t nfull = 0, nprog = 0;
-  if (!full || !prog || !to || !data) {
-    s = no_memory(d);
-    goto done;
-  }
-  for (size_t i = 0; i < ndeps; i++) {
-    enum cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
-    if (pdl && (err = CU(cudaGraphNodeGetType(deps[i], &type))) != cudaSuccess) {
-      s = fail_node(d, nd, "cudaGraphNodeGetType", err);
-      goto done;
-    }
-    if (pdl && type == cudaGraphNodeTypeKernel)
-      prog[nprog++] = deps[i];
-    else
-      full[nfull++] = deps[i];
-  }
   EvalArgs e;
   struct cudaKernelNodeParams p = eval_params(g, v, step, &e);
-  if ((err = CU(cudaGraphAddKernelNode(node, graph, full, nfull, &p))) != cudaSuccess) {
-    s = fail_node(d, nd, "cudaGraphAddKernelNode (condition)", err);
-    goto done;
-  }
-  for (size_t i = 0; i < nprog; i++) {
-    to[i] = *node;
-    data[i].from_port = cudaGraphKernelNodePortProgrammatic;
-    data[i].type = cudaGraphDependencyTypeProgrammatic;
-  }
-  if (nprog && (err = CU(cudaGraphAddDependencies(graph, prog, to, data, nprog))) != cudaSuccess)
-    s = fail_node(d, nd, "cudaGraphAddDependencies (condition)", err);
-done:
-  xfree(full);
-  xfree(prog);
-  xfree(to);
-  xfree(data);
-  return s;
+  cudaError_t err = CU(cudaGraphAddKernelNode(&g->evals[2 * v + step], graph, deps, ndeps, &p));
+  return err == cudaSuccess ? CGRT_OK
+                            : fail_node(d, &d->nodes[v], "cudaGraphAddKernelNode (condition)", err);
 }
 
 /* A control node: its handle in the graph that holds it, the kernel that
@@ -1038,7 +978,6 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
     s = no_memory(d);
   } else {
     g->d = d;
-    g->cond_pdl = -1;
     g->device = o.device == CGRT_CURRENT_DEVICE ? previous : o.device;
     g->user = o.user;
     s = build(g, externs, &o);

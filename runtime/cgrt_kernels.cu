@@ -45,8 +45,8 @@ extern "C" __global__ void cgrt_fill64(unsigned long long *dst, unsigned long lo
 // ---- conditions ----
 
 // One operand's bits: loaded through its address, or the constant itself.
-// The nodes before the condition kernel finished before it started (or it
-// waited for them), so plain loads see what they wrote.
+// The nodes before the condition kernel finished before it started, so
+// plain loads see what they wrote.
 static __device__ unsigned long long operand(const cgrt_cond_args &a, unsigned i, int size) {
   if (a.imm >> i & 1)
     return a.operand[i];
@@ -106,20 +106,11 @@ static __device__ int type_size(int type) {
   return type < CGRT_F16 ? 1 << (type & 3) : type == CGRT_F32 ? 4 : type == CGRT_F64 ? 8 : 2;
 }
 
-// Both condition kernels may follow the nodes before them through
-// programmatic edges: they wait for those here, with their writes visible.
-static __device__ void wait_for_predecessors() {
-#if __CUDA_ARCH__ >= 900
-  cudaGridDependencySynchronize();
-#endif
-}
-
 // Sets the handle of a while or if node from its condition: before the
 // first iteration (step 0) and, in a while's body, after each (step 1).
 // A bound counts the iterations run; the loop stops at it.  The stack of
 // results is a register's bits (at most 16 are ever on it).
 extern "C" __global__ void cgrt_cond(cudaGraphConditionalHandle handle, cgrt_cond_args a) {
-  wait_for_predecessors();
   unsigned stack = 0, next = 0;
   for (unsigned i = 0; i < a.ncode; i++) {
     unsigned c = a.code[i];
@@ -151,7 +142,6 @@ extern "C" __global__ void cgrt_cond(cudaGraphConditionalHandle handle, cgrt_con
 extern "C" __global__ void cgrt_switch(cudaGraphConditionalHandle handle, const void *slot,
                                        unsigned type, const unsigned long long *table,
                                        unsigned ncases, unsigned fallback) {
-  wait_for_predecessors();
   unsigned long long v;
   switch (type) {
   case CGRT_I8: v = static_cast<long long>(*static_cast<const int8_t *>(slot)); break;
