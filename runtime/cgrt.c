@@ -1151,10 +1151,16 @@ cgrt_status cgrt_bind(cgrt_graph *g, uint32_t b, void *ptr) {
   g->base[b] = ptr;
   for (uint32_t u = g->use_start[b]; u < g->use_start[b + 1]; u++)
     if ((s = update_node(g, g->use[u])) != CGRT_OK) {
-      /* Put back the nodes already moved, so the graph stays whole. */
+      /* Put back the nodes already moved, so the graph stays whole; the
+       * failed one too, since a control node's first condition kernel may
+       * have moved before its second failed.  The message stays the
+       * failure's. */
+      char msg[sizeof last_error];
+      memcpy(msg, last_error, sizeof msg);
       g->base[b] = old;
-      for (uint32_t v = g->use_start[b]; v < u; v++)
+      for (uint32_t v = g->use_start[b]; v <= u; v++)
         update_node(g, g->use[v]);
+      memcpy(last_error, msg, sizeof msg);
       return s;
     }
   return CGRT_OK;

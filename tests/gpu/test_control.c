@@ -6,7 +6,8 @@
  * both ways, switches on each case, on default and on a value no case
  * names; conditions of every type and form (NaN included), on scalars and
  * on elements of extern buffers that are rebound.  Then every CUDA call of
- * create fails in turn and is handled. */
+ * create, and of a bind that moves body nodes and condition kernels, fails
+ * in turn and is handled. */
 #include "cgrt_testing.h"
 #include "control_graph.h"
 #include "gpu_test.h"
@@ -44,11 +45,11 @@ static void test_loops_and_branches(void) {
     CUDA(cudaStreamSynchronize(0));
     CUDA(cudaMemcpy(res, dres[bound], sizeof res, cudaMemcpyDeviceToHost));
     flag9[bound] |= sel == 1;
-    uint32_t want[11] = {
+    uint32_t want[12] = {
         n, 5, 7, k > 0, k > 0 ? 10 : 20, k > 1 ? (uint32_t)k : 0,
         sel == 0 ? 100 : sel == 3 ? 103 : sel == -2 ? 98 : 99,
-        sel == 0 ? 200 : sel == 1 ? 201 : 7, umin(n, 3), flag9[bound], 2 * umin(n, 4)};
-    for (int i = 0; i < 11; i++)
+        sel == 0 ? 200 : sel == 1 ? 201 : 7, umin(n, 3), flag9[bound], 2 * umin(n, 4), 3};
+    for (int i = 0; i < 12; i++)
       EXPECT(res[i] == want[i], "replay %d (n %u, k %d, sel %d): res[%d] is %u, expected %u", r,
              n, k, sel, i, res[i], want[i]);
     seen_case[sel == 0 ? 0 : sel == 3 ? 1 : sel == -2 ? 2 : 3] = 1;
@@ -180,10 +181,56 @@ static void test_create_faults(void) {
   CUDA(cudaFree(dres));
 }
 
+/* Every CUDA call of binding the buffer that body nodes and a condition
+ * use fails in turn: the graph stays whole on the old buffer. */
+static void test_bind_faults(void) {
+  uint32_t *dres[2], res[16];
+  for (int i = 0; i < 2; i++)
+    CUDA(cudaMalloc((void **)&dres[i], sizeof res));
+  control_extern ext = {dres[0]};
+  control *g;
+  CGRT(control_create(&g, &ext, NULL));
+  long live0 = cgrt_test_live(), k;
+  for (k = 1; k < 1000; k++) {
+    CUDA(cudaMemset(dres[0], 0, sizeof res));
+    CUDA(cudaMemset(dres[1], 0, sizeof res));
+    cgrt_test_fail_call(k);
+    cgrt_status s = control_bind_res(g, dres[1]);
+    cgrt_test_fail_call(0);
+    if (s == CGRT_OK)
+      break;
+    EXPECT(s == CGRT_ERROR_CUDA, "bind, call %ld: status %d", k, s);
+    EXPECT(strstr(cgrt_last_error(), "control.cgraph:") &&
+               strstr(cgrt_last_error(), "cudaErrorMemoryAllocation"),
+           "bind, call %ld: message %s", k, cgrt_last_error());
+    EXPECT(cgrt_test_live() == live0, "bind, call %ld: resources held", k);
+    CGRT(control_set_n(g, 3));
+    CGRT(control_set_k(g, 2));
+    CGRT(control_set_sel(g, 3));
+    CGRT(control_launch(g, 0));
+    CUDA(cudaStreamSynchronize(0));
+    CUDA(cudaMemcpy(res, dres[0], sizeof res, cudaMemcpyDeviceToHost));
+    EXPECT(res[0] == 3 && res[5] == 2 && res[6] == 103 && res[10] == 6 && res[11] == 3,
+           "after a failed bind (call %ld) the old buffer has %u %u %u %u %u", k, res[0], res[5],
+           res[6], res[10], res[11]);
+    uint32_t other[16], any = 0;
+    CUDA(cudaMemcpy(other, dres[1], sizeof other, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < 16; i++)
+      any |= other[i];
+    EXPECT(!any, "after a failed bind (call %ld) the new buffer was written", k);
+  }
+  printf("test_control: bind makes %ld CUDA calls; each one failing was handled\n", k - 1);
+  EXPECT(k > 10, "bind made only %ld CUDA calls", k - 1);
+  control_destroy(g);
+  for (int i = 0; i < 2; i++)
+    CUDA(cudaFree(dres[i]));
+}
+
 int main(void) {
   test_start("test_control");
   test_loops_and_branches();
   test_conditions();
   test_create_faults();
+  test_bind_faults();
   return test_end("test_control");
 }

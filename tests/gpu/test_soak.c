@@ -1,5 +1,6 @@
 /* test_soak: a million launches of one instantiated graph, each after
- * setting a scalar by pointer, one by value and one that an if reads, with
+ * setting a scalar by pointer, one by value (read at the top and inside
+ * an if's body) and one that the if's condition reads, with
  * the extern buffer rebound to another every 10,000 launches and nothing
  * synchronised in between.  Every launch's values reach the sums (checked
  * at each checkpoint), and neither device memory nor the process's
@@ -22,10 +23,10 @@ static long resident_kib(void) {
 
 int main(void) {
   test_start("test_soak");
-  uint64_t *dsum[2], want[2][3] = {{0}}, got[3];
+  uint64_t *dsum[2], want[2][4] = {{0}}, got[4];
   for (int i = 0; i < 2; i++) {
-    CUDA(cudaMalloc((void **)&dsum[i], 3 * sizeof(uint64_t)));
-    CUDA(cudaMemset(dsum[i], 0, 3 * sizeof(uint64_t)));
+    CUDA(cudaMalloc((void **)&dsum[i], 4 * sizeof(uint64_t)));
+    CUDA(cudaMemset(dsum[i], 0, 4 * sizeof(uint64_t)));
   }
   soak_extern ext = {dsum[0]};
   soak *g;
@@ -48,11 +49,12 @@ int main(void) {
     want[cur][0] += pos;
     want[cur][1] += v;
     want[cur][2] += odd ? pos : 0;
+    want[cur][3] += odd ? v : 0;
     if ((i + 1) % CHECKPOINT == 0) {
       CUDA(cudaStreamSynchronize(s));
       for (int b = 0; b < 2; b++) {
         CUDA(cudaMemcpy(got, dsum[b], sizeof got, cudaMemcpyDeviceToHost));
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
           EXPECT(got[k] == want[b][k], "after %ld launches: buffer %d sum %d is %llu, expected %llu",
                  i + 1, b, k, (unsigned long long)got[k], (unsigned long long)want[b][k]);
       }
