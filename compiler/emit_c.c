@@ -148,13 +148,17 @@ static void cond_code(CondCode *cc, const CheckedCond *c, bool negate) {
   }
 }
 
-static void cond_operand(FILE *c, const Graph *g, const uint32_t *index, const Arg *a, Type t) {
-  if (a->kind == ARG_INT || a->kind == ARG_FLOAT)
-    emit_arg(c, g, index, a, type_size(t));
-  else if (a->kind == ARG_VIEW)
-    emit_arg(c, g, index, a, 8);
-  else /* a scalar: its slot */
-    fprintf(c, "  {CGRT_ARG_SCALAR_PTR, 8, %u, 0},\n", index[a->res]);
+/* The entries a node has in the argument table: a kernel's arguments, a
+ * copy's two sides, a fill's destination (its value is in the node), a
+ * condition's operands, a switch's scalar. */
+static size_t node_args(const Node *n, const CondCode *cc) {
+  switch (n->kind) {
+  case CALL_FILL:
+  case CALL_SWITCH: return 1;
+  case CALL_WHILE:
+  case CALL_IF: return cc->ops.n;
+  default: return (size_t)n->nargs;
+  }
 }
 
 static const char *buf_u32(char *buf, int32_t v) {
@@ -206,15 +210,18 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
     fprintf(c, "};\n");
   }
   for (size_t v = 0; v < g->nodes.n; v++)
-    nargs += g->nodes.v[v].kind == CALL_SWITCH ? 1 : (size_t)g->nodes.v[v].nargs + conds[v].ops.n;
+    nargs += node_args(&g->nodes.v[v], &conds[v]);
   if (nargs) {
     fprintf(c, "static const cgrt_arg_desc cgc_%s_args[] = {\n", gn);
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
-      for (size_t i = 0; i < conds[v].ops.n; i++)
-        cond_operand(c, g, index, conds[v].ops.v[i], conds[v].types.v[i]);
+      for (size_t i = 0; i < conds[v].ops.n; i++) { /* a constant takes its operand's size */
+        const Arg *op = conds[v].ops.v[i];
+        bool constant = op->kind == ARG_INT || op->kind == ARG_FLOAT;
+        emit_arg(c, g, index, op, constant ? type_size(conds[v].types.v[i]) : 8);
+      }
       if (n->kind == CALL_SWITCH)
-        fprintf(c, "  {CGRT_ARG_SCALAR_PTR, 8, %u, 0},\n", index[n->selector]);
+        emit_arg(c, g, index, &(Arg){.kind = ARG_SCALAR_PTR, .res = n->selector}, 8);
       for (int a = 0; a < n->nargs; a++) {
         const Arg *arg = &n->args[a];
         int size = 8;
@@ -237,10 +244,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
     size_t first = 0, code = 0, cases = 0;
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
-      int nargs_here = n->kind == CALL_FILL     ? 1
-                       : n->kind == CALL_SWITCH ? 1
-                       : n->kind >= CALL_WHILE  ? (int)conds[v].ops.n
-                                                : n->nargs;
+      size_t nargs_here = node_args(n, &conds[v]);
       const char *kind = kinds[n->kind];
       int elem = 0;
       long long bytes = 0;
@@ -254,7 +258,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
       if (n->kind == CALL_FILL)
         value = (unsigned long long)n->args[1].bits;
       fprintf(c,
-              "  {\"%s\", %d, %d, %s, %d, %d, %d, %d, %zu, %d, {%lld, %lld, %lld}, "
+              "  {\"%s\", %d, %d, %s, %d, %d, %d, %d, %zu, %zu, {%lld, %lld, %lld}, "
               "{%lld, %lld, %lld}, {%lld, %lld, %lld}, %lld, %lld, UINT64_C(%lld), "
               "UINT64_C(0x%llx), %s, %d, %d, %zu, %zu, %d, %d},\n",
               n->name, n->pos.line, n->pos.col, kind, n->has_cluster, n->has_priority,
@@ -271,7 +275,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
               n->kind == CALL_SWITCH ? (size_t)n->nbodies : conds[v].code.n,
               n->kind == CALL_SWITCH ? n->default_body : -1,
               n->kind == CALL_SWITCH ? (int)(g->res.v[n->selector].type - TY_I8) : 0);
-      first += (size_t)nargs_here;
+      first += nargs_here;
       code += conds[v].code.n;
       if (n->kind == CALL_SWITCH)
         cases += (size_t)n->nbodies;
