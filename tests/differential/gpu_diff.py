@@ -126,7 +126,6 @@ def add_blocks(rng, prog):
             continue
         kind = rng.choice(["while", "if", "ifelse", "switch"])
         block = {"kind": kind}
-        nb = 1
         if kind == "switch":
             block["cases"] = rng.sample([0, 1, 2, 3, 7, 1 << 31], rng.randint(1, 3))
             block["default"] = rng.random() < 0.6
