@@ -234,7 +234,7 @@ typedef enum StmtKind {
 } StmtKind;
 
 /* What a node does; the last three hold bodies of nodes (language v2). */
-typedef enum Callee { CALL_KERNEL, CALL_COPY, CALL_FILL, CALL_WHILE, CALL_IF, CALL_SWITCH } Callee;
+typedef enum NodeKind { NK_KERNEL, NK_COPY, NK_FILL, NK_WHILE, NK_IF, NK_SWITCH } NodeKind;
 
 enum { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE };
 typedef enum CondKind { COND_CMP, COND_AND, COND_OR, COND_NOT } CondKind;
@@ -286,9 +286,9 @@ struct Stmt {
       int ndims;
     };
     struct { /* ST_NODE */
-      Callee callee;
+      NodeKind node_kind;
       Pos callee_pos;
-      Sym *kernel; /* CALL_KERNEL */
+      Sym *kernel; /* NK_KERNEL */
       Expr **args;
       LaunchItem *launch;
       int nargs;
@@ -452,17 +452,17 @@ typedef struct Node {
   const char *name; /* "norm[0]" */
   bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
   Pos pos;
-  Callee kind;
+  NodeKind kind;
   int32_t scope;    /* the control node whose body holds this one, or -1 */
   int32_t branch;   /* which body of it: 0, or 1 for else, or a case's index */
-  /* CALL_WHILE, CALL_IF, CALL_SWITCH: */
+  /* NK_WHILE, NK_IF, NK_SWITCH: */
   CheckedCond *cond;  /* while, if */
   int64_t max_iter;   /* while: 0 unless `max` */
   int nbodies;        /* while 1, if 1 or 2, switch: cases with default */
   int64_t *case_values; /* switch: one per body but the default */
   int default_body;   /* switch: the default's body, or -1 */
   int selector;       /* switch: the scalar (index into Graph.res) */
-  Item *kernel;     /* CALL_KERNEL */
+  Item *kernel;     /* NK_KERNEL */
   Arg *args;
   int nargs;
   int64_t grid[3], block[3], cluster[3];

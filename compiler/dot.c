@@ -4,28 +4,28 @@
 
 static const char *kind_label(const Node *n) {
   switch (n->kind) {
-  case CALL_KERNEL: return n->kernel->name->name;
-  case CALL_COPY: return "copy";
-  case CALL_FILL: return "fill";
-  case CALL_WHILE: return "while";
-  case CALL_IF: return "if";
-  case CALL_SWITCH: return "switch";
+  case NK_KERNEL: return n->kernel->name->name;
+  case NK_COPY: return "copy";
+  case NK_FILL: return "fill";
+  case NK_WHILE: return "while";
+  case NK_IF: return "if";
+  case NK_SWITCH: return "switch";
   }
   return "";
 }
 
 static void emit_node(FILE *out, const Node *n, int indent) {
   fprintf(out, "%*s\"%s\" [label=\"%s\\n%s%s\"%s];\n", indent, "", n->name, n->name,
-          n->kind == CALL_KERNEL ? "kernel " : "", kind_label(n),
-          n->kind == CALL_KERNEL ? "" : n->kind <= CALL_FILL ? ", style=rounded"
+          n->kind == NK_KERNEL ? "kernel " : "", kind_label(n),
+          n->kind == NK_KERNEL ? "" : n->kind <= NK_FILL ? ", style=rounded"
                                                              : ", shape=diamond");
 }
 
 static const char *body_label(const Graph *g, const Node *c, int branch, char *buf, size_t size) {
   (void)g;
-  if (c->kind == CALL_WHILE)
+  if (c->kind == NK_WHILE)
     snprintf(buf, size, "%s: body", c->name);
-  else if (c->kind == CALL_IF)
+  else if (c->kind == NK_IF)
     snprintf(buf, size, "%s: %s", c->name, branch ? "else" : "then");
   else if (branch == c->default_body)
     snprintf(buf, size, "%s: default", c->name);
@@ -41,7 +41,7 @@ static void emit_scope(FILE *out, const Graph *g, int64_t scope, int branch, int
     if (n->scope != scope || (scope >= 0 && n->branch != branch))
       continue;
     emit_node(out, n, indent);
-    for (int b = 0; n->kind >= CALL_WHILE && b < n->nbodies; b++) {
+    for (int b = 0; n->kind >= NK_WHILE && b < n->nbodies; b++) {
       char label[600];
       fprintf(out, "%*ssubgraph \"cluster_%zu_%d\" {\n%*slabel=\"%s\";\n", indent, "", v, b,
               indent + 2, "", body_label(g, n, b, label, sizeof label));

@@ -66,7 +66,7 @@ static Kernels used_kernels(Compiler *cc, const Program *p) {
   for (size_t i = 0; i < p->graphs.n; i++)
     for (size_t v = 0; v < p->graphs.v[i]->nodes.n; v++) {
       const Node *n = &p->graphs.v[i]->nodes.v[v];
-      if (n->kind == CALL_KERNEL)
+      if (n->kind == NK_KERNEL)
         map_put(&used, n->kernel, (void *)n->kernel);
     }
   Kernels k = {xrealloc(NULL, (cc->items.n + 1) * sizeof *k.v), 0};
@@ -153,10 +153,10 @@ static void cond_code(CondCode *cc, const CheckedCond *c, bool negate) {
  * condition's operands, a switch's scalar. */
 static size_t node_args(const Node *n, const CondCode *cc) {
   switch (n->kind) {
-  case CALL_FILL:
-  case CALL_SWITCH: return 1;
-  case CALL_WHILE:
-  case CALL_IF: return cc->ops.n;
+  case NK_FILL:
+  case NK_SWITCH: return 1;
+  case NK_WHILE:
+  case NK_IF: return cc->ops.n;
   default: return (size_t)n->nargs;
   }
 }
@@ -179,10 +179,10 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
     memset(&conds[v], 0, sizeof conds[v]);
-    if (n->kind == CALL_WHILE || n->kind == CALL_IF)
+    if (n->kind == NK_WHILE || n->kind == NK_IF)
       cond_code(&conds[v], n->cond, false);
     ncode += conds[v].code.n;
-    if (n->kind == CALL_SWITCH)
+    if (n->kind == NK_SWITCH)
       ncases += (size_t)n->nbodies;
   }
 
@@ -220,14 +220,14 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
         bool constant = op->kind == ARG_INT || op->kind == ARG_FLOAT;
         emit_arg(c, g, index, op, constant ? type_size(conds[v].types.v[i]) : 8);
       }
-      if (n->kind == CALL_SWITCH)
+      if (n->kind == NK_SWITCH)
         emit_arg(c, g, index, &(Arg){.kind = ARG_SCALAR_PTR, .res = n->selector}, 8);
       for (int a = 0; a < n->nargs; a++) {
         const Arg *arg = &n->args[a];
         int size = 8;
-        if (n->kind == CALL_KERNEL && !n->kernel->params[a].pointer)
+        if (n->kind == NK_KERNEL && !n->kernel->params[a].pointer)
           size = type_size(n->kernel->params[a].type);
-        if (n->kind == CALL_FILL && a == 1)
+        if (n->kind == NK_FILL && a == 1)
           continue; /* the value is in the node */
         emit_arg(c, g, index, arg, size);
       }
@@ -237,9 +237,9 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
   if (g->nodes.n) {
     fprintf(c, "static const cgrt_node_desc cgc_%s_nodes[] = {\n", gn);
     static const char *const kinds[] = {
-        [CALL_KERNEL] = "CGRT_KERNEL_NODE", [CALL_COPY] = "CGRT_COPY_NODE",
-        [CALL_FILL] = "CGRT_FILL_NODE",     [CALL_WHILE] = "CGRT_WHILE_NODE",
-        [CALL_IF] = "CGRT_IF_NODE",         [CALL_SWITCH] = "CGRT_SWITCH_NODE",
+        [NK_KERNEL] = "CGRT_KERNEL_NODE", [NK_COPY] = "CGRT_COPY_NODE",
+        [NK_FILL] = "CGRT_FILL_NODE",     [NK_WHILE] = "CGRT_WHILE_NODE",
+        [NK_IF] = "CGRT_IF_NODE",         [NK_SWITCH] = "CGRT_SWITCH_NODE",
     };
     size_t first = 0, code = 0, cases = 0;
     for (size_t v = 0; v < g->nodes.n; v++) {
@@ -249,35 +249,35 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
       int elem = 0;
       long long bytes = 0;
       unsigned long long value = 0;
-      if (n->kind == CALL_COPY || n->kind == CALL_FILL) {
+      if (n->kind == NK_COPY || n->kind == NK_FILL) {
         bytes = (long long)n->args[0].bytes;
         elem = type_size(g->res.v[n->args[0].res].type);
-      } else if (n->kind == CALL_WHILE) {
+      } else if (n->kind == NK_WHILE) {
         bytes = (long long)n->max_iter;
       }
-      if (n->kind == CALL_FILL)
+      if (n->kind == NK_FILL)
         value = (unsigned long long)n->args[1].bits;
       fprintf(c,
               "  {\"%s\", %d, %d, %s, %d, %d, %d, %d, %zu, %zu, {%lld, %lld, %lld}, "
               "{%lld, %lld, %lld}, {%lld, %lld, %lld}, %lld, %lld, UINT64_C(%lld), "
               "UINT64_C(0x%llx), %s, %d, %d, %zu, %zu, %d, %d},\n",
               n->name, n->pos.line, n->pos.col, kind, n->has_cluster, n->has_priority,
-              n->kind == CALL_FILL ? elem : 0,
-              n->kind == CALL_KERNEL ? (int)kernel_index(k, n->kernel) : 0, first, nargs_here,
+              n->kind == NK_FILL ? elem : 0,
+              n->kind == NK_KERNEL ? (int)kernel_index(k, n->kernel) : 0, first, nargs_here,
               (long long)n->grid[0], (long long)n->grid[1], (long long)n->grid[2],
               (long long)n->block[0], (long long)n->block[1], (long long)n->block[2],
               (long long)(n->has_cluster ? n->cluster[0] : 1),
               (long long)(n->has_cluster ? n->cluster[1] : 1),
               (long long)(n->has_cluster ? n->cluster[2] : 1), (long long)n->smem,
               (long long)n->priority, bytes, value, n->scope < 0 ? "CGRT_TOP" : buf_u32(buf, n->scope),
-              n->scope < 0 ? 0 : n->branch, n->kind >= CALL_WHILE ? n->nbodies : 0,
-              n->kind == CALL_SWITCH ? cases : n->kind >= CALL_WHILE ? code : 0,
-              n->kind == CALL_SWITCH ? (size_t)n->nbodies : conds[v].code.n,
-              n->kind == CALL_SWITCH ? n->default_body : -1,
-              n->kind == CALL_SWITCH ? (int)(g->res.v[n->selector].type - TY_I8) : 0);
+              n->scope < 0 ? 0 : n->branch, n->kind >= NK_WHILE ? n->nbodies : 0,
+              n->kind == NK_SWITCH ? cases : n->kind >= NK_WHILE ? code : 0,
+              n->kind == NK_SWITCH ? (size_t)n->nbodies : conds[v].code.n,
+              n->kind == NK_SWITCH ? n->default_body : -1,
+              n->kind == NK_SWITCH ? (int)(g->res.v[n->selector].type - TY_I8) : 0);
       first += nargs_here;
       code += conds[v].code.n;
-      if (n->kind == CALL_SWITCH)
+      if (n->kind == NK_SWITCH)
         cases += (size_t)n->nbodies;
     }
     fprintf(c, "};\n");
@@ -302,7 +302,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
     fprintf(c, "static const uint64_t cgc_%s_cases[] = {\n", gn);
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
-      if (n->kind == CALL_SWITCH)
+      if (n->kind == NK_SWITCH)
         for (int b = 0; b < n->nbodies; b++) {
           if (b == n->default_body)
             fprintf(c, "  UINT64_C(0x0), /* %s: default */\n", n->name);

@@ -120,9 +120,9 @@ Stmt *stmt_buffer(ParseState *ps, Pos p, BufferKind kind, Sym *name, Pos np,
   return s;
 }
 
-Stmt *stmt_call(ParseState *ps, Pos p, Callee callee, Sym *kernel, List *args) {
+Stmt *stmt_call(ParseState *ps, Pos p, NodeKind node_kind, Sym *kernel, List *args) {
   Stmt *s = new_stmt(ps, ST_NODE, p);
-  s->callee = callee;
+  s->node_kind = node_kind;
   s->kernel = kernel;
   s->callee_pos = p;
   s->args = list_array(args, &s->nargs);

@@ -24,7 +24,7 @@ Stmt *stmt_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value);
 Stmt *stmt_scalar(ParseState *ps, Pos p, Sym *name, Pos np, Type type, Expr *init);
 Stmt *stmt_buffer(ParseState *ps, Pos p, BufferKind kind, Sym *name, Pos np,
                   Type type, List *dims, Expr *init);
-Stmt *stmt_call(ParseState *ps, Pos p, Callee callee, Sym *kernel, List *args);
+Stmt *stmt_call(ParseState *ps, Pos p, NodeKind node_kind, Sym *kernel, List *args);
 Stmt *stmt_node(ParseState *ps, Pos p, Sym *name, Pos np, Stmt *call, List *launch);
 LaunchItem *launch_new(ParseState *ps, Pos p, LaunchKey key, List *args);
 EdgeGroup *edge_group(ParseState *ps, List *refs);

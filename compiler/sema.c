@@ -795,9 +795,9 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
   LaunchItem *seen[LK_COUNT] = {0};
   for (int i = 0; i < st->nlaunch; i++) {
     LaunchItem *l = &st->launch[i];
-    if (n->kind != CALL_KERNEL) {
+    if (n->kind != NK_KERNEL) {
       error_at(s->d, l->pos, "%s nodes take no launch configuration",
-               n->kind == CALL_COPY ? "copy" : "fill");
+               n->kind == NK_COPY ? "copy" : "fill");
       return;
     }
     if (seen[l->key]) {
@@ -807,7 +807,7 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
     }
     seen[l->key] = l;
   }
-  if (n->kind != CALL_KERNEL)
+  if (n->kind != NK_KERNEL)
     return;
   LaunchItem *grid = seen[LK_GRID], *block = seen[LK_BLOCK];
   if (!grid || !block) {
@@ -908,10 +908,10 @@ static bool keyword_named(const Stmt *st) { return !st->name && !strchr(st->base
 static void add_node(Sema *s, Stmt *st) {
   if (!st->base)
     return; /* a duplicate name, reported */
-  Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .kind = st->callee,
+  Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .kind = st->node_kind,
             .scope = s->scope, .branch = s->branch,
-            .keyword_name = st->callee != CALL_KERNEL && keyword_named(st)};
-  if (st->callee == CALL_KERNEL) {
+            .keyword_name = st->node_kind != NK_KERNEL && keyword_named(st)};
+  if (st->node_kind == NK_KERNEL) {
     Global *gl = map_get(&s->globals, st->kernel);
     if (!gl || gl->item->kind != IT_KERNEL) {
       if (gl)
@@ -940,7 +940,7 @@ static void add_node(Sema *s, Stmt *st) {
   } else {
     n.acc = arena_alloc(s->c->arena, 2 * sizeof *n.acc);
     check_launch(s, &n, st);
-    if (st->callee == CALL_COPY)
+    if (st->node_kind == NK_COPY)
       check_copy(s, &n, st);
     else
       check_fill(s, &n, st);
@@ -1047,10 +1047,10 @@ static void resolve_edges(Sema *s) {
       /* '=>' says the edge is programmatic; order.c makes every edge from
        * a kernel into a pdl kernel so, and no other. */
       const Node *a = &g->nodes.v[from - 1], *b = &g->nodes.v[to - 1];
-      if (a->kind != CALL_KERNEL || b->kind != CALL_KERNEL) {
+      if (a->kind != NK_KERNEL || b->kind != NK_KERNEL) {
         error_at(s->d, pe->arrow, "'=>' needs a kernel node on both ends; '%s' is a %s node",
-                 a->kind != CALL_KERNEL ? a->name : b->name,
-                 (a->kind != CALL_KERNEL ? a : b)->kind == CALL_COPY ? "copy" : "fill");
+                 a->kind != NK_KERNEL ? a->name : b->name,
+                 (a->kind != NK_KERNEL ? a : b)->kind == NK_COPY ? "copy" : "fill");
         continue;
       }
       if (!b->kernel->pdl) {
@@ -1255,7 +1255,7 @@ static void walk_control(Sema *s, Stmt *st) {
   Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .scope = s->scope,
             .branch = s->branch, .default_body = -1, .selector = -1,
             .keyword_name = keyword_named(st)};
-  n.kind = st->kind == ST_WHILE ? CALL_WHILE : st->kind == ST_IF ? CALL_IF : CALL_SWITCH;
+  n.kind = st->kind == ST_WHILE ? NK_WHILE : st->kind == ST_IF ? NK_IF : NK_SWITCH;
   AccessVec acc = {0};
   Stmt ***bodies = NULL;
   int *nbody = NULL;
@@ -1398,8 +1398,8 @@ static void name_anonymous(Sema *s, StmtVec *anon) {
     const char *stem = st->kind == ST_WHILE    ? "while"
                        : st->kind == ST_IF     ? "if"
                        : st->kind == ST_SWITCH ? "switch"
-                       : st->callee == CALL_KERNEL ? st->kernel->name
-                       : st->callee == CALL_COPY   ? "copy"
+                       : st->node_kind == NK_KERNEL ? st->kernel->name
+                       : st->node_kind == NK_COPY   ? "copy"
                                                    : "fill";
     Sym *key = intern(s->c->syms, stem, strlen(stem));
     uintptr_t k = (uintptr_t)map_get(&counts, key);

@@ -230,9 +230,9 @@ buffer_kind
   ;
 
 call
-  : IDENT '(' exprs ')'           { $$ = stmt_call(ps, @1, CALL_KERNEL, $1, $3); }
-  | COPY '(' exprs ')'            { $$ = stmt_call(ps, @1, CALL_COPY, NULL, $3); }
-  | FILL '(' exprs ')'            { $$ = stmt_call(ps, @1, CALL_FILL, NULL, $3); }
+  : IDENT '(' exprs ')'           { $$ = stmt_call(ps, @1, NK_KERNEL, $1, $3); }
+  | COPY '(' exprs ')'            { $$ = stmt_call(ps, @1, NK_COPY, NULL, $3); }
+  | FILL '(' exprs ')'            { $$ = stmt_call(ps, @1, NK_FILL, NULL, $3); }
   ;
 
 launches
