@@ -11,9 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The layout of the tables the generated C holds, shared with the runtime. */
+#include "cgrt_abi.h"
+
 #define CGC_VERSION "0.1.0"
-/* The runtime (cgrt.h's CGRT_ABI) that the generated C is written for. */
-#define CGC_RUNTIME_ABI 2
 
 /* Limits that turn hostile input into a diagnostic instead of a crash. */
 enum {
@@ -24,8 +25,7 @@ enum {
   MAX_ERRORS = 20,                 /* errors reported before cgc stops */
   MAX_NODES = 2 * 1024 * 1024,    /* nodes in one graph after unrolling */
   MAX_EXPANSION = 8 * 1024 * 1024, /* statements run by unrolling, per graph */
-  MAX_COND_CMP = 16                /* comparisons in one condition (the
-                                      runtime's CGRT_COND_MAX_CMP) */
+  MAX_COND_CMP = CGRT_COND_MAX_CMP /* comparisons in one condition */
 };
 #define MAX_FILE_SIZE ((int64_t)256 << 20) /* bytes in one source file */
 
@@ -158,6 +158,8 @@ const char *type_name(Type t);
 int type_size(Type t);
 bool type_is_float(Type t);
 bool type_is_signed(Type t);
+/* The runtime's number for a type (CGRT_I8 ...); -1 for TY_NONE. */
+int abi_type(Type t);
 
 /* ---- ast.c: the syntax tree the parser builds ---- */
 
@@ -233,8 +235,22 @@ typedef enum StmtKind {
   ST_SWITCH, /* switch scalar { case v { ... } default { ... } } */
 } StmtKind;
 
-/* What a node does; the last three hold bodies of nodes (language v2). */
+/* What a node does.  Each kind's facts are a row of node_kinds (kinds.c);
+ * code that treats kinds differently switches over them with no default,
+ * so that -Wswitch names every place a new kind must be handled. */
 typedef enum NodeKind { NK_KERNEL, NK_COPY, NK_FILL, NK_WHILE, NK_IF, NK_SWITCH } NodeKind;
+enum { NK_COUNT = NK_SWITCH + 1 }; /* keep it one past the last kind */
+
+typedef struct NodeKindInfo {
+  const char *name;    /* in messages, DOT and the names of unnamed nodes */
+  const char *abi;     /* its constant in the generated tables */
+  bool launch;         /* takes grid, block, smem, cluster and priority */
+  bool bodies;         /* holds bodies of nodes: a control node */
+  bool programmatic;   /* can be an end of a programmatic edge ('=>') */
+  const char *dot;     /* its DOT attributes */
+} NodeKindInfo;
+
+extern const NodeKindInfo node_kinds[NK_COUNT];
 
 enum { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE };
 typedef enum CondKind { COND_CMP, COND_AND, COND_OR, COND_NOT } CondKind;
@@ -274,6 +290,7 @@ struct Stmt {
   Sym *name;      /* const, scalar, buffer, node (NULL: anonymous), for var */
   Pos name_pos;
   Sym *base;      /* sema: a node's name or the anonymous name given it */
+  NodeKind node_kind; /* node, while, if, switch: the kind of node it makes */
   struct Stmt *parent_for; /* sema: innermost enclosing for, or NULL */
   Stmt **body;    /* for, while, if (its then-body) */
   int nbody;
@@ -286,7 +303,6 @@ struct Stmt {
       int ndims;
     };
     struct { /* ST_NODE */
-      NodeKind node_kind;
       Pos callee_pos;
       Sym *kernel; /* NK_KERNEL */
       Expr **args;

@@ -2,35 +2,27 @@
  * node names; written edges are drawn bold. */
 #include "cgc.h"
 
-static const char *kind_label(const Node *n) {
-  switch (n->kind) {
-  case NK_KERNEL: return n->kernel->name->name;
-  case NK_COPY: return "copy";
-  case NK_FILL: return "fill";
-  case NK_WHILE: return "while";
-  case NK_IF: return "if";
-  case NK_SWITCH: return "switch";
-  }
-  return "";
-}
-
 static void emit_node(FILE *out, const Node *n, int indent) {
-  fprintf(out, "%*s\"%s\" [label=\"%s\\n%s%s\"%s];\n", indent, "", n->name, n->name,
-          n->kind == NK_KERNEL ? "kernel " : "", kind_label(n),
-          n->kind == NK_KERNEL ? "" : n->kind <= NK_FILL ? ", style=rounded"
-                                                             : ", shape=diamond");
+  const NodeKindInfo *k = &node_kinds[n->kind];
+  fprintf(out, "%*s\"%s\" [label=\"%s\\n%s%s%s\"%s];\n", indent, "", n->name, n->name, k->name,
+          n->kernel ? " " : "", n->kernel ? n->kernel->name->name : "", k->dot);
 }
 
 static const char *body_label(const Graph *g, const Node *c, int branch, char *buf, size_t size) {
   (void)g;
-  if (c->kind == NK_WHILE)
-    snprintf(buf, size, "%s: body", c->name);
-  else if (c->kind == NK_IF)
-    snprintf(buf, size, "%s: %s", c->name, branch ? "else" : "then");
-  else if (branch == c->default_body)
-    snprintf(buf, size, "%s: default", c->name);
-  else
-    snprintf(buf, size, "%s: case %lld", c->name, (long long)c->case_values[branch]);
+  switch (c->kind) {
+  case NK_WHILE: snprintf(buf, size, "%s: body", c->name); break;
+  case NK_IF: snprintf(buf, size, "%s: %s", c->name, branch ? "else" : "then"); break;
+  case NK_SWITCH:
+    if (branch == c->default_body)
+      snprintf(buf, size, "%s: default", c->name);
+    else
+      snprintf(buf, size, "%s: case %lld", c->name, (long long)c->case_values[branch]);
+    break;
+  case NK_KERNEL:
+  case NK_COPY:
+  case NK_FILL: snprintf(buf, size, "%s", c->name); break; /* holds no body */
+  }
   return buf;
 }
 
@@ -41,7 +33,7 @@ static void emit_scope(FILE *out, const Graph *g, int64_t scope, int branch, int
     if (n->scope != scope || (scope >= 0 && n->branch != branch))
       continue;
     emit_node(out, n, indent);
-    for (int b = 0; n->kind >= NK_WHILE && b < n->nbodies; b++) {
+    for (int b = 0; node_kinds[n->kind].bodies && b < n->nbodies; b++) {
       char label[600];
       fprintf(out, "%*ssubgraph \"cluster_%zu_%d\" {\n%*slabel=\"%s\";\n", indent, "", v, b,
               indent + 2, "", body_label(g, n, b, label, sizeof label));

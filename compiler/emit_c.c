@@ -99,23 +99,33 @@ static void emit_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-static void emit_arg(FILE *c, const Graph *g, const uint32_t *index, const Arg *a, int size) {
+/* One row of the argument table; `what` says whose argument it is. */
+static void emit_arg(FILE *c, const Graph *g, const uint32_t *index, const Arg *a, int size,
+                     const char *node, const char *what) {
   switch (a->kind) {
   case ARG_VIEW:
-    fprintf(c, "  {CGRT_ARG_BUFFER, 8, %u, UINT64_C(%lld)},\n", index[a->res], (long long)a->offset);
+    fprintf(c, "  {.kind = CGRT_ARG_BUFFER, .size = 8, .index = %u, .value = UINT64_C(%lld)}",
+            index[a->res], (long long)a->offset);
     break;
   case ARG_SCALAR_PTR:
-    fprintf(c, "  {CGRT_ARG_SCALAR_PTR, 8, %u, 0},\n", index[a->res]);
+    fprintf(c, "  {.kind = CGRT_ARG_SCALAR_PTR, .size = 8, .index = %u}", index[a->res]);
     break;
   case ARG_SCALAR_VALUE:
-    fprintf(c, "  {CGRT_ARG_SCALAR_VALUE, %d, %u, 0},\n", type_size(g->res.v[a->res].type),
-            index[a->res]);
+    fprintf(c, "  {.kind = CGRT_ARG_SCALAR_VALUE, .size = %d, .index = %u}",
+            type_size(g->res.v[a->res].type), index[a->res]);
     break;
   case ARG_INT:
   case ARG_FLOAT:
-    fprintf(c, "  {CGRT_ARG_CONST, %d, 0, UINT64_C(0x%llx)},\n", size, (unsigned long long)a->bits);
+    fprintf(c, "  {.kind = CGRT_ARG_CONST, .size = %d, .value = UINT64_C(0x%llx)}", size,
+            (unsigned long long)a->bits);
     break;
   }
+  fprintf(c, ", /* %s: %s", node, what);
+  if (a->kind != ARG_INT && a->kind != ARG_FLOAT && strcmp(what, g->res.v[a->res].name->name))
+    fprintf(c, " = %s", g->res.v[a->res].name->name);
+  if (a->kind == ARG_VIEW && a->offset)
+    fprintf(c, " + %lld bytes", (long long)a->offset);
+  fprintf(c, " */\n");
 }
 
 /* A control node's condition as the runtime evaluates it: postfix code
@@ -132,7 +142,7 @@ typedef struct CondCode {
 static void cond_code(CondCode *cc, const CheckedCond *c, bool negate) {
   switch (c->kind) {
   case COND_CMP:
-    vec_push(&cc->code, (uint8_t)(2 + 2 * (6 * (c->type - TY_I8) + c->cmp) + negate));
+    vec_push(&cc->code, (uint8_t)CGRT_COND_COMPARE(abi_type(c->type), c->cmp, negate));
     vec_push(&cc->ops, &c->lhs);
     vec_push(&cc->ops, &c->rhs);
     vec_push(&cc->types, c->type);
@@ -142,7 +152,7 @@ static void cond_code(CondCode *cc, const CheckedCond *c, bool negate) {
   case COND_OR:
     cond_code(cc, c->a, negate);
     cond_code(cc, c->b, negate);
-    vec_push(&cc->code, (uint8_t)((c->kind == COND_AND) != negate ? 0 : 1));
+    vec_push(&cc->code, (uint8_t)((c->kind == COND_AND) != negate ? CGRT_COND_AND : CGRT_COND_OR));
     break;
   case COND_NOT: cond_code(cc, c->a, !negate); break;
   }
@@ -153,17 +163,62 @@ static void cond_code(CondCode *cc, const CheckedCond *c, bool negate) {
  * condition's operands, a switch's scalar. */
 static size_t node_args(const Node *n, const CondCode *cc) {
   switch (n->kind) {
+  case NK_KERNEL:
+  case NK_COPY: return (size_t)n->nargs;
   case NK_FILL:
   case NK_SWITCH: return 1;
   case NK_WHILE:
   case NK_IF: return cc->ops.n;
-  default: return (size_t)n->nargs;
   }
+  return 0;
 }
 
-static const char *buf_u32(char *buf, int32_t v) {
-  snprintf(buf, 16, "%d", v);
-  return buf;
+/* One row of the node table: the fields its kind uses, by name. */
+static void emit_node(FILE *c, const Kernels *k, const Graph *g, const Node *n, size_t v,
+                      size_t arg, size_t nargs, size_t code, size_t ncode) {
+  fprintf(c, "  [%zu] = {.name = \"%s\", .line = %d, .col = %d, .kind = %s", v, n->name, n->pos.line,
+          n->pos.col, node_kinds[n->kind].abi);
+  if (n->scope < 0)
+    fprintf(c, ", .scope = CGRT_TOP");
+  else
+    fprintf(c, ", .scope = %d, .branch = %d", n->scope, n->branch);
+  fprintf(c, ",\n     ");
+  if (nargs)
+    fprintf(c, ".arg = %zu, .nargs = %zu, ", arg, nargs);
+  switch (n->kind) {
+  case NK_KERNEL:
+    fprintf(c, ".kernel = %zu, .grid = {%lld, %lld, %lld}, .block = {%lld, %lld, %lld}",
+            kernel_index(k, n->kernel), (long long)n->grid[0], (long long)n->grid[1],
+            (long long)n->grid[2], (long long)n->block[0], (long long)n->block[1],
+            (long long)n->block[2]);
+    if (n->smem)
+      fprintf(c, ", .smem = %lld", (long long)n->smem);
+    if (n->has_cluster)
+      fprintf(c, ", .has_cluster = 1, .cluster = {%lld, %lld, %lld}", (long long)n->cluster[0],
+              (long long)n->cluster[1], (long long)n->cluster[2]);
+    if (n->has_priority)
+      fprintf(c, ", .has_priority = 1, .priority = %lld", (long long)n->priority);
+    break;
+  case NK_COPY: fprintf(c, ".bytes = UINT64_C(%lld)", (long long)n->args[0].bytes); break;
+  case NK_FILL:
+    fprintf(c, ".elem_size = %d, .bytes = UINT64_C(%lld), .value = UINT64_C(0x%llx)",
+            type_size(g->res.v[n->args[0].res].type), (long long)n->args[0].bytes,
+            (unsigned long long)n->args[1].bits);
+    break;
+  case NK_WHILE:
+    if (n->max_iter)
+      fprintf(c, ".bytes = UINT64_C(%lld), ", (long long)n->max_iter); /* the bound */
+    /* fall through */
+  case NK_IF:
+    fprintf(c, ".nbodies = %d, .code = %zu, .ncode = %zu", n->nbodies, code, ncode);
+    break;
+  case NK_SWITCH:
+    fprintf(c, ".nbodies = %d, .code = %zu, .ncode = %d, .default_body = %d, .selector_type = %d",
+            n->nbodies, code, n->nbodies, n->default_body,
+            abi_type(g->res.v[n->selector].type));
+    break;
+  }
+  fprintf(c, "},\n");
 }
 
 static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *source) {
@@ -192,9 +247,9 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
     for (size_t r = 0; r < g->res.n; r++) {
       const Resource *res = &g->res.v[r];
       if (res->kind == RES_BUFFER)
-        fprintf(c, "  {\"%s\", %s, %d, UINT64_C(%lld)}, /* %s */\n", res->name->name,
-                buffer_kind_name(res->buffer_kind), res->zero, (long long)res->bytes,
-                shape(buf, sizeof buf, res));
+        fprintf(c, "  {.name = \"%s\", .kind = %s, .zero = %d, .bytes = UINT64_C(%lld)}, /* %s */\n",
+                res->name->name, buffer_kind_name(res->buffer_kind), res->zero,
+                (long long)res->bytes, shape(buf, sizeof buf, res));
     }
     fprintf(c, "};\n");
   }
@@ -203,9 +258,9 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
     for (size_t r = 0; r < g->res.n; r++) {
       const Resource *res = &g->res.v[r];
       if (res->kind == RES_SCALAR)
-        fprintf(c, "  {\"%s\", %d, %d, UINT64_C(0x%llx)}, /* %s */\n", res->name->name,
-                type_size(res->type), res->memory, (unsigned long long)res->init_bits,
-                type_name(res->type));
+        fprintf(c, "  {.name = \"%s\", .size = %d, .memory = %d, .init = UINT64_C(0x%llx)}, /* %s */\n",
+                res->name->name, type_size(res->type), res->memory,
+                (unsigned long long)res->init_bits, type_name(res->type));
     }
     fprintf(c, "};\n");
   }
@@ -218,64 +273,42 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
       for (size_t i = 0; i < conds[v].ops.n; i++) { /* a constant takes its operand's size */
         const Arg *op = conds[v].ops.v[i];
         bool constant = op->kind == ARG_INT || op->kind == ARG_FLOAT;
-        emit_arg(c, g, index, op, constant ? type_size(conds[v].types.v[i]) : 8);
+        snprintf(buf, sizeof buf, "operand %zu", i);
+        emit_arg(c, g, index, op, constant ? type_size(conds[v].types.v[i]) : 8, n->name, buf);
       }
-      if (n->kind == NK_SWITCH)
-        emit_arg(c, g, index, &(Arg){.kind = ARG_SCALAR_PTR, .res = n->selector}, 8);
-      for (int a = 0; a < n->nargs; a++) {
-        const Arg *arg = &n->args[a];
-        int size = 8;
-        if (n->kind == NK_KERNEL && !n->kernel->params[a].pointer)
-          size = type_size(n->kernel->params[a].type);
-        if (n->kind == NK_FILL && a == 1)
-          continue; /* the value is in the node */
-        emit_arg(c, g, index, arg, size);
+      switch (n->kind) {
+      case NK_KERNEL:
+        for (int a = 0; a < n->nargs; a++) {
+          const Param *p = &n->kernel->params[a];
+          emit_arg(c, g, index, &n->args[a], p->pointer ? 8 : type_size(p->type), n->name,
+                   p->name->name);
+        }
+        break;
+      case NK_COPY:
+        emit_arg(c, g, index, &n->args[0], 8, n->name, "dst");
+        emit_arg(c, g, index, &n->args[1], 8, n->name, "src");
+        break;
+      case NK_FILL: /* the value is in the node */
+        emit_arg(c, g, index, &n->args[0], 8, n->name, "dst");
+        break;
+      case NK_SWITCH:
+        emit_arg(c, g, index, &(Arg){.kind = ARG_SCALAR_PTR, .res = n->selector}, 8, n->name,
+                 "selector");
+        break;
+      case NK_WHILE:
+      case NK_IF: break; /* the operands above */
       }
     }
     fprintf(c, "};\n");
   }
   if (g->nodes.n) {
     fprintf(c, "static const cgrt_node_desc cgc_%s_nodes[] = {\n", gn);
-    static const char *const kinds[] = {
-        [NK_KERNEL] = "CGRT_KERNEL_NODE", [NK_COPY] = "CGRT_COPY_NODE",
-        [NK_FILL] = "CGRT_FILL_NODE",     [NK_WHILE] = "CGRT_WHILE_NODE",
-        [NK_IF] = "CGRT_IF_NODE",         [NK_SWITCH] = "CGRT_SWITCH_NODE",
-    };
     size_t first = 0, code = 0, cases = 0;
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
-      size_t nargs_here = node_args(n, &conds[v]);
-      const char *kind = kinds[n->kind];
-      int elem = 0;
-      long long bytes = 0;
-      unsigned long long value = 0;
-      if (n->kind == NK_COPY || n->kind == NK_FILL) {
-        bytes = (long long)n->args[0].bytes;
-        elem = type_size(g->res.v[n->args[0].res].type);
-      } else if (n->kind == NK_WHILE) {
-        bytes = (long long)n->max_iter;
-      }
-      if (n->kind == NK_FILL)
-        value = (unsigned long long)n->args[1].bits;
-      fprintf(c,
-              "  {\"%s\", %d, %d, %s, %d, %d, %d, %d, %zu, %zu, {%lld, %lld, %lld}, "
-              "{%lld, %lld, %lld}, {%lld, %lld, %lld}, %lld, %lld, UINT64_C(%lld), "
-              "UINT64_C(0x%llx), %s, %d, %d, %zu, %zu, %d, %d},\n",
-              n->name, n->pos.line, n->pos.col, kind, n->has_cluster, n->has_priority,
-              n->kind == NK_FILL ? elem : 0,
-              n->kind == NK_KERNEL ? (int)kernel_index(k, n->kernel) : 0, first, nargs_here,
-              (long long)n->grid[0], (long long)n->grid[1], (long long)n->grid[2],
-              (long long)n->block[0], (long long)n->block[1], (long long)n->block[2],
-              (long long)(n->has_cluster ? n->cluster[0] : 1),
-              (long long)(n->has_cluster ? n->cluster[1] : 1),
-              (long long)(n->has_cluster ? n->cluster[2] : 1), (long long)n->smem,
-              (long long)n->priority, bytes, value, n->scope < 0 ? "CGRT_TOP" : buf_u32(buf, n->scope),
-              n->scope < 0 ? 0 : n->branch, n->kind >= NK_WHILE ? n->nbodies : 0,
-              n->kind == NK_SWITCH ? cases : n->kind >= NK_WHILE ? code : 0,
-              n->kind == NK_SWITCH ? (size_t)n->nbodies : conds[v].code.n,
-              n->kind == NK_SWITCH ? n->default_body : -1,
-              n->kind == NK_SWITCH ? (int)(g->res.v[n->selector].type - TY_I8) : 0);
-      first += nargs_here;
+      emit_node(c, k, g, n, v, first, node_args(n, &conds[v]), n->kind == NK_SWITCH ? cases : code,
+                conds[v].code.n);
+      first += node_args(n, &conds[v]);
       code += conds[v].code.n;
       if (n->kind == NK_SWITCH)
         cases += (size_t)n->nbodies;
@@ -319,17 +352,21 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
       fprintf(c, "%s%u", i ? ", " : "", g->loads.v[i]);
     fprintf(c, "};\n");
   }
-  fprintf(c, "static const cgrt_graph_desc cgc_%s_desc = {\n  CGRT_ABI, \"%s\", ", gn, gn);
+  fprintf(c, "static const cgrt_graph_desc cgc_%s_desc = {\n  .abi = CGRT_ABI, .name = \"%s\", .source = ",
+          gn, gn);
   emit_string(c, source);
-  fprintf(c, ",\n  %zu, %zu, %zu, %zu, %zu, %zu, %zu, %zu,\n", nbuf, nsc, g->nodes.n, g->edges.n,
-          k->n, g->loads.n, ncode, ncases);
-#define TABLE(cond, name) (cond) ? "cgc_" : "", (cond) ? gn : "NULL", (cond) ? name : ""
-  fprintf(c, "  %s%s%s, %s%s%s, %s%s%s, %s%s%s, %s%s%s, %s%s%s,\n", TABLE(nbuf, "_buffers"),
-          TABLE(nsc, "_scalars"), TABLE(g->nodes.n, "_nodes"), TABLE(nargs, "_args"),
-          TABLE(g->edges.n, "_edges"), TABLE(g->loads.n, "_loads"));
-  fprintf(c, "  %s, %s,\n", k->n ? "cgc_kernels" : "NULL", k->n ? "cgc_kernel_names" : "NULL");
-  fprintf(c, "  %s%s%s, %s%s%s\n};\n", TABLE(ncode, "_code"), TABLE(ncases, "_cases"));
-#undef TABLE
+  fprintf(c, ",\n  .nbuffers = %zu, .nscalars = %zu, .nnodes = %zu, .nedges = %zu, .nkernels = %zu, "
+             ".nloads = %zu, .ncode = %zu, .ncases = %zu",
+          nbuf, nsc, g->nodes.n, g->edges.n, k->n, g->loads.n, ncode, ncases);
+  static const char *const tables[] = {"buffers", "scalars", "nodes", "args",
+                                       "edges",   "loads",   "code",  "cases"};
+  size_t sizes[] = {nbuf, nsc, g->nodes.n, nargs, g->edges.n, g->loads.n, ncode, ncases};
+  for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++)
+    if (sizes[t])
+      fprintf(c, ",\n  .%s = cgc_%s_%s", tables[t], gn, tables[t]);
+  if (k->n)
+    fprintf(c, ",\n  .kernels = cgc_kernels, .kernel_names = cgc_kernel_names");
+  fprintf(c, "\n};\n");
   for (size_t v = 0; v < g->nodes.n; v++) {
     vec_free(&conds[v].code);
     vec_free(&conds[v].ops);
@@ -486,7 +523,7 @@ void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source
   fprintf(h, "#if !defined(CGRT_ABI) || CGRT_ABI != %d\n"
              "#error \"this header was generated by cgc " CGC_VERSION
              " for cgrt ABI %d, but cgrt.h is another version: regenerate it\"\n#endif\n\n",
-          CGC_RUNTIME_ABI, CGC_RUNTIME_ABI);
+          CGRT_ABI, CGRT_ABI);
   fprintf(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
   for (size_t i = 0; i < p->graphs.n; i++)
     emit_declarations(h, p->graphs.v[i]);

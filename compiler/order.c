@@ -552,7 +552,8 @@ static void mark_programmatic(Graph *g) {
   for (size_t i = 0; i < g->edges.n; i++) {
     Edge *e = &g->edges.v[i];
     const Node *a = &g->nodes.v[e->from], *b = &g->nodes.v[e->to];
-    e->programmatic = a->kind == NK_KERNEL && b->kind == NK_KERNEL && b->kernel->pdl;
+    e->programmatic =
+        node_kinds[a->kind].programmatic && node_kinds[b->kind].programmatic && b->kernel->pdl;
   }
 }
 
@@ -648,7 +649,7 @@ void order_graph(Compiler *c, Graph *g) {
   /* Every (scope, branch) once: the top, then each control node's bodies. */
   for (int64_t scope = -1; scope < (int64_t)n && !diag_errors(c->diag); scope++) {
     int bodies = scope < 0 ? 1 : g->nodes.v[scope].nbodies;
-    if (scope >= 0 && g->nodes.v[scope].kind < NK_WHILE)
+    if (scope >= 0 && !node_kinds[g->nodes.v[scope].kind].bodies)
       continue;
     for (int branch = 0; branch < bodies; branch++) {
       Graph sub = {.item = g->item, .name = g->name, .is_explicit = g->is_explicit,

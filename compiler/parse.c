@@ -186,6 +186,7 @@ Stmt *stmt_for(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *lo, Expr *hi, List
 
 Stmt *stmt_while(ParseState *ps, Pos p, Cond *cond, Expr *max_iter, List *body) {
   Stmt *s = new_stmt(ps, ST_WHILE, p);
+  s->node_kind = NK_WHILE;
   s->cond = cond;
   s->max_iter = max_iter;
   s->body = list_array(body, &s->nbody);
@@ -204,6 +205,7 @@ List *else_body(ParseState *ps, List *body) {
 
 Stmt *stmt_if(ParseState *ps, Pos p, Cond *cond, List *then_body, List *else_list) {
   Stmt *s = new_stmt(ps, ST_IF, p);
+  s->node_kind = NK_IF;
   s->cond = cond;
   s->body = list_array(then_body, &s->nbody);
   s->has_else = else_list != NULL;
@@ -221,6 +223,7 @@ CaseItem *case_new(ParseState *ps, Pos p, Expr *value, List *body) {
 
 Stmt *stmt_switch(ParseState *ps, Pos p, Expr *selector, List *cases) {
   Stmt *s = new_stmt(ps, ST_SWITCH, p);
+  s->node_kind = NK_SWITCH;
   s->selector = selector;
   s->ncases = cases ? cases->n : 0;
   s->cases = arena_alloc(ps->c->arena, (size_t)s->ncases * sizeof(CaseItem) + 1);

@@ -795,9 +795,8 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
   LaunchItem *seen[LK_COUNT] = {0};
   for (int i = 0; i < st->nlaunch; i++) {
     LaunchItem *l = &st->launch[i];
-    if (n->kind != NK_KERNEL) {
-      error_at(s->d, l->pos, "%s nodes take no launch configuration",
-               n->kind == NK_COPY ? "copy" : "fill");
+    if (!node_kinds[n->kind].launch) {
+      error_at(s->d, l->pos, "%s nodes take no launch configuration", node_kinds[n->kind].name);
       return;
     }
     if (seen[l->key]) {
@@ -807,7 +806,7 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
     }
     seen[l->key] = l;
   }
-  if (n->kind != NK_KERNEL)
+  if (!node_kinds[n->kind].launch)
     return;
   LaunchItem *grid = seen[LK_GRID], *block = seen[LK_BLOCK];
   if (!grid || !block) {
@@ -905,45 +904,57 @@ static bool budget(Sema *s, Pos p) {
  * which an edge cannot spell; its later namesakes (copy_2) it can. */
 static bool keyword_named(const Stmt *st) { return !st->name && !strchr(st->base->name, '_'); }
 
+/* A kernel node's kernel and arguments; false after an error. */
+static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
+  Global *gl = map_get(&s->globals, st->kernel);
+  if (!gl || gl->item->kind != IT_KERNEL) {
+    if (gl)
+      error_at(s->d, st->callee_pos, "'%s' is not a kernel", st->kernel->name);
+    else
+      error_at(s->d, st->callee_pos, "undefined kernel '%s'", st->kernel->name);
+    return false;
+  }
+  Item *k = gl->item;
+  n->kernel = k;
+  if (st->nargs != k->nparams) {
+    error_at(s->d, st->callee_pos, "kernel '%s' takes %d argument%s, %d given", k->name->name,
+             k->nparams, plural(k->nparams), st->nargs);
+    note_at(s->d, k->name_pos, "'%s' is declared here", k->name->name);
+    return false;
+  }
+  n->nargs = k->nparams;
+  n->args = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->args + 1);
+  n->acc = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->acc + 1);
+  bool ok = true;
+  for (int i = 0; i < n->nargs; i++)
+    ok &= check_kernel_arg(s, n, &k->params[i], st->args[i], &n->args[i]);
+  check_launch(s, n, st);
+  return ok;
+}
+
 static void add_node(Sema *s, Stmt *st) {
   if (!st->base)
     return; /* a duplicate name, reported */
   Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .kind = st->node_kind,
             .scope = s->scope, .branch = s->branch,
             .keyword_name = st->node_kind != NK_KERNEL && keyword_named(st)};
-  if (st->node_kind == NK_KERNEL) {
-    Global *gl = map_get(&s->globals, st->kernel);
-    if (!gl || gl->item->kind != IT_KERNEL) {
-      if (gl)
-        error_at(s->d, st->callee_pos, "'%s' is not a kernel", st->kernel->name);
-      else
-        error_at(s->d, st->callee_pos, "undefined kernel '%s'", st->kernel->name);
+  switch (n.kind) {
+  case NK_KERNEL:
+    if (!check_kernel_node(s, &n, st))
       return;
-    }
-    Item *k = gl->item;
-    n.kernel = k;
-    if (st->nargs != k->nparams) {
-      error_at(s->d, st->callee_pos, "kernel '%s' takes %d argument%s, %d given",
-               k->name->name, k->nparams, plural(k->nparams), st->nargs);
-      note_at(s->d, k->name_pos, "'%s' is declared here", k->name->name);
-      return;
-    }
-    n.nargs = k->nparams;
-    n.args = arena_alloc(s->c->arena, (size_t)n.nargs * sizeof *n.args + 1);
-    n.acc = arena_alloc(s->c->arena, (size_t)n.nargs * sizeof *n.acc + 1);
-    bool ok = true;
-    for (int i = 0; i < n.nargs; i++)
-      ok &= check_kernel_arg(s, &n, &k->params[i], st->args[i], &n.args[i]);
-    check_launch(s, &n, st);
-    if (!ok)
-      return;
-  } else {
+    break;
+  case NK_COPY:
+  case NK_FILL:
     n.acc = arena_alloc(s->c->arena, 2 * sizeof *n.acc);
     check_launch(s, &n, st);
-    if (st->node_kind == NK_COPY)
+    if (n.kind == NK_COPY)
       check_copy(s, &n, st);
     else
       check_fill(s, &n, st);
+    break;
+  case NK_WHILE:
+  case NK_IF:
+  case NK_SWITCH: return; /* control statements make their nodes in walk_control */
   }
   vec_push(&s->g->nodes, n);
   map_put(&s->node_index, n.name, (void *)(uintptr_t)s->g->nodes.n);
@@ -1047,10 +1058,10 @@ static void resolve_edges(Sema *s) {
       /* '=>' says the edge is programmatic; order.c makes every edge from
        * a kernel into a pdl kernel so, and no other. */
       const Node *a = &g->nodes.v[from - 1], *b = &g->nodes.v[to - 1];
-      if (a->kind != NK_KERNEL || b->kind != NK_KERNEL) {
+      if (!node_kinds[a->kind].programmatic || !node_kinds[b->kind].programmatic) {
+        const Node *other = node_kinds[a->kind].programmatic ? b : a;
         error_at(s->d, pe->arrow, "'=>' needs a kernel node on both ends; '%s' is a %s node",
-                 a->kind != NK_KERNEL ? a->name : b->name,
-                 (a->kind != NK_KERNEL ? a : b)->kind == NK_COPY ? "copy" : "fill");
+                 other->name, node_kinds[other->kind].name);
         continue;
       }
       if (!b->kernel->pdl) {
@@ -1255,7 +1266,7 @@ static void walk_control(Sema *s, Stmt *st) {
   Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .scope = s->scope,
             .branch = s->branch, .default_body = -1, .selector = -1,
             .keyword_name = keyword_named(st)};
-  n.kind = st->kind == ST_WHILE ? NK_WHILE : st->kind == ST_IF ? NK_IF : NK_SWITCH;
+  n.kind = st->node_kind;
   AccessVec acc = {0};
   Stmt ***bodies = NULL;
   int *nbody = NULL;
@@ -1395,12 +1406,8 @@ static void name_anonymous(Sema *s, StmtVec *anon) {
   Map counts = {0}; /* base Sym -> next suffix */
   for (size_t i = 0; i < anon->n; i++) {
     Stmt *st = anon->v[i];
-    const char *stem = st->kind == ST_WHILE    ? "while"
-                       : st->kind == ST_IF     ? "if"
-                       : st->kind == ST_SWITCH ? "switch"
-                       : st->node_kind == NK_KERNEL ? st->kernel->name
-                       : st->node_kind == NK_COPY   ? "copy"
-                                                   : "fill";
+    const char *stem =
+        st->node_kind == NK_KERNEL ? st->kernel->name : node_kinds[st->node_kind].name;
     Sym *key = intern(s->c->syms, stem, strlen(stem));
     uintptr_t k = (uintptr_t)map_get(&counts, key);
     Sym *name;

@@ -129,16 +129,20 @@ void map_free(Map *m) {
 static const struct {
   const char *name;
   int size;
+  int abi;
 } types[] = {
-    [TY_NONE] = {"?", 0},   [TY_I8] = {"i8", 1},    [TY_I16] = {"i16", 2},
-    [TY_I32] = {"i32", 4},  [TY_I64] = {"i64", 8},  [TY_U8] = {"u8", 1},
-    [TY_U16] = {"u16", 2},  [TY_U32] = {"u32", 4},  [TY_U64] = {"u64", 8},
-    [TY_F16] = {"f16", 2},  [TY_BF16] = {"bf16", 2}, [TY_F32] = {"f32", 4},
-    [TY_F64] = {"f64", 8},
+    [TY_NONE] = {"?", 0, -1},          [TY_I8] = {"i8", 1, CGRT_I8},
+    [TY_I16] = {"i16", 2, CGRT_I16},   [TY_I32] = {"i32", 4, CGRT_I32},
+    [TY_I64] = {"i64", 8, CGRT_I64},   [TY_U8] = {"u8", 1, CGRT_U8},
+    [TY_U16] = {"u16", 2, CGRT_U16},   [TY_U32] = {"u32", 4, CGRT_U32},
+    [TY_U64] = {"u64", 8, CGRT_U64},   [TY_F16] = {"f16", 2, CGRT_F16},
+    [TY_BF16] = {"bf16", 2, CGRT_BF16}, [TY_F32] = {"f32", 4, CGRT_F32},
+    [TY_F64] = {"f64", 8, CGRT_F64},
 };
 
 const char *type_name(Type t) { return types[t].name; }
 int type_size(Type t) { return types[t].size; }
+int abi_type(Type t) { return types[t].abi; }
 bool type_is_float(Type t) { return t >= TY_F16; }
 bool type_is_signed(Type t) { return t >= TY_I8 && t <= TY_I64; }
 

@@ -47,10 +47,11 @@ for src in "$@"; do
 done
 # The version guard: the generated header refuses a cgrt.h of another ABI.
 mkdir -p "$tmp/abi" "$tmp/guard"
-sed 's/^#define CGRT_ABI 2$/#define CGRT_ABI 3/' "$runtime/cgrt.h" > "$tmp/abi/cgrt.h"
+cp "$runtime/cgrt.h" "$tmp/abi/cgrt.h"
+sed 's/^#define CGRT_ABI 2$/#define CGRT_ABI 3/' "$runtime/cgrt_abi.h" > "$tmp/abi/cgrt_abi.h"
 printf 'graph g {\n    buffer x: f32[4];\n}\n' > "$tmp/guard/g.cgraph"
 "$cgc" -o "$tmp/guard/g_graph.c" "$tmp/guard/g.cgraph"
-if ! grep -q '^#define CGRT_ABI 3$' "$tmp/abi/cgrt.h"; then
+if ! grep -q '^#define CGRT_ABI 3$' "$tmp/abi/cgrt_abi.h"; then
   echo "FAIL: could not make a cgrt.h of another ABI"
   fails=$((fails + 1))
 elif cc -std=c11 -I "$tmp/abi" -I "$cuda" -c "$tmp/guard/g_graph.c" -o "$tmp/g.o" \
