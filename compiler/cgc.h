@@ -238,8 +238,16 @@ typedef enum StmtKind {
 /* What a node does.  Each kind's facts are a row of node_kinds (kinds.c);
  * code that treats kinds differently switches over them with no default,
  * so that -Wswitch names every place a new kind must be handled. */
-typedef enum NodeKind { NK_KERNEL, NK_COPY, NK_FILL, NK_WHILE, NK_IF, NK_SWITCH } NodeKind;
-enum { NK_COUNT = NK_SWITCH + 1 }; /* keep it one past the last kind */
+typedef enum NodeKind {
+  NK_KERNEL,  /* a kernel launch */
+  NK_COPY,    /* copy(dst, src) */
+  NK_FILL,    /* fill(dst, value) */
+  NK_WHILE,   /* control nodes: hold bodies of nodes */
+  NK_IF,
+  NK_SWITCH,
+  NK_CAPTURE, /* a capture function's stream work, as a child graph */
+} NodeKind;
+enum { NK_COUNT = NK_CAPTURE + 1 }; /* keep it one past the last kind */
 
 typedef struct NodeKindInfo {
   const char *name;    /* in messages, DOT and the names of unnamed nodes */
@@ -342,6 +350,7 @@ typedef struct Item {
   Param *params;    /* kernel */
   int nparams;
   bool pdl;         /* pdl kernel: calls cudaGridDependencySynchronize() first */
+  bool capture;     /* capture: a host function whose stream work is captured */
   bool is_explicit; /* graph */
   Stmt **body;      /* graph */
   int nbody;
@@ -478,7 +487,7 @@ typedef struct Node {
   int64_t *case_values; /* switch: one per body but the default */
   int default_body;   /* switch: the default's body, or -1 */
   int selector;       /* switch: the scalar (index into Graph.res) */
-  Item *kernel;     /* NK_KERNEL */
+  Item *kernel;     /* NK_KERNEL, NK_CAPTURE: the kernel or capture function */
   Arg *args;
   int nargs;
   int64_t grid[3], block[3], cluster[3];

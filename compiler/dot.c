@@ -21,7 +21,8 @@ static const char *body_label(const Graph *g, const Node *c, int branch, char *b
     break;
   case NK_KERNEL:
   case NK_COPY:
-  case NK_FILL: snprintf(buf, size, "%s", c->name); break; /* holds no body */
+  case NK_FILL:
+  case NK_CAPTURE: snprintf(buf, size, "%s", c->name); break; /* holds no body */
   }
   return buf;
 }

@@ -54,19 +54,20 @@ static const char *buffer_kind_name(BufferKind k) {
   return "";
 }
 
-/* The kernels some graph launches, in declaration order: only these are
- * referenced, so a kernel declared and never used need not be linked. */
+/* The kernels (or the capture functions) some graph calls, in declaration
+ * order: only these are referenced, so one declared and never used need
+ * not be linked. */
 typedef struct Kernels {
   const Item **v;
   size_t n;
 } Kernels;
 
-static Kernels used_kernels(Compiler *cc, const Program *p) {
+static Kernels used_kernels(Compiler *cc, const Program *p, NodeKind kind) {
   Map used = {0};
   for (size_t i = 0; i < p->graphs.n; i++)
     for (size_t v = 0; v < p->graphs.v[i]->nodes.n; v++) {
       const Node *n = &p->graphs.v[i]->nodes.v[v];
-      if (n->kind == NK_KERNEL)
+      if (n->kind == kind)
         map_put(&used, n->kernel, (void *)n->kernel);
     }
   Kernels k = {xrealloc(NULL, (cc->items.n + 1) * sizeof *k.v), 0};
@@ -164,6 +165,7 @@ static void cond_code(CondCode *cc, const CheckedCond *c, bool negate) {
 static size_t node_args(const Node *n, const CondCode *cc) {
   switch (n->kind) {
   case NK_KERNEL:
+  case NK_CAPTURE:
   case NK_COPY: return (size_t)n->nargs;
   case NK_FILL:
   case NK_SWITCH: return 1;
@@ -174,8 +176,9 @@ static size_t node_args(const Node *n, const CondCode *cc) {
 }
 
 /* One row of the node table: the fields its kind uses, by name. */
-static void emit_node(FILE *c, const Kernels *k, const Graph *g, const Node *n, size_t v,
-                      size_t arg, size_t nargs, size_t code, size_t ncode) {
+static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const Graph *g,
+                      const Node *n, size_t v, size_t arg, size_t nargs, size_t code,
+                      size_t ncode) {
   fprintf(c, "  [%zu] = {.name = \"%s\", .line = %d, .col = %d, .kind = %s", v, n->name, n->pos.line,
           n->pos.col, node_kinds[n->kind].abi);
   if (n->scope < 0)
@@ -199,6 +202,7 @@ static void emit_node(FILE *c, const Kernels *k, const Graph *g, const Node *n, 
     if (n->has_priority)
       fprintf(c, ", .has_priority = 1, .priority = %lld", (long long)n->priority);
     break;
+  case NK_CAPTURE: fprintf(c, ".kernel = %zu", kernel_index(captures, n->kernel)); break;
   case NK_COPY: fprintf(c, ".bytes = UINT64_C(%lld)", (long long)n->args[0].bytes); break;
   case NK_FILL:
     fprintf(c, ".elem_size = %d, .bytes = UINT64_C(%lld), .value = UINT64_C(0x%llx)",
@@ -221,7 +225,8 @@ static void emit_node(FILE *c, const Kernels *k, const Graph *g, const Node *n, 
   fprintf(c, "},\n");
 }
 
-static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *source) {
+static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, const Graph *g,
+                        const char *source) {
   const char *gn = g->name->name;
   uint32_t *index = xrealloc(NULL, (g->res.n + 1) * sizeof *index);
   number_resources(g, index);
@@ -278,6 +283,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
       }
       switch (n->kind) {
       case NK_KERNEL:
+      case NK_CAPTURE:
         for (int a = 0; a < n->nargs; a++) {
           const Param *p = &n->kernel->params[a];
           emit_arg(c, g, index, &n->args[a], p->pointer ? 8 : type_size(p->type), n->name,
@@ -306,7 +312,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
     size_t first = 0, code = 0, cases = 0;
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
-      emit_node(c, k, g, n, v, first, node_args(n, &conds[v]), n->kind == NK_SWITCH ? cases : code,
+      emit_node(c, k, captures, g, n, v, first, node_args(n, &conds[v]), n->kind == NK_SWITCH ? cases : code,
                 conds[v].code.n);
       first += node_args(n, &conds[v]);
       code += conds[v].code.n;
@@ -366,6 +372,9 @@ static void emit_tables(FILE *c, const Kernels *k, const Graph *g, const char *s
       fprintf(c, ",\n  .%s = cgc_%s_%s", tables[t], gn, tables[t]);
   if (k->n)
     fprintf(c, ",\n  .kernels = cgc_kernels, .kernel_names = cgc_kernel_names");
+  if (captures->n)
+    fprintf(c, ",\n  .ncaptures = %zu, .captures = cgc_captures, .capture_names = cgc_capture_names",
+            captures->n);
   fprintf(c, "\n};\n");
   for (size_t v = 0; v < g->nodes.n; v++) {
     vec_free(&conds[v].code);
@@ -495,6 +504,97 @@ static void emit_declarations(FILE *h, const Graph *g) {
   fprintf(h, "void *%s_user(%s *graph);\nvoid %s_destroy(%s *graph);\n", gn, gn, gn, gn);
 }
 
+static bool has_half_param(const Item *k) {
+  for (int i = 0; i < k->nparams; i++)
+    if (k->params[i].type == TY_F16 || k->params[i].type == TY_BF16)
+      return true;
+  return false;
+}
+
+/* A capture function's prototype; C has no half types, so there its
+ * f16 and bf16 parameters are uint16_t, the same bits and ABI. */
+static void emit_capture_prototype(FILE *h, const Item *k, bool cxx) {
+  fprintf(h, "cudaError_t %s(cudaStream_t stream, void *user", k->name->name);
+  for (int i = 0; i < k->nparams; i++) {
+    const Param *p = &k->params[i];
+    fprintf(h, ", %s%s%s%s", p->pointer && p->mode == MODE_IN ? "const " : "",
+            cxx ? cuda_type(p->type) : c_type(p->type), p->pointer ? " *" : " ", p->name->name);
+  }
+  fprintf(h, ");\n");
+}
+
+static void emit_capture_declarations(FILE *h, Compiler *cc) {
+  bool any = false;
+  for (size_t i = 0; i < cc->items.n; i++) {
+    const Item *k = cc->items.v[i];
+    if (k->kind != IT_KERNEL || !k->capture)
+      continue;
+    if (!any)
+      fprintf(h, "\n/* The capture functions, as their definitions must be: each enqueues its\n"
+                 " * work on `stream`, which is being captured; `user` is cgrt_options.user. */\n");
+    any = true;
+    if (has_half_param(k)) {
+      fprintf(h, "#ifdef __cplusplus\n");
+      emit_capture_prototype(h, k, true);
+      fprintf(h, "#else\n");
+      emit_capture_prototype(h, k, false);
+      fprintf(h, "#endif\n");
+    } else {
+      emit_capture_prototype(h, k, false);
+    }
+  }
+}
+
+/* Each capture function is called through a function of one type, which
+ * turns the runtime's 64-bit argument words into its parameters. */
+static void emit_capture_callers(FILE *c, const Kernels *captures) {
+  if (!captures->n)
+    return;
+  bool f32 = false, f64 = false;
+  for (size_t i = 0; i < captures->n; i++)
+    for (int j = 0; j < captures->v[i]->nparams; j++) {
+      const Param *p = &captures->v[i]->params[j];
+      f32 |= !p->pointer && p->type == TY_F32;
+      f64 |= !p->pointer && p->type == TY_F64;
+    }
+  fprintf(c, "\n/* The capture functions, called with the argument words the runtime builds. */\n");
+  if (f32)
+    fprintf(c, "static float cgc_f32(uint64_t cgc_bits) {\n"
+               "  union { uint32_t u; float f; } cgc_v;\n"
+               "  cgc_v.u = (uint32_t)cgc_bits;\n  return cgc_v.f;\n}\n");
+  if (f64)
+    fprintf(c, "static double cgc_f64(uint64_t cgc_bits) {\n"
+               "  union { uint64_t u; double f; } cgc_v;\n"
+               "  cgc_v.u = cgc_bits;\n  return cgc_v.f;\n}\n");
+  for (size_t i = 0; i < captures->n; i++) {
+    const Item *k = captures->v[i];
+    fprintf(c, "static int cgc_call_%s(void *cgc_stream, void *cgc_user, const uint64_t *cgc_arg) {\n"
+               "  return (int)%s((cudaStream_t)cgc_stream, cgc_user",
+            k->name->name, k->name->name);
+    if (!k->nparams)
+      fprintf(c, ");\n  (void)cgc_arg;\n}\n");
+    for (int j = 0; j < k->nparams; j++) {
+      const Param *p = &k->params[j];
+      if (p->pointer)
+        fprintf(c, ",\n      (%s%s *)(uintptr_t)cgc_arg[%d]", p->mode == MODE_IN ? "const " : "",
+                c_type(p->type), j);
+      else if (p->type == TY_F32 || p->type == TY_F64)
+        fprintf(c, ",\n      cgc_%s(cgc_arg[%d])", type_name(p->type), j);
+      else
+        fprintf(c, ",\n      (%s)cgc_arg[%d]", c_type(p->type), j);
+    }
+    if (k->nparams)
+      fprintf(c, ");\n}\n");
+  }
+  fprintf(c, "\nstatic const cgrt_capture cgc_captures[] = {");
+  for (size_t i = 0; i < captures->n; i++)
+    fprintf(c, "%scgc_call_%s", i ? ", " : "", captures->v[i]->name->name);
+  fprintf(c, "};\nstatic const char *const cgc_capture_names[] = {");
+  for (size_t i = 0; i < captures->n; i++)
+    fprintf(c, "%s\"%s\"", i ? ", " : "", captures->v[i]->name->name);
+  fprintf(c, "};\n");
+}
+
 static void emit_kernel_declaration(FILE *h, const Item *k) {
   fprintf(h, "extern \"C\" __global__ void %s(", k->name->name);
   for (int i = 0; i < k->nparams; i++) {
@@ -524,24 +624,32 @@ void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source
              "#error \"this header was generated by cgc " CGC_VERSION
              " for cgrt ABI %d, but cgrt.h is another version: regenerate it\"\n#endif\n\n",
           CGRT_ABI, CGRT_ABI);
+  bool half_captures = false;
+  for (size_t i = 0; i < cc->items.n; i++)
+    half_captures |= cc->items.v[i]->kind == IT_KERNEL && cc->items.v[i]->capture &&
+                     has_half_param(cc->items.v[i]);
+  if (half_captures)
+    fprintf(h, "#ifdef __cplusplus\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#endif\n\n");
   fprintf(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
   for (size_t i = 0; i < p->graphs.n; i++)
     emit_declarations(h, p->graphs.v[i]);
+  emit_capture_declarations(h, cc);
   fprintf(h, "\n#ifdef __cplusplus\n}\n#endif\n");
   size_t nkernels = 0;
   for (size_t i = 0; i < cc->items.n; i++)
-    nkernels += cc->items.v[i]->kind == IT_KERNEL;
+    nkernels += cc->items.v[i]->kind == IT_KERNEL && !cc->items.v[i]->capture;
   if (nkernels) {
     fprintf(h, "\n#ifdef __CUDACC__\n/* The kernels, as their definitions must be. */\n"
                "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n\n");
     for (size_t i = 0; i < cc->items.n; i++)
-      if (cc->items.v[i]->kind == IT_KERNEL)
+      if (cc->items.v[i]->kind == IT_KERNEL && !cc->items.v[i]->capture)
         emit_kernel_declaration(h, cc->items.v[i]);
     fprintf(h, "#endif\n");
   }
   fprintf(h, "\n#endif\n");
 
-  Kernels k = used_kernels(cc, p);
+  Kernels k = used_kernels(cc, p, NK_KERNEL);
+  Kernels captures = used_kernels(cc, p, NK_CAPTURE);
   fprintf(c, "/* DO NOT EDIT: generated by cgc %s from %s */\n", CGC_VERSION, source);
   fprintf(c, "#include \"%s\"\n", base);
   if (k.n) {
@@ -556,9 +664,11 @@ void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source
       fprintf(c, "%s\"%s\"", i ? ", " : "", k.v[i]->name->name);
     fprintf(c, "};\n");
   }
+  emit_capture_callers(c, &captures);
   for (size_t i = 0; i < p->graphs.n; i++) {
-    emit_tables(c, &k, p->graphs.v[i], source);
+    emit_tables(c, &k, &captures, p->graphs.v[i], source);
     emit_functions(c, p->graphs.v[i]);
   }
   free(k.v);
+  free(captures.v);
 }

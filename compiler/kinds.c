@@ -8,4 +8,5 @@ const NodeKindInfo node_kinds[NK_COUNT] = {
     [NK_WHILE] = {"while", "CGRT_WHILE_NODE", .bodies = true, .dot = ", shape=diamond"},
     [NK_IF] = {"if", "CGRT_IF_NODE", .bodies = true, .dot = ", shape=diamond"},
     [NK_SWITCH] = {"switch", "CGRT_SWITCH_NODE", .bodies = true, .dot = ", shape=diamond"},
+    [NK_CAPTURE] = {"capture", "CGRT_CAPTURE_NODE", .dot = ", peripheries=2"},
 };

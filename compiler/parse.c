@@ -53,9 +53,11 @@ Item *item_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value) {
   return it;
 }
 
-Item *item_kernel(ParseState *ps, Pos p, bool pdl, Sym *name, Pos np, List *params) {
+Item *item_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos np,
+                  List *params) {
   Item *it = new_item(ps, IT_KERNEL, p);
   it->pdl = pdl;
+  it->capture = capture;
   it->name = name;
   it->name_pos = np;
   it->nparams = params ? params->n : 0;

@@ -16,7 +16,7 @@ List *list_push(ParseState *ps, List *l, void *x); /* l may be NULL */
 void add_item(ParseState *ps, Item *it);
 Item *item_include(ParseState *ps, Pos p, const char *path);
 Item *item_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value);
-Item *item_kernel(ParseState *ps, Pos p, bool pdl, Sym *name, Pos np, List *params);
+Item *item_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos np, List *params);
 Param *param_new(ParseState *ps, Pos p, Mode mode, Sym *name, Type type, bool pointer);
 Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, List *body);
 

@@ -632,7 +632,8 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     }
     Resource *r = &s->g->res.v[arg->res];
     if (r->kind == RES_BUFFER && (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST)) {
-      error_at(s->d, arg->pos, "'%s' is a host buffer; kernels take device memory", r->name->name);
+      error_at(s->d, arg->pos, "'%s' is a host buffer; %s take device memory", r->name->name,
+               n->kind == NK_CAPTURE ? "capture functions" : "kernels");
       return false;
     }
     if (r->type != p->type) {
@@ -658,6 +659,16 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     if (r->type != p->type) {
       error_at(s->d, arg->pos, "parameter '%s' of '%s' is %s, but scalar '%s' is %s",
                p->name->name, kname, type_name(p->type), r->name->name, type_name(r->type));
+      return false;
+    }
+    if (n->kind == NK_CAPTURE) {
+      /* The function runs once, at create: its captured work would keep
+       * the value the scalar had then. */
+      error_at(s->d, arg->pos,
+               "scalar '%s' cannot reach capture function '%s' by value: capture would freeze "
+               "it; declare parameter '%s' as a pointer (%s*) and pass the scalar's slot",
+               r->name->name, kname, p->name->name, type_name(p->type));
+      note_at(s->d, p->pos, "'%s' is declared here", p->name->name);
       return false;
     }
     arg->kind = ARG_SCALAR_VALUE;
@@ -796,7 +807,8 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
   for (int i = 0; i < st->nlaunch; i++) {
     LaunchItem *l = &st->launch[i];
     if (!node_kinds[n->kind].launch) {
-      error_at(s->d, l->pos, "%s nodes take no launch configuration", node_kinds[n->kind].name);
+      error_at(s->d, l->pos, "%s nodes take no %s(...); only kernel nodes have a launch configuration",
+               node_kinds[n->kind].name, launch_names[l->key]);
       return;
     }
     if (seen[l->key]) {
@@ -916,9 +928,12 @@ static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   }
   Item *k = gl->item;
   n->kernel = k;
+  if (k->capture)
+    n->kind = NK_CAPTURE;
   if (st->nargs != k->nparams) {
-    error_at(s->d, st->callee_pos, "kernel '%s' takes %d argument%s, %d given", k->name->name,
-             k->nparams, plural(k->nparams), st->nargs);
+    error_at(s->d, st->callee_pos, "%s '%s' takes %d argument%s, %d given",
+             k->capture ? "capture function" : "kernel", k->name->name, k->nparams,
+             plural(k->nparams), st->nargs);
     note_at(s->d, k->name_pos, "'%s' is declared here", k->name->name);
     return false;
   }
@@ -940,6 +955,7 @@ static void add_node(Sema *s, Stmt *st) {
             .keyword_name = st->node_kind != NK_KERNEL && keyword_named(st)};
   switch (n.kind) {
   case NK_KERNEL:
+  case NK_CAPTURE: /* which of the two, the declaration says */
     if (!check_kernel_node(s, &n, st))
       return;
     break;

@@ -67,6 +67,7 @@ static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg
 %token <sym> GRID "'grid'" BLOCK "'block'" SMEM "'smem'" CLUSTER "'cluster'"
 %token <sym> PRIORITY "'priority'" WHILE "'while'" IF "'if'" ELSE "'else'"
 %token <sym> SWITCH "'switch'" CASE "'case'" DEFAULT "'default'" MAX "'max'"
+%token <sym> CAPTURE "'capture'"
 
 %type <item> item kernel graph
 %type <param> param
@@ -109,7 +110,9 @@ item
 
 kernel
   : pdl KERNEL IDENT '(' params ')' ';'
-                                  { $$ = item_kernel(ps, $1 ? @1 : @2, $1, $3, @3, $5); }
+                                  { $$ = item_kernel(ps, $1 ? @1 : @2, $1, false, $3, @3, $5); }
+  | CAPTURE IDENT '(' params ')' ';'
+                                  { $$ = item_kernel(ps, @1, false, true, $2, @2, $4); }
   ;
 
 pdl

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define CGRT_ABI 2
+#define CGRT_ABI 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +17,12 @@ extern "C" {
 
 /* The address of a kernel's host stub: nvcc registers it as the kernel. */
 typedef void (*cgrt_kernel)(void);
+
+/* A capture function as the generated code wraps it: it enqueues the
+ * function's work on `stream` (a cudaStream_t being captured), with the
+ * node's arguments as 64-bit words (an address, or a constant's bits), and
+ * returns the function's cudaError_t. */
+typedef int (*cgrt_capture)(void *stream, void *user, const uint64_t *args);
 
 enum { CGRT_DEVICE, CGRT_EXTERN, CGRT_HOST, CGRT_EXTERN_HOST };
 
@@ -54,7 +60,8 @@ enum {
   CGRT_FILL_NODE,
   CGRT_WHILE_NODE, /* control nodes: a CUDA conditional node and the runtime's */
   CGRT_IF_NODE,    /* kernels that evaluate its condition */
-  CGRT_SWITCH_NODE
+  CGRT_SWITCH_NODE,
+  CGRT_CAPTURE_NODE /* a capture function's stream work, captured into a child graph */
 };
 
 /* Where a node is: the top of the graph, or body `branch` of control node
@@ -91,7 +98,8 @@ typedef struct cgrt_node_desc {
   uint8_t kind;
   uint8_t has_cluster, has_priority;
   uint8_t elem_size;  /* fill */
-  uint32_t kernel;    /* kernel node: index into the kernel table */
+  uint32_t kernel;    /* kernel node: index into the kernel table; capture
+                         node: into the capture table */
   uint32_t arg;       /* first argument in the argument table; copy: dst,
                          src; fill: dst */
   uint32_t nargs;
@@ -125,6 +133,9 @@ typedef struct cgrt_graph_desc {
   const uint8_t *code;     /* conditions of while and if */
   const uint64_t *cases;   /* switch: a value per body, as bits (the
                               default's unused) */
+  uint32_t ncaptures;
+  const cgrt_capture *captures;         /* capture nodes' functions */
+  const char *const *capture_names;
 } cgrt_graph_desc;
 
 #ifdef __cplusplus

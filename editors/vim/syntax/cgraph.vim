@@ -6,7 +6,7 @@ if exists("b:current_syntax")
   finish
 endif
 
-syn keyword cgraphDeclaration const kernel graph buffer scalar node
+syn keyword cgraphDeclaration const kernel capture graph buffer scalar node
 syn keyword cgraphModifier extern host explicit pdl in out inout
 syn keyword cgraphControl for while if else switch case default max
 syn keyword cgraphInclude include
