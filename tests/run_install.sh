@@ -15,6 +15,7 @@ check "the static runtime is installed" [ -f "$p/lib/libcgrt.a" ]
 check "the shared runtime is installed" [ -f "$p/lib/libcgrt.so" ]
 check "cgrt.h is installed" [ -f "$p/include/cgrt.h" ]
 check "the man page is installed" [ -f "$p/share/man/man1/cgc.1" ]
+check "the language reference is installed" [ -f "$p/share/doc/cgc/language.md" ]
 check "the CMake package is installed" [ -f "$p/lib/cmake/cgc/cgcConfig.cmake" ]
 check "the pkg-config file is installed" [ -f "$p/lib/pkgconfig/cgrt.pc" ]
 check "the installed cgc runs" "$p/bin/cgc" --version
