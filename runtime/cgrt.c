@@ -19,6 +19,7 @@
 #include "cgrt_testing.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,7 @@ struct cgrt_graph {
   unsigned char *hmem;    /* owned host buffers, then 8 bytes for get */
   uint64_t *ring;         /* mapped pinned host memory */
   unsigned char *scratch; /* 8 bytes of pinned host memory for get */
+  uint64_t dmem_bytes, hmem_bytes, ring_bytes;
   unsigned char **base;   /* per buffer */
   uint64_t slots;         /* offset of the scalar slots in dmem */
   uint64_t counter;       /* offset of the launch counter in dmem */
@@ -85,27 +87,42 @@ struct cgrt_graph {
 
 /* ---- errors, accounting and the fault hook ---- */
 
+/* Graphs are created, launched and destroyed from many threads at once, so
+ * nothing here is a plain shared variable: the message, the call count and
+ * the fault hook belong to each thread (a test fails "the k-th call" of
+ * the thread that asked), and what the runtime holds is counted in
+ * atomics (relaxed: they are counters, ordering nothing). */
 static _Thread_local char last_error[1024];
-static long calls, fail_at, live;
+static _Thread_local long calls, fail_at;
+static atomic_long live;
+static atomic_llong held_bytes;
 
 const char *cgrt_last_error(void) { return last_error; }
 void cgrt_test_fail_call(long k) { fail_at = k > 0 ? calls + k : 0; }
 long cgrt_test_calls(void) { return calls; }
-long cgrt_test_live(void) { return live; }
+long cgrt_test_live(void) { return atomic_load_explicit(&live, memory_order_relaxed); }
+long long cgrt_test_bytes(void) { return atomic_load_explicit(&held_bytes, memory_order_relaxed); }
 
 /* Every CUDA call goes through this, so the fault hook reaches it. */
 #define CU(call) (++calls == fail_at ? cudaErrorMemoryAllocation : (call))
 
+/* A resource taken (+1) or given back (-1), with its bytes of device or
+ * pinned host memory. */
+static void account(long n, uint64_t bytes) {
+  atomic_fetch_add_explicit(&live, n, memory_order_relaxed);
+  atomic_fetch_add_explicit(&held_bytes, n * (long long)bytes, memory_order_relaxed);
+}
+
 static void *xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size ? size : 1);
   if (p)
-    live++;
+    account(1, 0);
   return p;
 }
 
 static void xfree(void *p) {
   if (p) {
-    live--;
+    account(-1, 0);
     free(p);
   }
 }
@@ -380,7 +397,8 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     if ((err = CU(cudaMalloc(&p, dbytes))) != cudaSuccess)
       return fail(d, "cudaMalloc", err);
     g->dmem = p;
-    live++;
+    g->dmem_bytes = dbytes;
+    account(1, dbytes);
   }
   if (hbytes) {
     void *p = NULL;
@@ -388,7 +406,8 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
       return fail(d, "cudaHostAlloc", err);
     g->hmem = p;
     g->scratch = g->hmem + scratch;
-    live++;
+    g->hmem_bytes = hbytes;
+    account(1, hbytes);
   }
   if (d->nloads) {
     void *p = NULL;
@@ -396,7 +415,8 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     if ((err = CU(cudaHostAlloc(&p, bytes, cudaHostAllocMapped))) != cudaSuccess)
       return fail(d, "cudaHostAlloc", err);
     g->ring = p;
-    live++;
+    g->ring_bytes = bytes;
+    account(1, bytes);
     memset(g->ring, 0, bytes);
   }
   uint64_t doff = 0, hoff = 0;
@@ -926,7 +946,7 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
     return s;
   if ((err = CU(cudaGraphCreate(&g->graph, 0))) != cudaSuccess)
     return fail(d, "cudaGraphCreate", err);
-  live++;
+  account(1, 0);
   g->bodies[0] = g->graph;
   if ((s = add_nodes(g)) != CGRT_OK)
     return s;
@@ -937,13 +957,13 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
                                 priorities ? cudaGraphInstantiateFlagUseNodePriority : 0));
   if (err != cudaSuccess)
     return fail(d, "cudaGraphInstantiate", err);
-  live++;
+  account(1, 0);
   if (d->nloads)
     for (int i = 0; i < RING_EVENTS; i++) {
       if ((err = CU(cudaEventCreateWithFlags(&g->events[i], cudaEventDisableTiming))) !=
           cudaSuccess)
         return fail(d, "cudaEventCreateWithFlags", err);
-      live++;
+      account(1, 0);
     }
   if (o->upload) {
     if ((err = CU(cudaGraphUpload(g->exec, o->stream))) != cudaSuccess)
@@ -1176,18 +1196,18 @@ void cgrt_destroy(cgrt_graph *g) {
    * what is released after it.  These calls bypass the fault hook: a
    * release that failed could not be retried anyway. */
   if (g->dmem && cudaFree(g->dmem) == cudaSuccess)
-    live--;
+    account(-1, g->dmem_bytes);
   if (g->ring && cudaFreeHost(g->ring) == cudaSuccess)
-    live--;
+    account(-1, g->ring_bytes);
   if (g->hmem && cudaFreeHost(g->hmem) == cudaSuccess)
-    live--;
+    account(-1, g->hmem_bytes);
   for (int i = 0; i < RING_EVENTS; i++)
     if (g->events[i] && cudaEventDestroy(g->events[i]) == cudaSuccess)
-      live--;
+      account(-1, 0);
   if (g->exec && cudaGraphExecDestroy(g->exec) == cudaSuccess)
-    live--;
+    account(-1, 0);
   if (g->graph && cudaGraphDestroy(g->graph) == cudaSuccess)
-    live--;
+    account(-1, 0);
   xfree(g->base);
   xfree(g->values);
   xfree(g->pending);
