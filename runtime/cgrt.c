@@ -33,6 +33,60 @@ enum {
   ENTRY_ROOTS = 2   /* entry nodes from which a graph gets a single entry kernel */
 };
 
+/* cgrt.h's kinds as types, so that -Wswitch (in -Wall) names every switch
+ * that a new kind must join: the switches over them have no default. */
+typedef enum NodeKind {
+  KERNEL_NODE = CGRT_KERNEL_NODE,
+  COPY_NODE = CGRT_COPY_NODE,
+  FILL_NODE = CGRT_FILL_NODE,
+  WHILE_NODE = CGRT_WHILE_NODE,
+  IF_NODE = CGRT_IF_NODE,
+  SWITCH_NODE = CGRT_SWITCH_NODE
+} NodeKind;
+
+typedef enum BufferKind {
+  DEVICE_BUFFER = CGRT_DEVICE,
+  EXTERN_BUFFER = CGRT_EXTERN,
+  HOST_BUFFER = CGRT_HOST,
+  EXTERN_HOST_BUFFER = CGRT_EXTERN_HOST
+} BufferKind;
+
+typedef enum ArgKind {
+  BUFFER_ARG = CGRT_ARG_BUFFER,
+  SCALAR_PTR_ARG = CGRT_ARG_SCALAR_PTR,
+  SCALAR_VALUE_ARG = CGRT_ARG_SCALAR_VALUE,
+  CONST_ARG = CGRT_ARG_CONST
+} ArgKind;
+
+static NodeKind node_kind(const cgrt_node_desc *nd) { return (NodeKind)nd->kind; }
+static BufferKind buffer_kind(const cgrt_buffer_desc *b) { return (BufferKind)b->kind; }
+static ArgKind arg_kind(const cgrt_arg_desc *a) { return (ArgKind)a->kind; }
+
+/* A while, if or switch: a conditional node, its handle and the kernels
+ * that evaluate its condition. */
+static int is_control(NodeKind kind) {
+  switch (kind) {
+  case KERNEL_NODE:
+  case COPY_NODE:
+  case FILL_NODE: return 0;
+  case WHILE_NODE:
+  case IF_NODE:
+  case SWITCH_NODE: return 1;
+  }
+  return 0;
+}
+
+/* Passed in by the caller, so bound at create and rebound by bind. */
+static int is_extern(BufferKind kind) {
+  switch (kind) {
+  case DEVICE_BUFFER:
+  case HOST_BUFFER: return 0;
+  case EXTERN_BUFFER:
+  case EXTERN_HOST_BUFFER: return 1;
+  }
+  return 0;
+}
+
 /* The runtime's kernels (cgrt_kernels.cu); only their addresses are used. */
 extern void cgrt_load_scalars(void);
 extern void cgrt_fill64(void);
@@ -172,10 +226,11 @@ static const void *kernel_address(cgrt_kernel k) {
 
 /* ---- arguments ---- */
 
+/* A buffer argument's or a scalar slot's device address. */
 static void *arg_pointer(const cgrt_graph *g, const cgrt_arg_desc *a) {
-  if (a->kind == CGRT_ARG_BUFFER)
+  if (arg_kind(a) == BUFFER_ARG)
     return g->base[a->index] + a->value;
-  return g->dmem + g->slots + 8 * (uint64_t)a->index; /* CGRT_ARG_SCALAR_PTR */
+  return g->dmem + g->slots + 8 * (uint64_t)a->index; /* SCALAR_PTR_ARG */
 }
 
 /* Fills in node n's kernel parameters from the current bindings and values. */
@@ -183,15 +238,15 @@ static void **node_params(cgrt_graph *g, uint32_t n) {
   const cgrt_node_desc *nd = &g->d->nodes[n];
   for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
     const cgrt_arg_desc *a = &g->d->args[i];
-    switch (a->kind) {
-    case CGRT_ARG_BUFFER:
-    case CGRT_ARG_SCALAR_PTR: {
+    switch (arg_kind(a)) {
+    case BUFFER_ARG:
+    case SCALAR_PTR_ARG: {
       void *p = arg_pointer(g, a);
       memcpy(&g->params[i], &p, sizeof p);
       break;
     }
-    case CGRT_ARG_SCALAR_VALUE: g->params[i] = g->values[a->index]; break;
-    default: g->params[i] = a->value; break;
+    case SCALAR_VALUE_ARG: g->params[i] = g->values[a->index]; break;
+    case CONST_ARG: g->params[i] = a->value; break;
     }
   }
   return &g->param_ptrs[nd->arg];
@@ -249,7 +304,7 @@ static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_
   memset(a, 0, sizeof *a);
   for (uint32_t i = 0; i < nd->nargs && i < CGRT_COND_OPERANDS; i++) {
     const cgrt_arg_desc *arg = &g->d->args[nd->arg + i];
-    if (arg->kind == CGRT_ARG_CONST) {
+    if (arg_kind(arg) == CONST_ARG) {
       a->operand[i] = arg->value;
       a->imm |= 1u << i;
     } else {
@@ -260,7 +315,7 @@ static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_
     a->code[i] = g->d->code[nd->code + i];
   a->ncode = nd->ncode;
   a->step = step;
-  if (nd->kind == CGRT_WHILE_NODE && nd->bytes) {
+  if (node_kind(nd) == WHILE_NODE && nd->bytes) {
     a->max = nd->bytes;
     a->counter = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
   }
@@ -284,7 +339,7 @@ static struct cudaKernelNodeParams eval_params(const cgrt_graph *g, uint32_t v, 
   p.blockDim = (dim3){1, 1, 1};
   p.kernelParams = e->ptrs;
   e->ptrs[0] = &g->handles[v];
-  if (nd->kind == CGRT_SWITCH_NODE) {
+  if (node_kind(nd) == SWITCH_NODE) {
     e->slot = (uint64_t)(uintptr_t)arg_pointer(g, &g->d->args[nd->arg]);
     e->type = nd->selector_type;
     e->table = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
@@ -321,8 +376,8 @@ static cgrt_status add_eval(cgrt_graph *g, uint32_t v, unsigned step, cudaGraph_
 
 /* A control node: its handle in the graph that holds it, the kernel that
  * sets it, then the conditional node with its bodies. */
-static cgrt_status add_control(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
-                               const cudaGraphNode_t *deps, size_t ndeps) {
+static cgrt_status add_control(cgrt_graph *g, uint32_t v, enum cudaGraphConditionalNodeType type,
+                               cudaGraph_t graph, const cudaGraphNode_t *deps, size_t ndeps) {
   const cgrt_graph_desc *d = g->d;
   const cgrt_node_desc *nd = &d->nodes[v];
   cudaError_t err;
@@ -335,9 +390,7 @@ static cgrt_status add_control(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
   memset(&c, 0, sizeof c);
   c.type = cudaGraphNodeTypeConditional;
   c.conditional.handle = g->handles[v];
-  c.conditional.type = nd->kind == CGRT_WHILE_NODE ? cudaGraphCondTypeWhile
-                       : nd->kind == CGRT_IF_NODE  ? cudaGraphCondTypeIf
-                                                   : cudaGraphCondTypeSwitch;
+  c.conditional.type = type;
   c.conditional.size = nd->nbodies;
   if ((err = CU(cudaGraphAddNode(&g->nodes[v], graph, &g->evals[2 * v], NULL, 1, &c))) !=
       cudaSuccess)
@@ -356,7 +409,7 @@ static cgrt_status check_pointer(const cgrt_graph_desc *d, const cgrt_buffer_des
   cudaError_t err = CU(cudaPointerGetAttributes(&attr, p));
   if (err != cudaSuccess)
     return fail(d, "cudaPointerGetAttributes", err);
-  int host = b->kind == CGRT_EXTERN_HOST;
+  int host = buffer_kind(b) == EXTERN_HOST_BUFFER;
   if (host && attr.type != cudaMemoryTypeHost)
     return invalid(d, "extern host buffer '%s' is not pinned host memory "
                       "(use cudaHostAlloc or cudaHostRegister)", b->name);
@@ -370,10 +423,12 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
   uint64_t dbytes = 0, hbytes = 0;
   for (uint32_t i = 0; i < d->nbuffers; i++) {
     const cgrt_buffer_desc *b = &d->buffers[i];
-    if (b->kind == CGRT_DEVICE)
-      dbytes = (dbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
-    else if (b->kind == CGRT_HOST)
-      hbytes = (hbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
+    switch (buffer_kind(b)) {
+    case DEVICE_BUFFER: dbytes = (dbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN; break;
+    case HOST_BUFFER: hbytes = (hbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN; break;
+    case EXTERN_BUFFER:
+    case EXTERN_HOST_BUFFER: break;
+    }
   }
   g->slots = dbytes;
   g->counter = dbytes + 8 * (uint64_t)d->nscalars;
@@ -381,10 +436,14 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
     g->extra_at[v] = g->extra_bytes;
-    if (nd->kind == CGRT_WHILE_NODE && nd->bytes)
-      g->extra_bytes += 8;
-    else if (nd->kind == CGRT_SWITCH_NODE)
-      g->extra_bytes += 16 * (uint64_t)nd->ncode;
+    switch (node_kind(nd)) {
+    case WHILE_NODE: g->extra_bytes += nd->bytes ? 8 : 0; break; /* the iteration counter */
+    case SWITCH_NODE: g->extra_bytes += 16 * (uint64_t)nd->ncode; break; /* the case table */
+    case KERNEL_NODE:
+    case COPY_NODE:
+    case FILL_NODE:
+    case IF_NODE: break;
+    }
   }
   if (d->nscalars || d->nloads || g->extra_bytes)
     dbytes = g->extra + g->extra_bytes;
@@ -422,14 +481,19 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
   uint64_t doff = 0, hoff = 0;
   for (uint32_t i = 0; i < d->nbuffers; i++) {
     const cgrt_buffer_desc *b = &d->buffers[i];
-    if (b->kind == CGRT_DEVICE) {
+    switch (buffer_kind(b)) {
+    case DEVICE_BUFFER:
       g->base[i] = g->dmem + doff;
       doff = (doff + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
-    } else if (b->kind == CGRT_HOST) {
+      break;
+    case HOST_BUFFER:
       g->base[i] = g->hmem + hoff;
       hoff = (hoff + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
       if (b->zero)
         memset(g->base[i], 0, b->bytes);
+      break;
+    case EXTERN_BUFFER:
+    case EXTERN_HOST_BUFFER: break;
     }
   }
   return CGRT_OK;
@@ -450,7 +514,7 @@ static cgrt_status write_tables(cgrt_graph *g) {
     return no_memory(d);
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
-    if (nd->kind != CGRT_SWITCH_NODE)
+    if (node_kind(nd) != SWITCH_NODE)
       continue;
     uint64_t *t = buf + g->extra_at[v] / 8;
     uint32_t k = 0;
@@ -472,7 +536,7 @@ static cgrt_status init_memory(cgrt_graph *g) {
   cudaError_t err;
   int issued = 0; /* work queued on the legacy stream, to wait for */
   for (uint32_t i = 0; i < d->nbuffers; i++)
-    if (d->buffers[i].kind == CGRT_DEVICE && d->buffers[i].zero) {
+    if (buffer_kind(&d->buffers[i]) == DEVICE_BUFFER && d->buffers[i].zero) {
       if ((err = CU(cudaMemsetAsync(g->base[i], 0, d->buffers[i].bytes, 0))) != cudaSuccess)
         return fail(d, "cudaMemsetAsync", err);
       issued = 1;
@@ -505,6 +569,19 @@ static cgrt_status init_memory(cgrt_graph *g) {
   return CGRT_OK;
 }
 
+/* What bind or a set must update a node for when it has argument a: an
+ * extern buffer (its index), a scalar by value (nbuffers + its index), or
+ * nothing (UINT32_MAX). */
+static uint32_t resource_to_update(const cgrt_graph_desc *d, const cgrt_arg_desc *a) {
+  switch (arg_kind(a)) {
+  case BUFFER_ARG: return is_extern(buffer_kind(&d->buffers[a->index])) ? a->index : UINT32_MAX;
+  case SCALAR_VALUE_ARG: return d->nbuffers + a->index;
+  case SCALAR_PTR_ARG:
+  case CONST_ARG: break;
+  }
+  return UINT32_MAX;
+}
+
 /* Nodes that use each buffer and scalar, for bind and by-value updates. */
 static cgrt_status index_uses(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
@@ -529,16 +606,8 @@ static cgrt_status index_uses(cgrt_graph *g) {
       const cgrt_node_desc *nd = &d->nodes[n];
       uint32_t last = UINT32_MAX;
       for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
-        const cgrt_arg_desc *a = &d->args[i];
-        uint32_t r;
-        if (a->kind == CGRT_ARG_BUFFER && (d->buffers[a->index].kind == CGRT_EXTERN ||
-                                           d->buffers[a->index].kind == CGRT_EXTERN_HOST))
-          r = a->index;
-        else if (a->kind == CGRT_ARG_SCALAR_VALUE)
-          r = d->nbuffers + a->index;
-        else
-          continue;
-        if (r == last)
+        uint32_t r = resource_to_update(d, &d->args[i]);
+        if (r == UINT32_MAX || r == last)
           continue; /* the same node twice in a row */
         last = r;
         if (pass == 0)
@@ -577,9 +646,11 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
   }
   const cgrt_node_desc *nd = &d->nodes[v];
   cudaGraphNode_t *node = &g->nodes[v];
-  if (nd->kind >= CGRT_WHILE_NODE)
-    return add_control(g, v, graph, deps, ndeps);
-  if (nd->kind == CGRT_KERNEL_NODE) {
+  switch (node_kind(nd)) {
+  case WHILE_NODE: return add_control(g, v, cudaGraphCondTypeWhile, graph, deps, ndeps);
+  case IF_NODE: return add_control(g, v, cudaGraphCondTypeIf, graph, deps, ndeps);
+  case SWITCH_NODE: return add_control(g, v, cudaGraphCondTypeSwitch, graph, deps, ndeps);
+  case KERNEL_NODE: {
     struct cudaKernelNodeParams p = kernel_params(g, v);
     if ((err = CU(cudaGraphAddKernelNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
       return fail_node(d, nd, "cudaGraphAddKernelNode", err);
@@ -600,22 +671,29 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
                                                     &a))) != cudaSuccess)
         return fail_node(d, nd, "cudaGraphKernelNodeSetAttribute", err);
     }
-  } else if (nd->kind == CGRT_COPY_NODE) {
+    return CGRT_OK;
+  }
+  case COPY_NODE: {
     void *dst = arg_pointer(g, &d->args[nd->arg]);
     void *src = arg_pointer(g, &d->args[nd->arg + 1]);
     if ((err = CU(cudaGraphAddMemcpyNode1D(node, graph, deps, ndeps, dst, src, nd->bytes,
                                            cudaMemcpyDefault))) != cudaSuccess)
       return fail_node(d, nd, "cudaGraphAddMemcpyNode1D", err);
-  } else if (fill_needs_kernel(nd)) {
-    struct cudaKernelNodeParams p = fill64_params(g, v);
-    if ((err = CU(cudaGraphAddKernelNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
-      return fail_node(d, nd, "cudaGraphAddKernelNode", err);
-  } else {
-    struct cudaMemsetParams p = memset_params(g, v);
-    if ((err = CU(cudaGraphAddMemsetNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
-      return fail_node(d, nd, "cudaGraphAddMemsetNode", err);
+    return CGRT_OK;
   }
-  return CGRT_OK;
+  case FILL_NODE:
+    if (fill_needs_kernel(nd)) {
+      struct cudaKernelNodeParams p = fill64_params(g, v);
+      if ((err = CU(cudaGraphAddKernelNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
+        return fail_node(d, nd, "cudaGraphAddKernelNode", err);
+    } else {
+      struct cudaMemsetParams p = memset_params(g, v);
+      if ((err = CU(cudaGraphAddMemsetNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
+        return fail_node(d, nd, "cudaGraphAddMemsetNode", err);
+    }
+    return CGRT_OK;
+  }
+  return invalid(d, "node %s: its description is malformed: kind %u", nd->name, nd->kind);
 }
 
 /* Marks, for each edge, whether it goes in as programmatic.  A pdl kernel
@@ -684,7 +762,7 @@ static cgrt_status add_nodes(cgrt_graph *g) {
   for (uint32_t k = 0; k < d->nkernels; k++) {
     uint32_t most = 0, at = 0;
     for (uint32_t n = 0; n < d->nnodes; n++)
-      if (d->nodes[n].kind == CGRT_KERNEL_NODE && d->nodes[n].kernel == k &&
+      if (node_kind(&d->nodes[n]) == KERNEL_NODE && d->nodes[n].kernel == k &&
           d->nodes[n].smem > most)
         most = d->nodes[n].smem, at = n;
     if (most > BIG_SMEM &&
@@ -798,7 +876,7 @@ static cgrt_status add_nodes(cgrt_graph *g) {
       continue;
     /* A while's body: the condition again, after the body's last nodes. */
     uint32_t owner = g->owner[k];
-    if (d->nodes[owner].kind != CGRT_WHILE_NODE)
+    if (node_kind(&d->nodes[owner]) != WHILE_NODE)
       continue;
     size_t nd = 0;
     for (uint32_t i = gstart[k]; i < gstart[k + 1]; i++)
@@ -875,13 +953,13 @@ static cgrt_status number_graphs(cgrt_graph *g) {
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
     if (nd->scope != CGRT_TOP &&
-        (nd->scope >= v || d->nodes[nd->scope].kind < CGRT_WHILE_NODE ||
+        (nd->scope >= v || !is_control(node_kind(&d->nodes[nd->scope])) ||
          nd->branch >= d->nodes[nd->scope].nbodies))
       return invalid(d, "node %s: its body is not one of an earlier control node", nd->name);
-    if (nd->kind < CGRT_WHILE_NODE)
+    if (!is_control(node_kind(nd)))
       continue;
     if (nd->nbodies == 0 || nd->nbodies > UINT32_MAX - next ||
-        (nd->kind != CGRT_SWITCH_NODE && (nd->ncode > CGRT_COND_CODE ||
+        (node_kind(nd) != SWITCH_NODE && (nd->ncode > CGRT_COND_CODE ||
                                           nd->nargs > CGRT_COND_OPERANDS)))
       return invalid(d, "node %s: its description is malformed", nd->name);
     controls++;
@@ -896,7 +974,7 @@ static cgrt_status number_graphs(cgrt_graph *g) {
   if (!g->bodies || !g->owner || !g->evals || !g->handles)
     return no_memory(d);
   for (uint32_t v = 0; v < d->nnodes; v++)
-    if (d->nodes[v].kind >= CGRT_WHILE_NODE)
+    if (is_control(node_kind(&d->nodes[v])))
       for (uint32_t b = 0; b < d->nodes[v].nbodies; b++)
         g->owner[g->body_base[v] + b] = v;
   return CGRT_OK;
@@ -935,7 +1013,7 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
     g->values[i] = d->scalars[i].init;
   for (uint32_t i = 0, e = 0; i < d->nbuffers; i++) {
     const cgrt_buffer_desc *b = &d->buffers[i];
-    if (b->kind != CGRT_EXTERN && b->kind != CGRT_EXTERN_HOST)
+    if (!is_extern(buffer_kind(b)))
       continue;
     if ((s = check_pointer(d, b, externs[e])) != CGRT_OK)
       return s;
@@ -1016,9 +1094,12 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
 
 static cgrt_status update_node(cgrt_graph *g, uint32_t n) {
   const cgrt_node_desc *nd = &g->d->nodes[n];
-  cudaError_t err;
-  const char *call;
-  if (nd->kind >= CGRT_WHILE_NODE) {
+  cudaError_t err = cudaSuccess;
+  const char *call = "";
+  switch (node_kind(nd)) {
+  case WHILE_NODE:
+  case IF_NODE:
+  case SWITCH_NODE:
     /* The condition kernels, which hold its operands' addresses. */
     call = "cudaGraphExecKernelNodeSetParams (condition)";
     err = cudaSuccess;
@@ -1028,24 +1109,32 @@ static cgrt_status update_node(cgrt_graph *g, uint32_t n) {
         struct cudaKernelNodeParams p = eval_params(g, n, step, &e);
         err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->evals[2 * n + step], &p));
       }
-  } else if (nd->kind == CGRT_KERNEL_NODE) {
+    break;
+  case KERNEL_NODE: {
     struct cudaKernelNodeParams p = kernel_params(g, n);
     call = "cudaGraphExecKernelNodeSetParams";
     err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[n], &p));
-  } else if (nd->kind == CGRT_COPY_NODE) {
+    break;
+  }
+  case COPY_NODE: {
     void *dst = arg_pointer(g, &g->d->args[nd->arg]);
     void *src = arg_pointer(g, &g->d->args[nd->arg + 1]);
     call = "cudaGraphExecMemcpyNodeSetParams1D";
     err = CU(cudaGraphExecMemcpyNodeSetParams1D(g->exec, g->nodes[n], dst, src, nd->bytes,
                                                 cudaMemcpyDefault));
-  } else if (fill_needs_kernel(nd)) {
-    struct cudaKernelNodeParams p = fill64_params(g, n);
-    call = "cudaGraphExecKernelNodeSetParams";
-    err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[n], &p));
-  } else {
-    struct cudaMemsetParams p = memset_params(g, n);
-    call = "cudaGraphExecMemsetNodeSetParams";
-    err = CU(cudaGraphExecMemsetNodeSetParams(g->exec, g->nodes[n], &p));
+    break;
+  }
+  case FILL_NODE:
+    if (fill_needs_kernel(nd)) {
+      struct cudaKernelNodeParams p = fill64_params(g, n);
+      call = "cudaGraphExecKernelNodeSetParams";
+      err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[n], &p));
+    } else {
+      struct cudaMemsetParams p = memset_params(g, n);
+      call = "cudaGraphExecMemsetNodeSetParams";
+      err = CU(cudaGraphExecMemsetNodeSetParams(g->exec, g->nodes[n], &p));
+    }
+    break;
   }
   return err == cudaSuccess ? CGRT_OK : fail_node(g->d, nd, call, err);
 }
