@@ -116,8 +116,6 @@ struct cgrt_graph {
   int any_value_dirty;
   uint64_t *params;       /* per argument: its value as a kernel parameter */
   void **param_ptrs;      /* per argument: &params[i] */
-  uint64_t *fill_params;  /* per node: cgrt_fill64's three arguments */
-  void **fill_ptrs;
   uint32_t *use_start, *use; /* per buffer and scalar: the nodes that use it */
   cudaGraph_t graph;
   cudaGraphExec_t exec;
@@ -131,8 +129,6 @@ struct cgrt_graph {
   uint32_t *owner;         /* per graph but the top: its control node */
   uint32_t ngraphs;
   cudaGraphNode_t loader;
-  uint64_t load_params[6];
-  void *load_ptrs[6];
   cudaEvent_t events[RING_EVENTS];
   uint64_t launches;
   cudaStream_t last_stream;
@@ -224,7 +220,7 @@ static const void *kernel_address(cgrt_kernel k) {
   return p;
 }
 
-/* ---- arguments ---- */
+/* ---- node parameters ---- */
 
 /* A buffer argument's or a scalar slot's device address. */
 static void *arg_pointer(const cgrt_graph *g, const cgrt_arg_desc *a) {
@@ -233,9 +229,36 @@ static void *arg_pointer(const cgrt_graph *g, const cgrt_arg_desc *a) {
   return g->dmem + g->slots + 8 * (uint64_t)a->index; /* SCALAR_PTR_ARG */
 }
 
-/* Fills in node n's kernel parameters from the current bindings and values. */
-static void **node_params(cgrt_graph *g, uint32_t n) {
-  const cgrt_node_desc *nd = &g->d->nodes[n];
+/* A fill of 8-byte elements with differing halves runs cgrt_fill64. */
+static int fill_needs_kernel(const cgrt_node_desc *nd) {
+  return nd->elem_size == 8 && (uint32_t)nd->value != (uint32_t)(nd->value >> 32);
+}
+
+typedef enum ParamsType { KERNEL_PARAMS, COPY_PARAMS, MEMSET_PARAMS } ParamsType;
+
+/* What CUDA is given for a node, or for one of a control node's condition
+ * kernels, from the current bindings and scalar values.  node_params is
+ * the one place that builds it, for adding the node at create and for
+ * updating it in the executable graph (bind, a scalar passed by value).
+ * The runtime's own kernels' parameters live inside it, where
+ * kernel.kernelParams points: it is filled in place and used before it
+ * goes out of scope (CUDA copies the values when it adds or updates). */
+typedef struct NodeParams {
+  ParamsType type;
+  int condition;                      /* a condition kernel: named so in messages */
+  struct cudaKernelNodeParams kernel; /* KERNEL_PARAMS */
+  struct cudaMemsetParams memset;     /* MEMSET_PARAMS */
+  void *dst, *src;                    /* COPY_PARAMS */
+  size_t bytes;
+  cgrt_cond_args cond;                /* cgrt_cond */
+  uint64_t fill[3];                   /* cgrt_fill64: dst, value, count */
+  uint64_t slot, table;               /* cgrt_switch */
+  unsigned selector_type, ncases, fallback;
+  void *ptrs[6];
+} NodeParams;
+
+/* A user kernel's parameters: g->params, one a node argument. */
+static void **kernel_args(cgrt_graph *g, const cgrt_node_desc *nd) {
   for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
     const cgrt_arg_desc *a = &g->d->args[i];
     switch (arg_kind(a)) {
@@ -252,53 +275,8 @@ static void **node_params(cgrt_graph *g, uint32_t n) {
   return &g->param_ptrs[nd->arg];
 }
 
-static struct cudaKernelNodeParams kernel_params(cgrt_graph *g, uint32_t n) {
-  const cgrt_node_desc *nd = &g->d->nodes[n];
-  struct cudaKernelNodeParams p = {0};
-  p.func = (void *)kernel_address(g->d->kernels[nd->kernel]);
-  p.gridDim = (dim3){nd->grid[0], nd->grid[1], nd->grid[2]};
-  p.blockDim = (dim3){nd->block[0], nd->block[1], nd->block[2]};
-  p.sharedMemBytes = nd->smem;
-  p.kernelParams = node_params(g, n);
-  return p;
-}
-
-/* A fill of 8-byte elements with differing halves runs cgrt_fill64. */
-static int fill_needs_kernel(const cgrt_node_desc *nd) {
-  return nd->elem_size == 8 && (uint32_t)nd->value != (uint32_t)(nd->value >> 32);
-}
-
-static struct cudaMemsetParams memset_params(cgrt_graph *g, uint32_t n) {
-  const cgrt_node_desc *nd = &g->d->nodes[n];
-  struct cudaMemsetParams p = {0};
-  unsigned size = nd->elem_size == 8 ? 4 : nd->elem_size;
-  p.dst = arg_pointer(g, &g->d->args[nd->arg]);
-  p.value = (unsigned)nd->value;
-  p.elementSize = size;
-  p.width = nd->bytes / size;
-  p.height = 1;
-  return p;
-}
-
-static struct cudaKernelNodeParams fill64_params(cgrt_graph *g, uint32_t n) {
-  const cgrt_node_desc *nd = &g->d->nodes[n];
-  void *dst = arg_pointer(g, &g->d->args[nd->arg]);
-  uint64_t count = nd->bytes / 8, blocks = (count + 255) / 256;
-  memcpy(&g->fill_params[3 * n], &dst, sizeof dst);
-  g->fill_params[3 * n + 1] = nd->value;
-  g->fill_params[3 * n + 2] = count;
-  struct cudaKernelNodeParams p = {0};
-  p.func = (void *)kernel_address(cgrt_fill64);
-  p.gridDim = (dim3){(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1};
-  p.blockDim = (dim3){256, 1, 1};
-  p.kernelParams = &g->fill_ptrs[3 * n];
-  return p;
-}
-
-/* ---- conditions ---- */
-
-/* The condition kernel's argument for control node v (while, if): its
- * operands' addresses from the current bindings. */
+/* The argument of cgrt_cond for control node v (while, if): its operands'
+ * addresses from the current bindings. */
 static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_args *a) {
   const cgrt_node_desc *nd = &g->d->nodes[v];
   memset(a, 0, sizeof *a);
@@ -321,43 +299,130 @@ static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_
   }
 }
 
-/* The kernel that evaluates control node v's condition (step 0: before the
- * node; 1: at the end of a while's body).  `args` must live until the
- * parameters are copied. */
-typedef struct EvalArgs {
-  cgrt_cond_args cond;
-  uint64_t slot, table;
-  unsigned type, ncases, fallback;
-  void *ptrs[6];
-} EvalArgs;
-
-static struct cudaKernelNodeParams eval_params(const cgrt_graph *g, uint32_t v, unsigned step,
-                                               EvalArgs *e) {
-  const cgrt_node_desc *nd = &g->d->nodes[v];
-  struct cudaKernelNodeParams p = {0};
-  p.gridDim = (dim3){1, 1, 1};
-  p.blockDim = (dim3){1, 1, 1};
-  p.kernelParams = e->ptrs;
-  e->ptrs[0] = &g->handles[v];
-  if (node_kind(nd) == SWITCH_NODE) {
-    e->slot = (uint64_t)(uintptr_t)arg_pointer(g, &g->d->args[nd->arg]);
-    e->type = nd->selector_type;
-    e->table = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
-    e->ncases = nd->ncode - (nd->default_body >= 0);
-    e->fallback = nd->default_body >= 0 ? (unsigned)nd->default_body : nd->ncode;
-    e->ptrs[1] = &e->slot;
-    e->ptrs[2] = &e->type;
-    e->ptrs[3] = &e->table;
-    e->ptrs[4] = &e->ncases;
-    e->ptrs[5] = &e->fallback;
-    p.func = (void *)kernel_address(cgrt_switch);
-  } else {
-    cond_args(g, v, step, &e->cond);
-    e->ptrs[1] = &e->cond;
-    p.func = (void *)kernel_address(cgrt_cond);
-  }
-  return p;
+static void runtime_kernel(NodeParams *p, cgrt_kernel k, unsigned grid, unsigned block) {
+  p->type = KERNEL_PARAMS;
+  p->kernel.func = (void *)kernel_address(k);
+  p->kernel.gridDim = (dim3){grid, 1, 1};
+  p->kernel.blockDim = (dim3){block, 1, 1};
+  p->kernel.kernelParams = p->ptrs;
 }
+
+/* Node v's parameters; for a control node, those of its condition kernel
+ * before the node (step 0) or at the end of a while's body (step 1). */
+static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p) {
+  const cgrt_node_desc *nd = &g->d->nodes[v];
+  memset(p, 0, sizeof *p);
+  switch (node_kind(nd)) {
+  case KERNEL_NODE:
+    p->type = KERNEL_PARAMS;
+    p->kernel.func = (void *)kernel_address(g->d->kernels[nd->kernel]);
+    p->kernel.gridDim = (dim3){nd->grid[0], nd->grid[1], nd->grid[2]};
+    p->kernel.blockDim = (dim3){nd->block[0], nd->block[1], nd->block[2]};
+    p->kernel.sharedMemBytes = nd->smem;
+    p->kernel.kernelParams = kernel_args(g, nd);
+    break;
+  case COPY_NODE:
+    p->type = COPY_PARAMS;
+    p->dst = arg_pointer(g, &g->d->args[nd->arg]);
+    p->src = arg_pointer(g, &g->d->args[nd->arg + 1]);
+    p->bytes = nd->bytes;
+    break;
+  case FILL_NODE: {
+    void *dst = arg_pointer(g, &g->d->args[nd->arg]);
+    if (fill_needs_kernel(nd)) {
+      uint64_t count = nd->bytes / 8, blocks = (count + 255) / 256;
+      runtime_kernel(p, cgrt_fill64, (unsigned)(blocks < 1024 ? blocks : 1024), 256);
+      p->fill[0] = (uint64_t)(uintptr_t)dst;
+      p->fill[1] = nd->value;
+      p->fill[2] = count;
+      for (int i = 0; i < 3; i++)
+        p->ptrs[i] = &p->fill[i];
+    } else {
+      unsigned size = nd->elem_size == 8 ? 4 : nd->elem_size;
+      p->type = MEMSET_PARAMS;
+      p->memset.dst = dst;
+      p->memset.value = (unsigned)nd->value;
+      p->memset.elementSize = size;
+      p->memset.width = nd->bytes / size;
+      p->memset.height = 1;
+    }
+    break;
+  }
+  case WHILE_NODE:
+  case IF_NODE:
+    runtime_kernel(p, cgrt_cond, 1, 1);
+    p->condition = 1;
+    cond_args(g, v, step, &p->cond);
+    p->ptrs[0] = &g->handles[v];
+    p->ptrs[1] = &p->cond;
+    break;
+  case SWITCH_NODE:
+    runtime_kernel(p, cgrt_switch, 1, 1);
+    p->condition = 1;
+    p->slot = (uint64_t)(uintptr_t)arg_pointer(g, &g->d->args[nd->arg]);
+    p->selector_type = nd->selector_type;
+    p->table = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
+    p->ncases = nd->ncode - (nd->default_body >= 0);
+    p->fallback = nd->default_body >= 0 ? (unsigned)nd->default_body : nd->ncode;
+    p->ptrs[0] = &g->handles[v];
+    p->ptrs[1] = &p->slot;
+    p->ptrs[2] = &p->selector_type;
+    p->ptrs[3] = &p->table;
+    p->ptrs[4] = &p->ncases;
+    p->ptrs[5] = &p->fallback;
+    break;
+  }
+}
+
+/* Adds a node with parameters p for node v to `graph` after `deps`. */
+static cgrt_status add_params(cgrt_graph *g, uint32_t v, const NodeParams *p,
+                              cudaGraphNode_t *node, cudaGraph_t graph,
+                              const cudaGraphNode_t *deps, size_t ndeps) {
+  cudaError_t err = cudaSuccess;
+  const char *call = "";
+  switch (p->type) {
+  case KERNEL_PARAMS:
+    call = p->condition ? "cudaGraphAddKernelNode (condition)" : "cudaGraphAddKernelNode";
+    err = CU(cudaGraphAddKernelNode(node, graph, deps, ndeps, &p->kernel));
+    break;
+  case COPY_PARAMS:
+    call = "cudaGraphAddMemcpyNode1D";
+    err = CU(cudaGraphAddMemcpyNode1D(node, graph, deps, ndeps, p->dst, p->src, p->bytes,
+                                      cudaMemcpyDefault));
+    break;
+  case MEMSET_PARAMS:
+    call = "cudaGraphAddMemsetNode";
+    err = CU(cudaGraphAddMemsetNode(node, graph, deps, ndeps, &p->memset));
+    break;
+  }
+  return err == cudaSuccess ? CGRT_OK : fail_node(g->d, &g->d->nodes[v], call, err);
+}
+
+/* Gives `node`, of node v, parameters p in the executable graph. */
+static cgrt_status set_params(cgrt_graph *g, uint32_t v, const NodeParams *p,
+                              cudaGraphNode_t node) {
+  cudaError_t err = cudaSuccess;
+  const char *call = "";
+  switch (p->type) {
+  case KERNEL_PARAMS:
+    call = p->condition ? "cudaGraphExecKernelNodeSetParams (condition)"
+                        : "cudaGraphExecKernelNodeSetParams";
+    err = CU(cudaGraphExecKernelNodeSetParams(g->exec, node, &p->kernel));
+    break;
+  case COPY_PARAMS:
+    call = "cudaGraphExecMemcpyNodeSetParams1D";
+    err = CU(cudaGraphExecMemcpyNodeSetParams1D(g->exec, node, p->dst, p->src, p->bytes,
+                                                cudaMemcpyDefault));
+    break;
+  case MEMSET_PARAMS:
+    call = "cudaGraphExecMemsetNodeSetParams";
+    err = CU(cudaGraphExecMemsetNodeSetParams(g->exec, node, &p->memset));
+    break;
+  }
+  return err == cudaSuccess ? CGRT_OK : fail_node(g->d, &g->d->nodes[v], call, err);
+}
+
+/* ---- conditions ---- */
 
 /* Adds control node v's condition kernel (step 0: before the node; 1: at
  * the end of a while's body) after `deps`.  The edges are full ones: with
@@ -366,12 +431,9 @@ static struct cudaKernelNodeParams eval_params(const cgrt_graph *g, uint32_t v, 
  * with cudaErrorLaunchFailure on another of the same driver. */
 static cgrt_status add_eval(cgrt_graph *g, uint32_t v, unsigned step, cudaGraph_t graph,
                             const cudaGraphNode_t *deps, size_t ndeps) {
-  const cgrt_graph_desc *d = g->d;
-  EvalArgs e;
-  struct cudaKernelNodeParams p = eval_params(g, v, step, &e);
-  cudaError_t err = CU(cudaGraphAddKernelNode(&g->evals[2 * v + step], graph, deps, ndeps, &p));
-  return err == cudaSuccess ? CGRT_OK
-                            : fail_node(d, &d->nodes[v], "cudaGraphAddKernelNode (condition)", err);
+  NodeParams p;
+  node_params(g, v, step, &p);
+  return add_params(g, v, &p, &g->evals[2 * v + step], graph, deps, ndeps);
 }
 
 /* A control node: its handle in the graph that holds it, the kernel that
@@ -621,79 +683,74 @@ static cgrt_status index_uses(cgrt_graph *g) {
   return CGRT_OK;
 }
 
+/* The runtime kernel that copies the scalars set for a launch from the
+ * ring into their slots, after `deps`. */
+static cgrt_status add_loader(cgrt_graph *g, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                              size_t ndeps) {
+  const cgrt_graph_desc *d = g->d;
+  uint64_t args[6] = {(uint64_t)(uintptr_t)g->ring, RING, g->words, d->nscalars,
+                      (uint64_t)(uintptr_t)(g->dmem + g->counter),
+                      (uint64_t)(uintptr_t)(g->dmem + g->slots)};
+  void *ptrs[6];
+  for (int i = 0; i < 6; i++)
+    ptrs[i] = &args[i];
+  struct cudaKernelNodeParams p = {0};
+  p.func = (void *)kernel_address(cgrt_load_scalars);
+  p.gridDim = (dim3){1, 1, 1};
+  p.blockDim = (dim3){32, 1, 1};
+  p.kernelParams = ptrs;
+  cudaError_t err = CU(cudaGraphAddKernelNode(&g->loader, graph, deps, ndeps, &p));
+  return err == cudaSuccess ? CGRT_OK : fail(d, "cudaGraphAddKernelNode (scalar upload)", err);
+}
+
+/* A kernel node's priority and cluster, which only adding it sets. */
+static cgrt_status set_attributes(cgrt_graph *g, uint32_t v) {
+  const cgrt_node_desc *nd = &g->d->nodes[v];
+  cudaLaunchAttributeValue a;
+  cudaError_t err;
+  if (nd->has_priority) {
+    memset(&a, 0, sizeof a);
+    a.priority = nd->priority;
+    if ((err = CU(cudaGraphKernelNodeSetAttribute(g->nodes[v], cudaLaunchAttributePriority,
+                                                  &a))) != cudaSuccess)
+      return fail_node(g->d, nd, "cudaGraphKernelNodeSetAttribute", err);
+  }
+  if (nd->has_cluster) {
+    memset(&a, 0, sizeof a);
+    a.clusterDim.x = nd->cluster[0];
+    a.clusterDim.y = nd->cluster[1];
+    a.clusterDim.z = nd->cluster[2];
+    if ((err = CU(cudaGraphKernelNodeSetAttribute(
+             g->nodes[v], cudaLaunchAttributeClusterDimension, &a))) != cudaSuccess)
+      return fail_node(g->d, nd, "cudaGraphKernelNodeSetAttribute", err);
+  }
+  return CGRT_OK;
+}
+
 /* Adds node v (nnodes: the scalar upload) to `graph` with its dependencies. */
 static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
                             const cudaGraphNode_t *deps, size_t ndeps) {
-  const cgrt_graph_desc *d = g->d;
-  cudaError_t err;
-  if (v == d->nnodes) {
-    g->load_params[0] = (uint64_t)(uintptr_t)g->ring;
-    g->load_params[1] = RING;
-    g->load_params[2] = g->words;
-    g->load_params[3] = d->nscalars;
-    g->load_params[4] = (uint64_t)(uintptr_t)(g->dmem + g->counter);
-    g->load_params[5] = (uint64_t)(uintptr_t)(g->dmem + g->slots);
-    for (int i = 0; i < 6; i++)
-      g->load_ptrs[i] = &g->load_params[i];
-    struct cudaKernelNodeParams p = {0};
-    p.func = (void *)kernel_address(cgrt_load_scalars);
-    p.gridDim = (dim3){1, 1, 1};
-    p.blockDim = (dim3){32, 1, 1};
-    p.kernelParams = g->load_ptrs;
-    if ((err = CU(cudaGraphAddKernelNode(&g->loader, graph, deps, ndeps, &p))) != cudaSuccess)
-      return fail(d, "cudaGraphAddKernelNode (scalar upload)", err);
-    return CGRT_OK;
-  }
-  const cgrt_node_desc *nd = &d->nodes[v];
-  cudaGraphNode_t *node = &g->nodes[v];
-  switch (node_kind(nd)) {
+  if (v == g->d->nnodes)
+    return add_loader(g, graph, deps, ndeps);
+  switch (node_kind(&g->d->nodes[v])) {
   case WHILE_NODE: return add_control(g, v, cudaGraphCondTypeWhile, graph, deps, ndeps);
   case IF_NODE: return add_control(g, v, cudaGraphCondTypeIf, graph, deps, ndeps);
   case SWITCH_NODE: return add_control(g, v, cudaGraphCondTypeSwitch, graph, deps, ndeps);
   case KERNEL_NODE: {
-    struct cudaKernelNodeParams p = kernel_params(g, v);
-    if ((err = CU(cudaGraphAddKernelNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
-      return fail_node(d, nd, "cudaGraphAddKernelNode", err);
-    cudaLaunchAttributeValue a;
-    if (nd->has_priority) {
-      memset(&a, 0, sizeof a);
-      a.priority = nd->priority;
-      if ((err = CU(cudaGraphKernelNodeSetAttribute(*node, cudaLaunchAttributePriority, &a))) !=
-          cudaSuccess)
-        return fail_node(d, nd, "cudaGraphKernelNodeSetAttribute", err);
-    }
-    if (nd->has_cluster) {
-      memset(&a, 0, sizeof a);
-      a.clusterDim.x = nd->cluster[0];
-      a.clusterDim.y = nd->cluster[1];
-      a.clusterDim.z = nd->cluster[2];
-      if ((err = CU(cudaGraphKernelNodeSetAttribute(*node, cudaLaunchAttributeClusterDimension,
-                                                    &a))) != cudaSuccess)
-        return fail_node(d, nd, "cudaGraphKernelNodeSetAttribute", err);
-    }
-    return CGRT_OK;
+    NodeParams p;
+    node_params(g, v, 0, &p);
+    cgrt_status s = add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
+    return s != CGRT_OK ? s : set_attributes(g, v);
   }
-  case COPY_NODE: {
-    void *dst = arg_pointer(g, &d->args[nd->arg]);
-    void *src = arg_pointer(g, &d->args[nd->arg + 1]);
-    if ((err = CU(cudaGraphAddMemcpyNode1D(node, graph, deps, ndeps, dst, src, nd->bytes,
-                                           cudaMemcpyDefault))) != cudaSuccess)
-      return fail_node(d, nd, "cudaGraphAddMemcpyNode1D", err);
-    return CGRT_OK;
+  case COPY_NODE:
+  case FILL_NODE: {
+    NodeParams p;
+    node_params(g, v, 0, &p);
+    return add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
   }
-  case FILL_NODE:
-    if (fill_needs_kernel(nd)) {
-      struct cudaKernelNodeParams p = fill64_params(g, v);
-      if ((err = CU(cudaGraphAddKernelNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
-        return fail_node(d, nd, "cudaGraphAddKernelNode", err);
-    } else {
-      struct cudaMemsetParams p = memset_params(g, v);
-      if ((err = CU(cudaGraphAddMemsetNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
-        return fail_node(d, nd, "cudaGraphAddMemsetNode", err);
-    }
-    return CGRT_OK;
   }
-  return invalid(d, "node %s: its description is malformed: kind %u", nd->name, nd->kind);
+  return invalid(g->d, "node %s: its description is malformed: kind %u", g->d->nodes[v].name,
+                 g->d->nodes[v].kind);
 }
 
 /* Marks, for each edge, whether it goes in as programmatic.  A pdl kernel
@@ -994,21 +1051,17 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   g->value_dirty = xcalloc(d->nscalars, 1);
   g->params = xcalloc(nargs, sizeof *g->params);
   g->param_ptrs = xcalloc(nargs, sizeof *g->param_ptrs);
-  g->fill_params = xcalloc(3 * (size_t)d->nnodes, sizeof *g->fill_params);
-  g->fill_ptrs = xcalloc(3 * (size_t)d->nnodes, sizeof *g->fill_ptrs);
   g->nodes = xcalloc(d->nnodes, sizeof *g->nodes);
   g->extra_at = xcalloc(d->nnodes, sizeof *g->extra_at);
   g->body_base = xcalloc(d->nnodes, sizeof *g->body_base);
   if (!g->base || !g->values || !g->pending || !g->value_dirty || !g->params || !g->param_ptrs ||
-      !g->fill_params || !g->fill_ptrs || !g->nodes || !g->extra_at || !g->body_base)
+      !g->nodes || !g->extra_at || !g->body_base)
     return no_memory(d);
   cgrt_status s = number_graphs(g);
   if (s != CGRT_OK)
     return s;
   for (uint32_t i = 0; i < nargs; i++)
     g->param_ptrs[i] = &g->params[i];
-  for (size_t i = 0; i < 3 * (size_t)d->nnodes; i++)
-    g->fill_ptrs[i] = &g->fill_params[i];
   for (uint32_t i = 0; i < d->nscalars; i++)
     g->values[i] = d->scalars[i].init;
   for (uint32_t i = 0, e = 0; i < d->nbuffers; i++) {
@@ -1092,51 +1145,23 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
 
 /* ---- use ---- */
 
+/* Gives node n the current bindings and values in the executable graph:
+ * a control node's condition kernels, which hold its operands' addresses,
+ * or the node itself. */
 static cgrt_status update_node(cgrt_graph *g, uint32_t n) {
-  const cgrt_node_desc *nd = &g->d->nodes[n];
-  cudaError_t err = cudaSuccess;
-  const char *call = "";
-  switch (node_kind(nd)) {
-  case WHILE_NODE:
-  case IF_NODE:
-  case SWITCH_NODE:
-    /* The condition kernels, which hold its operands' addresses. */
-    call = "cudaGraphExecKernelNodeSetParams (condition)";
-    err = cudaSuccess;
-    for (unsigned step = 0; step < 2 && err == cudaSuccess; step++)
-      if (g->evals[2 * n + step]) {
-        EvalArgs e;
-        struct cudaKernelNodeParams p = eval_params(g, n, step, &e);
-        err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->evals[2 * n + step], &p));
-      }
-    break;
-  case KERNEL_NODE: {
-    struct cudaKernelNodeParams p = kernel_params(g, n);
-    call = "cudaGraphExecKernelNodeSetParams";
-    err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[n], &p));
-    break;
+  NodeParams p;
+  if (!is_control(node_kind(&g->d->nodes[n]))) {
+    node_params(g, n, 0, &p);
+    return set_params(g, n, &p, g->nodes[n]);
   }
-  case COPY_NODE: {
-    void *dst = arg_pointer(g, &g->d->args[nd->arg]);
-    void *src = arg_pointer(g, &g->d->args[nd->arg + 1]);
-    call = "cudaGraphExecMemcpyNodeSetParams1D";
-    err = CU(cudaGraphExecMemcpyNodeSetParams1D(g->exec, g->nodes[n], dst, src, nd->bytes,
-                                                cudaMemcpyDefault));
-    break;
-  }
-  case FILL_NODE:
-    if (fill_needs_kernel(nd)) {
-      struct cudaKernelNodeParams p = fill64_params(g, n);
-      call = "cudaGraphExecKernelNodeSetParams";
-      err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[n], &p));
-    } else {
-      struct cudaMemsetParams p = memset_params(g, n);
-      call = "cudaGraphExecMemsetNodeSetParams";
-      err = CU(cudaGraphExecMemsetNodeSetParams(g->exec, g->nodes[n], &p));
+  for (unsigned step = 0; step < 2; step++)
+    if (g->evals[2 * n + step]) {
+      node_params(g, n, step, &p);
+      cgrt_status s = set_params(g, n, &p, g->evals[2 * n + step]);
+      if (s != CGRT_OK)
+        return s;
     }
-    break;
-  }
-  return err == cudaSuccess ? CGRT_OK : fail_node(g->d, nd, call, err);
+  return CGRT_OK;
 }
 
 /* A stream of another device would launch the graph where its memory is
@@ -1303,8 +1328,6 @@ void cgrt_destroy(cgrt_graph *g) {
   xfree(g->value_dirty);
   xfree(g->params);
   xfree(g->param_ptrs);
-  xfree(g->fill_params);
-  xfree(g->fill_ptrs);
   xfree(g->use_start);
   xfree(g->use);
   xfree(g->nodes);
