@@ -62,6 +62,39 @@ static NodeKind node_kind(const cgrt_node_desc *nd) { return (NodeKind)nd->kind;
 static BufferKind buffer_kind(const cgrt_buffer_desc *b) { return (BufferKind)b->kind; }
 static ArgKind arg_kind(const cgrt_arg_desc *a) { return (ArgKind)a->kind; }
 
+/* Whether a table's byte names a kind. */
+static int is_node_kind(uint8_t kind) {
+  switch ((NodeKind)kind) {
+  case KERNEL_NODE:
+  case COPY_NODE:
+  case FILL_NODE:
+  case WHILE_NODE:
+  case IF_NODE:
+  case SWITCH_NODE: return 1;
+  }
+  return 0;
+}
+
+static int is_buffer_kind(uint8_t kind) {
+  switch ((BufferKind)kind) {
+  case DEVICE_BUFFER:
+  case EXTERN_BUFFER:
+  case HOST_BUFFER:
+  case EXTERN_HOST_BUFFER: return 1;
+  }
+  return 0;
+}
+
+static int is_arg_kind(uint8_t kind) {
+  switch ((ArgKind)kind) {
+  case BUFFER_ARG:
+  case SCALAR_PTR_ARG:
+  case SCALAR_VALUE_ARG:
+  case CONST_ARG: return 1;
+  }
+  return 0;
+}
+
 /* A while, if or switch: a conditional node, its handle and the kernels
  * that evaluate its condition. */
 static int is_control(NodeKind kind) {
@@ -749,8 +782,7 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
     return add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
   }
   }
-  return invalid(g->d, "node %s: its description is malformed: kind %u", g->d->nodes[v].name,
-                 g->d->nodes[v].kind);
+  return CGRT_OK; /* check_desc refused other kinds */
 }
 
 /* Marks, for each edge, whether it goes in as programmatic.  A pdl kernel
@@ -800,17 +832,30 @@ static cgrt_status programmatic_edges(cgrt_graph *g, uint8_t *prog) {
   return s;
 }
 
-/* Adds the nodes of each graph (the top, then every body) in a topological
- * order, each with its predecessors as dependencies, as a hand-written
- * graph does (adding every edge in one call afterwards replayed no faster
- * and created 10,000 nodes about 10% slower on the H200: BENCHMARKS.md).
- * A graph with several entry nodes gets one empty kernel in front of them:
- * a launch of 100 independent nodes then takes about 30 us instead of 110,
- * and the decode step's two entries cost 5 us a step more than one; an
- * empty graph node does not do it, instantiation drops it.  A while's body
- * ends in the kernel that evaluates its condition again, after every node
- * of the body.  Edges never leave a body, so one topological order of all
- * nodes gives each graph's. */
+/* Edge i of the table (from i < nedges) or the edge from the scalar upload
+ * (node nnodes) to a node that reads a scalar slot. */
+static void edge_ends(const cgrt_graph_desc *d, uint32_t i, uint32_t *from, uint32_t *to) {
+  *from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
+  *to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
+}
+
+/* Adds the nodes of each graph (the top, then every body) in the order of
+ * the node table, each with its predecessors as dependencies, as a
+ * hand-written graph does (adding every edge in one call afterwards
+ * replayed no faster and created 10,000 nodes about 10% slower on the
+ * H200: BENCHMARKS.md).  cgc writes the table in the order the nodes are
+ * written, and data flow only ever adds an edge from an earlier node to a
+ * later one; a written edge may still go backward (`b -> a` with a
+ * written first), and such an edge, like a programmatic one, is added
+ * once every node of its graph exists.  A control node comes before its
+ * bodies' nodes, so a body's graph exists (its control node was added)
+ * before its turn comes; edges never leave a body.  A graph with several
+ * entry nodes gets one empty kernel in front of them: a launch of 100
+ * independent nodes then takes about 30 us instead of 110, and the decode
+ * step's two entries cost 5 us a step more than one; an empty graph node
+ * does not do it, instantiation drops it.  A while's body ends in the
+ * kernel that evaluates its condition again, after every node of the
+ * body. */
 static cgrt_status add_nodes(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   cudaError_t err;
@@ -828,84 +873,79 @@ static cgrt_status add_nodes(cgrt_graph *g) {
                                        (int)most))) != cudaSuccess)
       return fail_node(d, &d->nodes[at], "cudaFuncSetAttribute", err);
   }
-  /* Node d->nnodes is the scalar upload, when there is one. */
+  /* Node d->nnodes is the scalar upload, when there is one: the first of
+   * the top graph. */
   uint32_t n = d->nnodes + (d->nloads ? 1 : 0), m = d->nedges + d->nloads;
-  uint32_t *start = xcalloc(n + 1, sizeof *start), *pred = xcalloc(m, sizeof *pred);
-  uint32_t *succ_start = xcalloc(n + 1, sizeof *succ_start), *succ = xcalloc(m, sizeof *succ);
-  uint32_t *indeg = xcalloc(n, sizeof *indeg), *order = xcalloc(n, sizeof *order);
-  uint32_t *fill = xcalloc(n + 1, sizeof *fill), *gid = xcalloc(n, sizeof *gid);
+  uint32_t nfill = (n > g->ngraphs ? n : g->ngraphs) + 1;
+  uint32_t *gid = xcalloc(n, sizeof *gid), *start = xcalloc(n + 1, sizeof *start);
+  uint32_t *pred = xcalloc(m, sizeof *pred), *fill = xcalloc(nfill, sizeof *fill);
   uint32_t *gstart = xcalloc(g->ngraphs + 1, sizeof *gstart), *glist = xcalloc(n, sizeof *glist);
-  uint32_t *pstart = xcalloc(g->ngraphs + 1, sizeof *pstart);
-  uint32_t *plist = xcalloc(d->nedges, sizeof *plist);
+  uint32_t *lstart = xcalloc(g->ngraphs + 1, sizeof *lstart);
+  uint32_t *llist = xcalloc(d->nedges, sizeof *llist);
+  uint8_t *has_in = xcalloc(n, 1), *has_out = xcalloc(n, 1), *late = xcalloc(d->nedges, 1);
+  uint8_t *prog = xcalloc(d->nedges, 1);
   cudaGraphNode_t *deps = xcalloc(n + 1, sizeof *deps);
-  uint8_t *prog = xcalloc(m, 1), *edge_prog = xcalloc(d->nedges, 1);
   cudaGraphNode_t *from = NULL, *to = NULL;
   cudaGraphEdgeData *data = NULL;
   cgrt_status s = CGRT_OK;
-  if (!start || !pred || !succ_start || !succ || !indeg || !order || !fill || !gid || !gstart ||
-      !glist || !pstart || !plist || !deps || !prog || !edge_prog) {
+  if (!gid || !start || !pred || !fill || !gstart || !glist || !lstart || !llist || !has_in ||
+      !has_out || !late || !prog || !deps) {
     s = no_memory(d);
     goto done;
   }
-  if ((s = programmatic_edges(g, edge_prog)) != CGRT_OK)
+  if ((s = programmatic_edges(g, prog)) != CGRT_OK)
     goto done;
   for (uint32_t v = 0; v < d->nnodes; v++)
     gid[v] = d->nodes[v].scope == CGRT_TOP ? 0
                                            : g->body_base[d->nodes[v].scope] + d->nodes[v].branch;
+  /* Each node's predecessors that go in with it, pred[start[v] ..
+   * start[v + 1]); the later edges of each graph, llist[lstart[k] ..
+   * lstart[k + 1]). */
+  uint32_t nlate = 0;
   for (uint32_t i = 0; i < m; i++) {
-    uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
-    uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
-    start[to + 1]++;
-    succ_start[from + 1]++;
-    indeg[to]++;
+    uint32_t a, b;
+    edge_ends(d, i, &a, &b);
+    has_out[a] = has_in[b] = 1;
+    if (i < d->nedges && (prog[i] || a > b)) {
+      late[i] = 1;
+      lstart[gid[a] + 1]++;
+      nlate++;
+    } else {
+      start[b + 1]++;
+    }
   }
-  for (uint32_t v = 0; v < n; v++) {
-    start[v + 1] += start[v];
-    succ_start[v + 1] += succ_start[v];
-  }
-  for (uint32_t i = 0; i < m; i++) {
-    uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
-    uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
-    prog[start[to] + fill[to]] = i < d->nedges && edge_prog[i];
-    pred[start[to] + fill[to]++] = from;
-  }
-  memset(fill, 0, (n + 1) * sizeof *fill);
-  for (uint32_t i = 0; i < m; i++) {
-    uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
-    uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
-    succ[succ_start[from] + fill[from]++] = to;
-  }
-  uint32_t head = 0, tail = 0;
   for (uint32_t v = 0; v < n; v++)
-    if (!indeg[v])
-      order[tail++] = v;
-  while (head < tail) {
-    uint32_t v = order[head++];
-    for (uint32_t i = succ_start[v]; i < succ_start[v + 1]; i++)
-      if (!--indeg[succ[i]])
-        order[tail++] = succ[i];
+    start[v + 1] += start[v];
+  for (uint32_t k = 0; k < g->ngraphs; k++)
+    lstart[k + 1] += lstart[k];
+  for (uint32_t i = 0; i < m; i++) {
+    uint32_t a, b;
+    edge_ends(d, i, &a, &b);
+    if (i >= d->nedges || !late[i])
+      pred[start[b] + fill[b]++] = a;
   }
-  if (tail < n) {
-    s = invalid(d, "the description's edges form a cycle");
-    goto done;
-  }
-  /* The order, split by graph: glist[gstart[k] .. gstart[k + 1]). */
-  for (uint32_t i = 0; i < n; i++)
-    gstart[gid[order[i]] + 1]++;
+  memset(fill, 0, nfill * sizeof *fill);
+  for (uint32_t i = 0; i < d->nedges; i++)
+    if (late[i]) {
+      uint32_t k = gid[d->edges[3 * i]];
+      llist[lstart[k] + fill[k]++] = i;
+    }
+  /* The nodes of each graph in table order, glist[gstart[k] ..
+   * gstart[k + 1]), the scalar upload first. */
+  for (uint32_t v = 0; v < n; v++)
+    gstart[gid[v] + 1]++;
   for (uint32_t k = 0; k < g->ngraphs; k++)
     gstart[k + 1] += gstart[k];
-  memset(fill, 0, (n + 1) * sizeof *fill);
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t k = gid[order[i]];
-    glist[gstart[k] + fill[k]++] = order[i];
-  }
-  /* A control node comes before its bodies' nodes, so a body's graph
-   * exists (its control node was added) before its turn comes. */
+  memset(fill, 0, nfill * sizeof *fill);
+  if (n > d->nnodes)
+    glist[fill[0]++] = d->nnodes;
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    glist[gstart[gid[v]] + fill[gid[v]]++] = v;
   for (uint32_t k = 0; k < g->ngraphs && s == CGRT_OK; k++) {
     cudaGraph_t graph = g->bodies[k];
     uint32_t roots = 0;
     for (uint32_t i = gstart[k]; i < gstart[k + 1]; i++)
-      roots += start[glist[i]] == start[glist[i] + 1];
+      roots += !has_in[glist[i]];
     cudaGraphNode_t entry = NULL;
     if (roots >= ENTRY_ROOTS) {
       struct cudaKernelNodeParams p = {0};
@@ -917,15 +957,12 @@ static cgrt_status add_nodes(cgrt_graph *g) {
         break;
       }
     }
-    /* Full edges go in with their nodes; programmatic ones once all nodes
-     * exist, with the edge data that makes them so. */
     for (uint32_t i = gstart[k]; i < gstart[k + 1] && s == CGRT_OK; i++) {
       uint32_t v = glist[i];
       size_t nd = 0;
       for (uint32_t j = start[v]; j < start[v + 1]; j++)
-        if (!prog[j])
-          deps[nd++] = pred[j] == d->nnodes ? g->loader : g->nodes[pred[j]];
-      if (start[v] == start[v + 1] && entry)
+        deps[nd++] = pred[j] == d->nnodes ? g->loader : g->nodes[pred[j]];
+      if (!has_in[v] && entry)
         deps[nd++] = entry;
       s = add_node(g, v, graph, deps, nd);
     }
@@ -937,92 +974,70 @@ static cgrt_status add_nodes(cgrt_graph *g) {
       continue;
     size_t nd = 0;
     for (uint32_t i = gstart[k]; i < gstart[k + 1]; i++)
-      if (succ_start[glist[i]] == succ_start[glist[i] + 1])
+      if (!has_out[glist[i]])
         deps[nd++] = g->nodes[glist[i]];
     s = add_eval(g, owner, 1, graph, deps, nd);
   }
-  if (s != CGRT_OK)
+  if (s != CGRT_OK || !nlate)
     goto done;
-  /* Programmatic edges, a call per graph that has some. */
-  size_t nprog = 0;
-  for (uint32_t i = 0; i < d->nedges; i++)
-    if (edge_prog[i]) {
-      nprog++;
-      pstart[gid[d->edges[3 * i]] + 1]++;
-    }
-  if (!nprog)
-    goto done;
-  for (uint32_t k = 0; k < g->ngraphs; k++)
-    pstart[k + 1] += pstart[k];
-  memset(fill, 0, (n + 1) * sizeof *fill);
-  for (uint32_t i = 0; i < d->nedges; i++)
-    if (edge_prog[i]) {
-      uint32_t k = gid[d->edges[3 * i]];
-      plist[pstart[k] + fill[k]++] = i;
-    }
-  from = xcalloc(nprog, sizeof *from);
-  to = xcalloc(nprog, sizeof *to);
-  data = xcalloc(nprog, sizeof *data);
+  /* The later edges, a call per graph that has some; a programmatic one
+   * with the edge data that makes it so. */
+  from = xcalloc(nlate, sizeof *from);
+  to = xcalloc(nlate, sizeof *to);
+  data = xcalloc(nlate, sizeof *data);
   if (!from || !to || !data) {
     s = no_memory(d);
     goto done;
   }
   for (uint32_t k = 0; k < g->ngraphs && s == CGRT_OK; k++) {
     size_t c = 0;
-    for (uint32_t j = pstart[k]; j < pstart[k + 1]; j++, c++) {
-      from[c] = g->nodes[d->edges[3 * plist[j]]];
-      to[c] = g->nodes[d->edges[3 * plist[j] + 1]];
-      data[c].from_port = cudaGraphKernelNodePortProgrammatic;
-      data[c].type = cudaGraphDependencyTypeProgrammatic;
+    int backward = 0;
+    for (uint32_t j = lstart[k]; j < lstart[k + 1]; j++, c++) {
+      uint32_t i = llist[j];
+      from[c] = g->nodes[d->edges[3 * i]];
+      to[c] = g->nodes[d->edges[3 * i + 1]];
+      if (prog[i]) {
+        data[c].from_port = cudaGraphKernelNodePortProgrammatic;
+        data[c].type = cudaGraphDependencyTypeProgrammatic;
+      } else {
+        backward = 1;
+      }
     }
     if (c && (err = CU(cudaGraphAddDependencies(g->bodies[k], from, to, data, c))) != cudaSuccess)
-      s = fail(d, "cudaGraphAddDependencies (programmatic)", err);
+      s = fail(d, backward ? "cudaGraphAddDependencies" : "cudaGraphAddDependencies (programmatic)",
+               err);
   }
 done:
   xfree(from);
   xfree(to);
   xfree(data);
+  xfree(gid);
   xfree(start);
   xfree(pred);
-  xfree(succ_start);
-  xfree(succ);
-  xfree(indeg);
-  xfree(order);
   xfree(fill);
-  xfree(gid);
   xfree(gstart);
   xfree(glist);
-  xfree(pstart);
-  xfree(plist);
-  xfree(deps);
+  xfree(lstart);
+  xfree(llist);
+  xfree(has_in);
+  xfree(has_out);
+  xfree(late);
   xfree(prog);
-  xfree(edge_prog);
+  xfree(deps);
   return s;
 }
 
 /* Numbers the graphs: the top is 0, then each control node's bodies in
- * node order.  Control flow needs a node's body to come after the node
- * that holds it, which cgc's tables guarantee; they are checked anyway,
- * since building from a table that broke it would fail obscurely. */
+ * node order. */
 static cgrt_status number_graphs(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   uint32_t next = 1, controls = 0;
-  for (uint32_t v = 0; v < d->nnodes; v++) {
-    const cgrt_node_desc *nd = &d->nodes[v];
-    if (nd->scope != CGRT_TOP &&
-        (nd->scope >= v || !is_control(node_kind(&d->nodes[nd->scope])) ||
-         nd->branch >= d->nodes[nd->scope].nbodies))
-      return invalid(d, "node %s: its body is not one of an earlier control node", nd->name);
-    if (!is_control(node_kind(nd)))
-      continue;
-    if (nd->nbodies == 0 || nd->nbodies > UINT32_MAX - next ||
-        (node_kind(nd) != SWITCH_NODE && (nd->ncode > CGRT_COND_CODE ||
-                                          nd->nargs > CGRT_COND_OPERANDS)))
-      return invalid(d, "node %s: its description is malformed", nd->name);
-    controls++;
-    g->body_base[v] = next;
-    next += nd->nbodies;
-  }
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    if (is_control(node_kind(&d->nodes[v]))) {
+      controls++;
+      g->body_base[v] = next;
+      next += d->nodes[v].nbodies;
+    }
   g->ngraphs = next;
   g->bodies = xcalloc(next, sizeof *g->bodies);
   g->owner = xcalloc(next, sizeof *g->owner);
@@ -1034,6 +1049,119 @@ static cgrt_status number_graphs(cgrt_graph *g) {
     if (is_control(node_kind(&d->nodes[v])))
       for (uint32_t b = 0; b < d->nodes[v].nbodies; b++)
         g->owner[g->body_base[v] + b] = v;
+  return CGRT_OK;
+}
+
+/* Why a generated table cannot be built: "node x: its description is
+ * malformed: why", or without a node "its description is malformed: why". */
+static cgrt_status malformed(const cgrt_graph_desc *d, const cgrt_node_desc *nd, const char *fmt,
+                             ...) {
+  char why[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  if (nd)
+    return invalid(d, "node %s: its description is malformed: %s", nd->name, why);
+  return invalid(d, "its description is malformed: %s", why);
+}
+
+/* A node's own fields and arguments. */
+static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
+  const cgrt_node_desc *nd = &d->nodes[v];
+  if (!is_node_kind(nd->kind))
+    return malformed(d, nd, "kind %u is no kind of node", nd->kind);
+  if (nd->scope != CGRT_TOP &&
+      (nd->scope >= v || !is_node_kind(d->nodes[nd->scope].kind) ||
+       !is_control(node_kind(&d->nodes[nd->scope])) ||
+       nd->branch >= d->nodes[nd->scope].nbodies))
+    return malformed(d, nd, "its body is not one of an earlier control node");
+  uint32_t least_args = 0;
+  switch (node_kind(nd)) {
+  case KERNEL_NODE:
+    if (nd->kernel >= d->nkernels)
+      return malformed(d, nd, "kernel %u of %u", nd->kernel, d->nkernels);
+    break;
+  case COPY_NODE: least_args = 2; break;
+  case FILL_NODE:
+    if (nd->elem_size != 1 && nd->elem_size != 2 && nd->elem_size != 4 && nd->elem_size != 8)
+      return malformed(d, nd, "elements of %u bytes", nd->elem_size);
+    least_args = 1;
+    break;
+  case WHILE_NODE:
+  case IF_NODE:
+    if (nd->nbodies == 0 || nd->ncode > CGRT_COND_CODE || nd->nargs > CGRT_COND_OPERANDS ||
+        nd->code > d->ncode || nd->ncode > d->ncode - nd->code)
+      return malformed(d, nd, "a condition of %u instructions from %u, %u operands, %u bodies",
+                       nd->ncode, nd->code, nd->nargs, nd->nbodies);
+    break;
+  case SWITCH_NODE:
+    if (nd->nbodies == 0 || nd->ncode != nd->nbodies || nd->code > d->ncases ||
+        nd->ncode > d->ncases - nd->code || nd->default_body >= (int32_t)nd->ncode ||
+        nd->default_body < -1)
+      return malformed(d, nd, "%u bodies, %u cases from %u, default %d", nd->nbodies, nd->ncode,
+                       nd->code, nd->default_body);
+    least_args = 1;
+    break;
+  }
+  if (nd->nargs < least_args)
+    return malformed(d, nd, "%u arguments", nd->nargs);
+  for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
+    const cgrt_arg_desc *a = &d->args[i];
+    if (!is_arg_kind(a->kind))
+      return malformed(d, nd, "argument %u: kind %u is no kind of argument", i - nd->arg, a->kind);
+    switch (arg_kind(a)) {
+    case BUFFER_ARG:
+      if (a->index >= d->nbuffers || !is_buffer_kind(d->buffers[a->index].kind))
+        return malformed(d, nd, "argument %u: buffer %u of %u", i - nd->arg, a->index,
+                         d->nbuffers);
+      break;
+    case SCALAR_PTR_ARG:
+    case SCALAR_VALUE_ARG:
+      if (a->index >= d->nscalars)
+        return malformed(d, nd, "argument %u: scalar %u of %u", i - nd->arg, a->index,
+                         d->nscalars);
+      break;
+    case CONST_ARG: break;
+    }
+  }
+  return CGRT_OK;
+}
+
+/* Checks once, at create, what building relies on and cgc guarantees:
+ * kinds and indices in range, a node's body belonging to an earlier
+ * control node, edges between two nodes of one body (programmatic ones
+ * between kernels), the scalar upload feeding nodes of the top graph, and
+ * at most UINT32_MAX - 1 bodies.  Edges may go backward in the table (a
+ * written edge against the written order); a cycle, which cgc refuses,
+ * fails instantiation. */
+static cgrt_status check_desc(const cgrt_graph_desc *d) {
+  uint64_t bodies = 0;
+  for (uint32_t v = 0; v < d->nnodes; v++) {
+    cgrt_status s = check_node(d, v);
+    if (s != CGRT_OK)
+      return s;
+    if (is_control(node_kind(&d->nodes[v])))
+      bodies += d->nodes[v].nbodies;
+  }
+  if (bodies >= UINT32_MAX)
+    return malformed(d, NULL, "%llu bodies", (unsigned long long)bodies);
+  for (uint32_t i = 0; i < d->nedges; i++) {
+    uint32_t a = d->edges[3 * i], b = d->edges[3 * i + 1];
+    if (a >= d->nnodes || b >= d->nnodes || a == b)
+      return malformed(d, NULL, "edge %u joins node %u to node %u of %u", i, a, b, d->nnodes);
+    const cgrt_node_desc *x = &d->nodes[a], *y = &d->nodes[b];
+    if (x->scope != y->scope || (x->scope != CGRT_TOP && x->branch != y->branch))
+      return malformed(d, NULL, "edge %s -> %s joins two bodies", x->name, y->name);
+    if (d->edges[3 * i + 2] &&
+        (node_kind(x) != KERNEL_NODE || node_kind(y) != KERNEL_NODE))
+      return malformed(d, NULL, "programmatic edge %s => %s is not between kernels", x->name,
+                       y->name);
+  }
+  for (uint32_t i = 0; i < d->nloads; i++)
+    if (d->loads[i] >= d->nnodes || d->nodes[d->loads[i]].scope != CGRT_TOP)
+      return malformed(d, NULL, "the scalar upload precedes node %u of %u, not one at the top",
+                       d->loads[i], d->nnodes);
   return CGRT_OK;
 }
 
@@ -1113,6 +1241,9 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
   if (d->abi != CGRT_ABI)
     return invalid(d, "generated for runtime ABI %d, but this runtime is ABI %d", d->abi,
                    CGRT_ABI);
+  cgrt_status s = check_desc(d);
+  if (s != CGRT_OK)
+    return s;
   cgrt_options o = CGRT_OPTIONS_INIT;
   if (opt)
     o = *opt;
@@ -1124,7 +1255,6 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
       (err = CU(cudaSetDevice(o.device))) != cudaSuccess)
     return fail(d, "cudaSetDevice", err);
   cgrt_graph *g = xcalloc(1, sizeof *g);
-  cgrt_status s;
   if (!g) {
     s = no_memory(d);
   } else {
