@@ -280,7 +280,7 @@ typedef struct NodeParams {
   ParamsType type;
   int condition;                      /* a condition kernel: named so in messages */
   struct cudaKernelNodeParams kernel; /* KERNEL_PARAMS */
-  struct cudaMemsetParams memset;     /* MEMSET_PARAMS */
+  struct cudaMemsetParams memset_node; /* MEMSET_PARAMS */
   void *dst, *src;                    /* COPY_PARAMS */
   size_t bytes;
   cgrt_cond_args cond;                /* cgrt_cond */
@@ -373,11 +373,11 @@ static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p)
     } else {
       unsigned size = nd->elem_size == 8 ? 4 : nd->elem_size;
       p->type = MEMSET_PARAMS;
-      p->memset.dst = dst;
-      p->memset.value = (unsigned)nd->value;
-      p->memset.elementSize = size;
-      p->memset.width = nd->bytes / size;
-      p->memset.height = 1;
+      p->memset_node.dst = dst;
+      p->memset_node.value = (unsigned)nd->value;
+      p->memset_node.elementSize = size;
+      p->memset_node.width = nd->bytes / size;
+      p->memset_node.height = 1;
     }
     break;
   }
@@ -425,7 +425,7 @@ static cgrt_status add_params(cgrt_graph *g, uint32_t v, const NodeParams *p,
     break;
   case MEMSET_PARAMS:
     call = "cudaGraphAddMemsetNode";
-    err = CU(cudaGraphAddMemsetNode(node, graph, deps, ndeps, &p->memset));
+    err = CU(cudaGraphAddMemsetNode(node, graph, deps, ndeps, &p->memset_node));
     break;
   }
   return err == cudaSuccess ? CGRT_OK : fail_node(g->d, &g->d->nodes[v], call, err);
@@ -449,7 +449,7 @@ static cgrt_status set_params(cgrt_graph *g, uint32_t v, const NodeParams *p,
     break;
   case MEMSET_PARAMS:
     call = "cudaGraphExecMemsetNodeSetParams";
-    err = CU(cudaGraphExecMemsetNodeSetParams(g->exec, node, &p->memset));
+    err = CU(cudaGraphExecMemsetNodeSetParams(g->exec, node, &p->memset_node));
     break;
   }
   return err == cudaSuccess ? CGRT_OK : fail_node(g->d, &g->d->nodes[v], call, err);
@@ -1066,14 +1066,14 @@ static cgrt_status malformed(const cgrt_graph_desc *d, const cgrt_node_desc *nd,
   return invalid(d, "its description is malformed: %s", why);
 }
 
-/* A node's own fields and arguments. */
+/* A node's own fields and arguments; the nodes before it and the buffers
+ * are checked. */
 static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
   const cgrt_node_desc *nd = &d->nodes[v];
   if (!is_node_kind(nd->kind))
     return malformed(d, nd, "kind %u is no kind of node", nd->kind);
   if (nd->scope != CGRT_TOP &&
-      (nd->scope >= v || !is_node_kind(d->nodes[nd->scope].kind) ||
-       !is_control(node_kind(&d->nodes[nd->scope])) ||
+      (nd->scope >= v || !is_control(node_kind(&d->nodes[nd->scope])) ||
        nd->branch >= d->nodes[nd->scope].nbodies))
     return malformed(d, nd, "its body is not one of an earlier control node");
   uint32_t least_args = 0;
@@ -1112,7 +1112,7 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
       return malformed(d, nd, "argument %u: kind %u is no kind of argument", i - nd->arg, a->kind);
     switch (arg_kind(a)) {
     case BUFFER_ARG:
-      if (a->index >= d->nbuffers || !is_buffer_kind(d->buffers[a->index].kind))
+      if (a->index >= d->nbuffers)
         return malformed(d, nd, "argument %u: buffer %u of %u", i - nd->arg, a->index,
                          d->nbuffers);
       break;
@@ -1136,6 +1136,10 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
  * written edge against the written order); a cycle, which cgc refuses,
  * fails instantiation. */
 static cgrt_status check_desc(const cgrt_graph_desc *d) {
+  for (uint32_t i = 0; i < d->nbuffers; i++)
+    if (!is_buffer_kind(d->buffers[i].kind))
+      return malformed(d, NULL, "buffer %s: kind %u is no kind of buffer", d->buffers[i].name,
+                       d->buffers[i].kind);
   uint64_t bodies = 0;
   for (uint32_t v = 0; v < d->nnodes; v++) {
     cgrt_status s = check_node(d, v);

@@ -146,6 +146,11 @@ int main(void) {
   expect_refused(&t, "an unknown argument kind", "argument 2: kind 7 is no kind of argument");
 
   table_init(&t);
+  t.buffers[0].kind = 4;
+  expect_refused(&t, "an unknown buffer kind",
+                 "its description is malformed: buffer x: kind 4 is no kind of buffer");
+
+  table_init(&t);
   t.args[0].index = 1;
   expect_refused(&t, "a buffer out of range", "argument 0: buffer 1 of 1");
 
