@@ -278,14 +278,14 @@ typedef enum ParamsType { KERNEL_PARAMS, COPY_PARAMS, MEMSET_PARAMS } ParamsType
  * goes out of scope (CUDA copies the values when it adds or updates). */
 typedef struct NodeParams {
   ParamsType type;
-  int condition;                      /* a condition kernel: named so in messages */
-  struct cudaKernelNodeParams kernel; /* KERNEL_PARAMS */
+  int condition;                       /* a condition kernel: named so in messages */
+  struct cudaKernelNodeParams kernel;  /* KERNEL_PARAMS */
   struct cudaMemsetParams memset_node; /* MEMSET_PARAMS */
-  void *dst, *src;                    /* COPY_PARAMS */
+  void *dst, *src;                     /* COPY_PARAMS */
   size_t bytes;
-  cgrt_cond_args cond;                /* cgrt_cond */
-  uint64_t fill[3];                   /* cgrt_fill64: dst, value, count */
-  uint64_t slot, table;               /* cgrt_switch */
+  cgrt_cond_args cond;  /* cgrt_cond */
+  uint64_t fill[3];     /* cgrt_fill64: dst, value, count */
+  uint64_t slot, table; /* cgrt_switch */
   unsigned selector_type, ncases, fallback;
   void *ptrs[6];
 } NodeParams;
@@ -408,9 +408,8 @@ static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p)
 }
 
 /* Adds a node with parameters p for node v to `graph` after `deps`. */
-static cgrt_status add_params(cgrt_graph *g, uint32_t v, const NodeParams *p,
-                              cudaGraphNode_t *node, cudaGraph_t graph,
-                              const cudaGraphNode_t *deps, size_t ndeps) {
+static cgrt_status add_params(cgrt_graph *g, uint32_t v, const NodeParams *p, cudaGraphNode_t *node,
+                              cudaGraph_t graph, const cudaGraphNode_t *deps, size_t ndeps) {
   cudaError_t err = cudaSuccess;
   const char *call = "";
   switch (p->type) {
@@ -532,7 +531,7 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     const cgrt_node_desc *nd = &d->nodes[v];
     g->extra_at[v] = g->extra_bytes;
     switch (node_kind(nd)) {
-    case WHILE_NODE: g->extra_bytes += nd->bytes ? 8 : 0; break; /* the iteration counter */
+    case WHILE_NODE: g->extra_bytes += nd->bytes ? 8 : 0; break;         /* the iteration counter */
     case SWITCH_NODE: g->extra_bytes += 16 * (uint64_t)nd->ncode; break; /* the case table */
     case KERNEL_NODE:
     case COPY_NODE:
@@ -721,7 +720,10 @@ static cgrt_status index_uses(cgrt_graph *g) {
 static cgrt_status add_loader(cgrt_graph *g, cudaGraph_t graph, const cudaGraphNode_t *deps,
                               size_t ndeps) {
   const cgrt_graph_desc *d = g->d;
-  uint64_t args[6] = {(uint64_t)(uintptr_t)g->ring, RING, g->words, d->nscalars,
+  uint64_t args[6] = {(uint64_t)(uintptr_t)g->ring,
+                      RING,
+                      g->words,
+                      d->nscalars,
                       (uint64_t)(uintptr_t)(g->dmem + g->counter),
                       (uint64_t)(uintptr_t)(g->dmem + g->slots)};
   void *ptrs[6];
@@ -744,8 +746,8 @@ static cgrt_status set_attributes(cgrt_graph *g, uint32_t v) {
   if (nd->has_priority) {
     memset(&a, 0, sizeof a);
     a.priority = nd->priority;
-    if ((err = CU(cudaGraphKernelNodeSetAttribute(g->nodes[v], cudaLaunchAttributePriority,
-                                                  &a))) != cudaSuccess)
+    if ((err = CU(cudaGraphKernelNodeSetAttribute(g->nodes[v], cudaLaunchAttributePriority, &a))) !=
+        cudaSuccess)
       return fail_node(g->d, nd, "cudaGraphKernelNodeSetAttribute", err);
   }
   if (nd->has_cluster) {
@@ -753,8 +755,8 @@ static cgrt_status set_attributes(cgrt_graph *g, uint32_t v) {
     a.clusterDim.x = nd->cluster[0];
     a.clusterDim.y = nd->cluster[1];
     a.clusterDim.z = nd->cluster[2];
-    if ((err = CU(cudaGraphKernelNodeSetAttribute(
-             g->nodes[v], cudaLaunchAttributeClusterDimension, &a))) != cudaSuccess)
+    if ((err = CU(cudaGraphKernelNodeSetAttribute(g->nodes[v], cudaLaunchAttributeClusterDimension,
+                                                  &a))) != cudaSuccess)
       return fail_node(g->d, nd, "cudaGraphKernelNodeSetAttribute", err);
   }
   return CGRT_OK;
@@ -1072,9 +1074,8 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
   const cgrt_node_desc *nd = &d->nodes[v];
   if (!is_node_kind(nd->kind))
     return malformed(d, nd, "kind %u is no kind of node", nd->kind);
-  if (nd->scope != CGRT_TOP &&
-      (nd->scope >= v || !is_control(node_kind(&d->nodes[nd->scope])) ||
-       nd->branch >= d->nodes[nd->scope].nbodies))
+  if (nd->scope != CGRT_TOP && (nd->scope >= v || !is_control(node_kind(&d->nodes[nd->scope])) ||
+                                nd->branch >= d->nodes[nd->scope].nbodies))
     return malformed(d, nd, "its body is not one of an earlier control node");
   uint32_t least_args = 0;
   switch (node_kind(nd)) {
@@ -1113,14 +1114,12 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
     switch (arg_kind(a)) {
     case BUFFER_ARG:
       if (a->index >= d->nbuffers)
-        return malformed(d, nd, "argument %u: buffer %u of %u", i - nd->arg, a->index,
-                         d->nbuffers);
+        return malformed(d, nd, "argument %u: buffer %u of %u", i - nd->arg, a->index, d->nbuffers);
       break;
     case SCALAR_PTR_ARG:
     case SCALAR_VALUE_ARG:
       if (a->index >= d->nscalars)
-        return malformed(d, nd, "argument %u: scalar %u of %u", i - nd->arg, a->index,
-                         d->nscalars);
+        return malformed(d, nd, "argument %u: scalar %u of %u", i - nd->arg, a->index, d->nscalars);
       break;
     case CONST_ARG: break;
     }
@@ -1157,8 +1156,7 @@ static cgrt_status check_desc(const cgrt_graph_desc *d) {
     const cgrt_node_desc *x = &d->nodes[a], *y = &d->nodes[b];
     if (x->scope != y->scope || (x->scope != CGRT_TOP && x->branch != y->branch))
       return malformed(d, NULL, "edge %s -> %s joins two bodies", x->name, y->name);
-    if (d->edges[3 * i + 2] &&
-        (node_kind(x) != KERNEL_NODE || node_kind(y) != KERNEL_NODE))
+    if (d->edges[3 * i + 2] && (node_kind(x) != KERNEL_NODE || node_kind(y) != KERNEL_NODE))
       return malformed(d, NULL, "programmatic edge %s => %s is not between kernels", x->name,
                        y->name);
   }

@@ -185,8 +185,8 @@ static void test_create_faults(void) {
     EXPECT(g == NULL, "call %ld: *out was left set", k);
     EXPECT(cgrt_test_live() == live0, "call %ld: %ld resources still held", k,
            cgrt_test_live() - live0);
-    EXPECT(cgrt_test_bytes() == bytes0, "call %ld: %lld bytes of device and pinned memory kept",
-           k, cgrt_test_bytes() - bytes0);
+    EXPECT(cgrt_test_bytes() == bytes0, "call %ld: %lld bytes of device and pinned memory kept", k,
+           cgrt_test_bytes() - bytes0);
     EXPECT(strstr(cgrt_last_error(), "control.cgraph") &&
                strstr(cgrt_last_error(), "cudaErrorMemoryAllocation"),
            "call %ld: message %s", k, cgrt_last_error());

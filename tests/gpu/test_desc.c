@@ -69,9 +69,10 @@ static void table_init(Table *t) {
   t->kernels[0] = kernel_stub;
   t->kernel_names[0] = "kernel";
   t->cases[0] = 3;
-  t->desc = (cgrt_graph_desc){CGRT_ABI, "g", "t.cgraph", 1, 1, NODES, EDGES, 1, 1, 0, 2,
-                              t->buffers, t->scalars, t->nodes, t->args, t->edges, t->loads,
-                              t->kernels, t->kernel_names, NULL, t->cases};
+  t->desc = (cgrt_graph_desc){CGRT_ABI,        "g",      "t.cgraph", 1,        1,        NODES,
+                              EDGES,           1,        1,          0,        2,        t->buffers,
+                              t->scalars,      t->nodes, t->args,    t->edges, t->loads, t->kernels,
+                              t->kernel_names, NULL,     t->cases};
 }
 
 /* create must refuse t with a message containing `want`. */
@@ -116,7 +117,8 @@ int main(void) {
 
   table_init(&t);
   t.nodes[1].kernel = 1;
-  expect_refused(&t, "a kernel out of range", "node k1: its description is malformed: kernel 1 of 1");
+  expect_refused(&t, "a kernel out of range",
+                 "node k1: its description is malformed: kernel 1 of 1");
 
   table_init(&t);
   t.nodes[3].scope = 3;

@@ -17,17 +17,17 @@ enum { THREADS = 8, ITERATIONS = 50, LAUNCHES = 8 };
 typedef struct Worker {
   pthread_t thread;
   uint64_t rng;
-  long calls;         /* CUDA calls this thread made */
+  long calls; /* CUDA calls this thread made */
   int checks, failures;
-  char first[512];    /* the first failure */
+  char first[512]; /* the first failure */
 } Worker;
 
 /* A check in a worker: counted in the worker, reported by main. */
-#define WEXPECT(w, cond, ...)                                                              \
-  do {                                                                                     \
-    (w)->checks++;                                                                         \
-    if (!(cond) && !(w)->failures++)                                                       \
-      snprintf((w)->first, sizeof (w)->first, __VA_ARGS__);                                \
+#define WEXPECT(w, cond, ...)                                                                      \
+  do {                                                                                             \
+    (w)->checks++;                                                                                 \
+    if (!(cond) && !(w)->failures++)                                                               \
+      snprintf((w)->first, sizeof(w)->first, __VA_ARGS__);                                         \
   } while (0)
 
 static uint32_t next_u32(Worker *w) {
