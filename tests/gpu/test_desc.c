@@ -69,10 +69,25 @@ static void table_init(Table *t) {
   t->kernels[0] = kernel_stub;
   t->kernel_names[0] = "kernel";
   t->cases[0] = 3;
-  t->desc = (cgrt_graph_desc){CGRT_ABI,        "g",      "t.cgraph", 1,        1,        NODES,
-                              EDGES,           1,        1,          0,        2,        t->buffers,
-                              t->scalars,      t->nodes, t->args,    t->edges, t->loads, t->kernels,
-                              t->kernel_names, NULL,     t->cases};
+  t->desc = (cgrt_graph_desc){.abi = CGRT_ABI,
+                              .name = "g",
+                              .source = "t.cgraph",
+                              .nbuffers = 1,
+                              .nscalars = 1,
+                              .nnodes = NODES,
+                              .nedges = EDGES,
+                              .nkernels = 1,
+                              .nloads = 1,
+                              .ncases = 2,
+                              .buffers = t->buffers,
+                              .scalars = t->scalars,
+                              .nodes = t->nodes,
+                              .args = t->args,
+                              .edges = t->edges,
+                              .loads = t->loads,
+                              .kernels = t->kernels,
+                              .kernel_names = t->kernel_names,
+                              .cases = t->cases};
 }
 
 /* create must refuse t with a message containing `want`. */
