@@ -19,6 +19,7 @@
 #include "cgrt_testing.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,93 @@ enum {
   BIG_SMEM = 48 * 1024,
   ENTRY_ROOTS = 2   /* entry nodes from which a graph gets a single entry kernel */
 };
+
+/* cgrt.h's kinds as types, so that -Wswitch (in -Wall) names every switch
+ * that a new kind must join: the switches over them have no default. */
+typedef enum NodeKind {
+  KERNEL_NODE = CGRT_KERNEL_NODE,
+  COPY_NODE = CGRT_COPY_NODE,
+  FILL_NODE = CGRT_FILL_NODE,
+  WHILE_NODE = CGRT_WHILE_NODE,
+  IF_NODE = CGRT_IF_NODE,
+  SWITCH_NODE = CGRT_SWITCH_NODE
+} NodeKind;
+
+typedef enum BufferKind {
+  DEVICE_BUFFER = CGRT_DEVICE,
+  EXTERN_BUFFER = CGRT_EXTERN,
+  HOST_BUFFER = CGRT_HOST,
+  EXTERN_HOST_BUFFER = CGRT_EXTERN_HOST
+} BufferKind;
+
+typedef enum ArgKind {
+  BUFFER_ARG = CGRT_ARG_BUFFER,
+  SCALAR_PTR_ARG = CGRT_ARG_SCALAR_PTR,
+  SCALAR_VALUE_ARG = CGRT_ARG_SCALAR_VALUE,
+  CONST_ARG = CGRT_ARG_CONST
+} ArgKind;
+
+static NodeKind node_kind(const cgrt_node_desc *nd) { return (NodeKind)nd->kind; }
+static BufferKind buffer_kind(const cgrt_buffer_desc *b) { return (BufferKind)b->kind; }
+static ArgKind arg_kind(const cgrt_arg_desc *a) { return (ArgKind)a->kind; }
+
+/* Whether a table's byte names a kind. */
+static int is_node_kind(uint8_t kind) {
+  switch ((NodeKind)kind) {
+  case KERNEL_NODE:
+  case COPY_NODE:
+  case FILL_NODE:
+  case WHILE_NODE:
+  case IF_NODE:
+  case SWITCH_NODE: return 1;
+  }
+  return 0;
+}
+
+static int is_buffer_kind(uint8_t kind) {
+  switch ((BufferKind)kind) {
+  case DEVICE_BUFFER:
+  case EXTERN_BUFFER:
+  case HOST_BUFFER:
+  case EXTERN_HOST_BUFFER: return 1;
+  }
+  return 0;
+}
+
+static int is_arg_kind(uint8_t kind) {
+  switch ((ArgKind)kind) {
+  case BUFFER_ARG:
+  case SCALAR_PTR_ARG:
+  case SCALAR_VALUE_ARG:
+  case CONST_ARG: return 1;
+  }
+  return 0;
+}
+
+/* A while, if or switch: a conditional node, its handle and the kernels
+ * that evaluate its condition. */
+static int is_control(NodeKind kind) {
+  switch (kind) {
+  case KERNEL_NODE:
+  case COPY_NODE:
+  case FILL_NODE: return 0;
+  case WHILE_NODE:
+  case IF_NODE:
+  case SWITCH_NODE: return 1;
+  }
+  return 0;
+}
+
+/* Passed in by the caller, so bound at create and rebound by bind. */
+static int is_extern(BufferKind kind) {
+  switch (kind) {
+  case DEVICE_BUFFER:
+  case HOST_BUFFER: return 0;
+  case EXTERN_BUFFER:
+  case EXTERN_HOST_BUFFER: return 1;
+  }
+  return 0;
+}
 
 /* The runtime's kernels (cgrt_kernels.cu); only their addresses are used. */
 extern void cgrt_load_scalars(void);
@@ -47,6 +135,7 @@ struct cgrt_graph {
   unsigned char *hmem;    /* owned host buffers, then 8 bytes for get */
   uint64_t *ring;         /* mapped pinned host memory */
   unsigned char *scratch; /* 8 bytes of pinned host memory for get */
+  uint64_t dmem_bytes, hmem_bytes, ring_bytes;
   unsigned char **base;   /* per buffer */
   uint64_t slots;         /* offset of the scalar slots in dmem */
   uint64_t counter;       /* offset of the launch counter in dmem */
@@ -60,8 +149,6 @@ struct cgrt_graph {
   int any_value_dirty;
   uint64_t *params;       /* per argument: its value as a kernel parameter */
   void **param_ptrs;      /* per argument: &params[i] */
-  uint64_t *fill_params;  /* per node: cgrt_fill64's three arguments */
-  void **fill_ptrs;
   uint32_t *use_start, *use; /* per buffer and scalar: the nodes that use it */
   cudaGraph_t graph;
   cudaGraphExec_t exec;
@@ -75,8 +162,6 @@ struct cgrt_graph {
   uint32_t *owner;         /* per graph but the top: its control node */
   uint32_t ngraphs;
   cudaGraphNode_t loader;
-  uint64_t load_params[6];
-  void *load_ptrs[6];
   cudaEvent_t events[RING_EVENTS];
   uint64_t launches;
   cudaStream_t last_stream;
@@ -85,27 +170,42 @@ struct cgrt_graph {
 
 /* ---- errors, accounting and the fault hook ---- */
 
+/* Graphs are created, launched and destroyed from many threads at once, so
+ * nothing here is a plain shared variable: the message, the call count and
+ * the fault hook belong to each thread (a test fails "the k-th call" of
+ * the thread that asked), and what the runtime holds is counted in
+ * atomics (relaxed: they are counters, ordering nothing). */
 static _Thread_local char last_error[1024];
-static long calls, fail_at, live;
+static _Thread_local long calls, fail_at;
+static atomic_long live;
+static atomic_llong held_bytes;
 
 const char *cgrt_last_error(void) { return last_error; }
 void cgrt_test_fail_call(long k) { fail_at = k > 0 ? calls + k : 0; }
 long cgrt_test_calls(void) { return calls; }
-long cgrt_test_live(void) { return live; }
+long cgrt_test_live(void) { return atomic_load_explicit(&live, memory_order_relaxed); }
+long long cgrt_test_bytes(void) { return atomic_load_explicit(&held_bytes, memory_order_relaxed); }
 
 /* Every CUDA call goes through this, so the fault hook reaches it. */
 #define CU(call) (++calls == fail_at ? cudaErrorMemoryAllocation : (call))
 
+/* A resource taken (+1) or given back (-1), with its bytes of device or
+ * pinned host memory. */
+static void account(long n, uint64_t bytes) {
+  atomic_fetch_add_explicit(&live, n, memory_order_relaxed);
+  atomic_fetch_add_explicit(&held_bytes, n * (long long)bytes, memory_order_relaxed);
+}
+
 static void *xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size ? size : 1);
   if (p)
-    live++;
+    account(1, 0);
   return p;
 }
 
 static void xfree(void *p) {
   if (p) {
-    live--;
+    account(-1, 0);
     free(p);
   }
 }
@@ -153,42 +253,13 @@ static const void *kernel_address(cgrt_kernel k) {
   return p;
 }
 
-/* ---- arguments ---- */
+/* ---- node parameters ---- */
 
+/* A buffer argument's or a scalar slot's device address. */
 static void *arg_pointer(const cgrt_graph *g, const cgrt_arg_desc *a) {
-  if (a->kind == CGRT_ARG_BUFFER)
+  if (arg_kind(a) == BUFFER_ARG)
     return g->base[a->index] + a->value;
-  return g->dmem + g->slots + 8 * (uint64_t)a->index; /* CGRT_ARG_SCALAR_PTR */
-}
-
-/* Fills in node n's kernel parameters from the current bindings and values. */
-static void **node_params(cgrt_graph *g, uint32_t n) {
-  const cgrt_node_desc *nd = &g->d->nodes[n];
-  for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
-    const cgrt_arg_desc *a = &g->d->args[i];
-    switch (a->kind) {
-    case CGRT_ARG_BUFFER:
-    case CGRT_ARG_SCALAR_PTR: {
-      void *p = arg_pointer(g, a);
-      memcpy(&g->params[i], &p, sizeof p);
-      break;
-    }
-    case CGRT_ARG_SCALAR_VALUE: g->params[i] = g->values[a->index]; break;
-    default: g->params[i] = a->value; break;
-    }
-  }
-  return &g->param_ptrs[nd->arg];
-}
-
-static struct cudaKernelNodeParams kernel_params(cgrt_graph *g, uint32_t n) {
-  const cgrt_node_desc *nd = &g->d->nodes[n];
-  struct cudaKernelNodeParams p = {0};
-  p.func = (void *)kernel_address(g->d->kernels[nd->kernel]);
-  p.gridDim = (dim3){nd->grid[0], nd->grid[1], nd->grid[2]};
-  p.blockDim = (dim3){nd->block[0], nd->block[1], nd->block[2]};
-  p.sharedMemBytes = nd->smem;
-  p.kernelParams = node_params(g, n);
-  return p;
+  return g->dmem + g->slots + 8 * (uint64_t)a->index; /* SCALAR_PTR_ARG */
 }
 
 /* A fill of 8-byte elements with differing halves runs cgrt_fill64. */
@@ -196,43 +267,55 @@ static int fill_needs_kernel(const cgrt_node_desc *nd) {
   return nd->elem_size == 8 && (uint32_t)nd->value != (uint32_t)(nd->value >> 32);
 }
 
-static struct cudaMemsetParams memset_params(cgrt_graph *g, uint32_t n) {
-  const cgrt_node_desc *nd = &g->d->nodes[n];
-  struct cudaMemsetParams p = {0};
-  unsigned size = nd->elem_size == 8 ? 4 : nd->elem_size;
-  p.dst = arg_pointer(g, &g->d->args[nd->arg]);
-  p.value = (unsigned)nd->value;
-  p.elementSize = size;
-  p.width = nd->bytes / size;
-  p.height = 1;
-  return p;
+typedef enum ParamsType { KERNEL_PARAMS, COPY_PARAMS, MEMSET_PARAMS } ParamsType;
+
+/* What CUDA is given for a node, or for one of a control node's condition
+ * kernels, from the current bindings and scalar values.  node_params is
+ * the one place that builds it, for adding the node at create and for
+ * updating it in the executable graph (bind, a scalar passed by value).
+ * The runtime's own kernels' parameters live inside it, where
+ * kernel.kernelParams points: it is filled in place and used before it
+ * goes out of scope (CUDA copies the values when it adds or updates). */
+typedef struct NodeParams {
+  ParamsType type;
+  int condition;                       /* a condition kernel: named so in messages */
+  struct cudaKernelNodeParams kernel;  /* KERNEL_PARAMS */
+  struct cudaMemsetParams memset_node; /* MEMSET_PARAMS */
+  void *dst, *src;                     /* COPY_PARAMS */
+  size_t bytes;
+  cgrt_cond_args cond;  /* cgrt_cond */
+  uint64_t fill[3];     /* cgrt_fill64: dst, value, count */
+  uint64_t slot, table; /* cgrt_switch */
+  unsigned selector_type, ncases, fallback;
+  void *ptrs[6];
+} NodeParams;
+
+/* A user kernel's parameters: g->params, one a node argument. */
+static void **kernel_args(cgrt_graph *g, const cgrt_node_desc *nd) {
+  for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
+    const cgrt_arg_desc *a = &g->d->args[i];
+    switch (arg_kind(a)) {
+    case BUFFER_ARG:
+    case SCALAR_PTR_ARG: {
+      void *p = arg_pointer(g, a);
+      memcpy(&g->params[i], &p, sizeof p);
+      break;
+    }
+    case SCALAR_VALUE_ARG: g->params[i] = g->values[a->index]; break;
+    case CONST_ARG: g->params[i] = a->value; break;
+    }
+  }
+  return &g->param_ptrs[nd->arg];
 }
 
-static struct cudaKernelNodeParams fill64_params(cgrt_graph *g, uint32_t n) {
-  const cgrt_node_desc *nd = &g->d->nodes[n];
-  void *dst = arg_pointer(g, &g->d->args[nd->arg]);
-  uint64_t count = nd->bytes / 8, blocks = (count + 255) / 256;
-  memcpy(&g->fill_params[3 * n], &dst, sizeof dst);
-  g->fill_params[3 * n + 1] = nd->value;
-  g->fill_params[3 * n + 2] = count;
-  struct cudaKernelNodeParams p = {0};
-  p.func = (void *)kernel_address(cgrt_fill64);
-  p.gridDim = (dim3){(unsigned)(blocks < 1024 ? blocks : 1024), 1, 1};
-  p.blockDim = (dim3){256, 1, 1};
-  p.kernelParams = &g->fill_ptrs[3 * n];
-  return p;
-}
-
-/* ---- conditions ---- */
-
-/* The condition kernel's argument for control node v (while, if): its
- * operands' addresses from the current bindings. */
+/* The argument of cgrt_cond for control node v (while, if): its operands'
+ * addresses from the current bindings. */
 static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_args *a) {
   const cgrt_node_desc *nd = &g->d->nodes[v];
   memset(a, 0, sizeof *a);
   for (uint32_t i = 0; i < nd->nargs && i < CGRT_COND_OPERANDS; i++) {
     const cgrt_arg_desc *arg = &g->d->args[nd->arg + i];
-    if (arg->kind == CGRT_ARG_CONST) {
+    if (arg_kind(arg) == CONST_ARG) {
       a->operand[i] = arg->value;
       a->imm |= 1u << i;
     } else {
@@ -243,49 +326,135 @@ static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_
     a->code[i] = g->d->code[nd->code + i];
   a->ncode = nd->ncode;
   a->step = step;
-  if (nd->kind == CGRT_WHILE_NODE && nd->bytes) {
+  if (node_kind(nd) == WHILE_NODE && nd->bytes) {
     a->max = nd->bytes;
     a->counter = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
   }
 }
 
-/* The kernel that evaluates control node v's condition (step 0: before the
- * node; 1: at the end of a while's body).  `args` must live until the
- * parameters are copied. */
-typedef struct EvalArgs {
-  cgrt_cond_args cond;
-  uint64_t slot, table;
-  unsigned type, ncases, fallback;
-  void *ptrs[6];
-} EvalArgs;
-
-static struct cudaKernelNodeParams eval_params(const cgrt_graph *g, uint32_t v, unsigned step,
-                                               EvalArgs *e) {
-  const cgrt_node_desc *nd = &g->d->nodes[v];
-  struct cudaKernelNodeParams p = {0};
-  p.gridDim = (dim3){1, 1, 1};
-  p.blockDim = (dim3){1, 1, 1};
-  p.kernelParams = e->ptrs;
-  e->ptrs[0] = &g->handles[v];
-  if (nd->kind == CGRT_SWITCH_NODE) {
-    e->slot = (uint64_t)(uintptr_t)arg_pointer(g, &g->d->args[nd->arg]);
-    e->type = nd->selector_type;
-    e->table = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
-    e->ncases = nd->ncode - (nd->default_body >= 0);
-    e->fallback = nd->default_body >= 0 ? (unsigned)nd->default_body : nd->ncode;
-    e->ptrs[1] = &e->slot;
-    e->ptrs[2] = &e->type;
-    e->ptrs[3] = &e->table;
-    e->ptrs[4] = &e->ncases;
-    e->ptrs[5] = &e->fallback;
-    p.func = (void *)kernel_address(cgrt_switch);
-  } else {
-    cond_args(g, v, step, &e->cond);
-    e->ptrs[1] = &e->cond;
-    p.func = (void *)kernel_address(cgrt_cond);
-  }
-  return p;
+static void runtime_kernel(NodeParams *p, cgrt_kernel k, unsigned grid, unsigned block) {
+  p->type = KERNEL_PARAMS;
+  p->kernel.func = (void *)kernel_address(k);
+  p->kernel.gridDim = (dim3){grid, 1, 1};
+  p->kernel.blockDim = (dim3){block, 1, 1};
+  p->kernel.kernelParams = p->ptrs;
 }
+
+/* Node v's parameters; for a control node, those of its condition kernel
+ * before the node (step 0) or at the end of a while's body (step 1). */
+static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p) {
+  const cgrt_node_desc *nd = &g->d->nodes[v];
+  memset(p, 0, sizeof *p);
+  switch (node_kind(nd)) {
+  case KERNEL_NODE:
+    p->type = KERNEL_PARAMS;
+    p->kernel.func = (void *)kernel_address(g->d->kernels[nd->kernel]);
+    p->kernel.gridDim = (dim3){nd->grid[0], nd->grid[1], nd->grid[2]};
+    p->kernel.blockDim = (dim3){nd->block[0], nd->block[1], nd->block[2]};
+    p->kernel.sharedMemBytes = nd->smem;
+    p->kernel.kernelParams = kernel_args(g, nd);
+    break;
+  case COPY_NODE:
+    p->type = COPY_PARAMS;
+    p->dst = arg_pointer(g, &g->d->args[nd->arg]);
+    p->src = arg_pointer(g, &g->d->args[nd->arg + 1]);
+    p->bytes = nd->bytes;
+    break;
+  case FILL_NODE: {
+    void *dst = arg_pointer(g, &g->d->args[nd->arg]);
+    if (fill_needs_kernel(nd)) {
+      uint64_t count = nd->bytes / 8, blocks = (count + 255) / 256;
+      runtime_kernel(p, cgrt_fill64, (unsigned)(blocks < 1024 ? blocks : 1024), 256);
+      p->fill[0] = (uint64_t)(uintptr_t)dst;
+      p->fill[1] = nd->value;
+      p->fill[2] = count;
+      for (int i = 0; i < 3; i++)
+        p->ptrs[i] = &p->fill[i];
+    } else {
+      unsigned size = nd->elem_size == 8 ? 4 : nd->elem_size;
+      p->type = MEMSET_PARAMS;
+      p->memset_node.dst = dst;
+      p->memset_node.value = (unsigned)nd->value;
+      p->memset_node.elementSize = size;
+      p->memset_node.width = nd->bytes / size;
+      p->memset_node.height = 1;
+    }
+    break;
+  }
+  case WHILE_NODE:
+  case IF_NODE:
+    runtime_kernel(p, cgrt_cond, 1, 1);
+    p->condition = 1;
+    cond_args(g, v, step, &p->cond);
+    p->ptrs[0] = &g->handles[v];
+    p->ptrs[1] = &p->cond;
+    break;
+  case SWITCH_NODE:
+    runtime_kernel(p, cgrt_switch, 1, 1);
+    p->condition = 1;
+    p->slot = (uint64_t)(uintptr_t)arg_pointer(g, &g->d->args[nd->arg]);
+    p->selector_type = nd->selector_type;
+    p->table = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
+    p->ncases = nd->ncode - (nd->default_body >= 0);
+    p->fallback = nd->default_body >= 0 ? (unsigned)nd->default_body : nd->ncode;
+    p->ptrs[0] = &g->handles[v];
+    p->ptrs[1] = &p->slot;
+    p->ptrs[2] = &p->selector_type;
+    p->ptrs[3] = &p->table;
+    p->ptrs[4] = &p->ncases;
+    p->ptrs[5] = &p->fallback;
+    break;
+  }
+}
+
+/* Adds a node with parameters p for node v to `graph` after `deps`. */
+static cgrt_status add_params(cgrt_graph *g, uint32_t v, const NodeParams *p, cudaGraphNode_t *node,
+                              cudaGraph_t graph, const cudaGraphNode_t *deps, size_t ndeps) {
+  cudaError_t err = cudaSuccess;
+  const char *call = "";
+  switch (p->type) {
+  case KERNEL_PARAMS:
+    call = p->condition ? "cudaGraphAddKernelNode (condition)" : "cudaGraphAddKernelNode";
+    err = CU(cudaGraphAddKernelNode(node, graph, deps, ndeps, &p->kernel));
+    break;
+  case COPY_PARAMS:
+    call = "cudaGraphAddMemcpyNode1D";
+    err = CU(cudaGraphAddMemcpyNode1D(node, graph, deps, ndeps, p->dst, p->src, p->bytes,
+                                      cudaMemcpyDefault));
+    break;
+  case MEMSET_PARAMS:
+    call = "cudaGraphAddMemsetNode";
+    err = CU(cudaGraphAddMemsetNode(node, graph, deps, ndeps, &p->memset_node));
+    break;
+  }
+  return err == cudaSuccess ? CGRT_OK : fail_node(g->d, &g->d->nodes[v], call, err);
+}
+
+/* Gives `node`, of node v, parameters p in the executable graph. */
+static cgrt_status set_params(cgrt_graph *g, uint32_t v, const NodeParams *p,
+                              cudaGraphNode_t node) {
+  cudaError_t err = cudaSuccess;
+  const char *call = "";
+  switch (p->type) {
+  case KERNEL_PARAMS:
+    call = p->condition ? "cudaGraphExecKernelNodeSetParams (condition)"
+                        : "cudaGraphExecKernelNodeSetParams";
+    err = CU(cudaGraphExecKernelNodeSetParams(g->exec, node, &p->kernel));
+    break;
+  case COPY_PARAMS:
+    call = "cudaGraphExecMemcpyNodeSetParams1D";
+    err = CU(cudaGraphExecMemcpyNodeSetParams1D(g->exec, node, p->dst, p->src, p->bytes,
+                                                cudaMemcpyDefault));
+    break;
+  case MEMSET_PARAMS:
+    call = "cudaGraphExecMemsetNodeSetParams";
+    err = CU(cudaGraphExecMemsetNodeSetParams(g->exec, node, &p->memset_node));
+    break;
+  }
+  return err == cudaSuccess ? CGRT_OK : fail_node(g->d, &g->d->nodes[v], call, err);
+}
+
+/* ---- conditions ---- */
 
 /* Adds control node v's condition kernel (step 0: before the node; 1: at
  * the end of a while's body) after `deps`.  The edges are full ones: with
@@ -294,18 +463,15 @@ static struct cudaKernelNodeParams eval_params(const cgrt_graph *g, uint32_t v, 
  * with cudaErrorLaunchFailure on another of the same driver. */
 static cgrt_status add_eval(cgrt_graph *g, uint32_t v, unsigned step, cudaGraph_t graph,
                             const cudaGraphNode_t *deps, size_t ndeps) {
-  const cgrt_graph_desc *d = g->d;
-  EvalArgs e;
-  struct cudaKernelNodeParams p = eval_params(g, v, step, &e);
-  cudaError_t err = CU(cudaGraphAddKernelNode(&g->evals[2 * v + step], graph, deps, ndeps, &p));
-  return err == cudaSuccess ? CGRT_OK
-                            : fail_node(d, &d->nodes[v], "cudaGraphAddKernelNode (condition)", err);
+  NodeParams p;
+  node_params(g, v, step, &p);
+  return add_params(g, v, &p, &g->evals[2 * v + step], graph, deps, ndeps);
 }
 
 /* A control node: its handle in the graph that holds it, the kernel that
  * sets it, then the conditional node with its bodies. */
-static cgrt_status add_control(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
-                               const cudaGraphNode_t *deps, size_t ndeps) {
+static cgrt_status add_control(cgrt_graph *g, uint32_t v, enum cudaGraphConditionalNodeType type,
+                               cudaGraph_t graph, const cudaGraphNode_t *deps, size_t ndeps) {
   const cgrt_graph_desc *d = g->d;
   const cgrt_node_desc *nd = &d->nodes[v];
   cudaError_t err;
@@ -318,9 +484,7 @@ static cgrt_status add_control(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
   memset(&c, 0, sizeof c);
   c.type = cudaGraphNodeTypeConditional;
   c.conditional.handle = g->handles[v];
-  c.conditional.type = nd->kind == CGRT_WHILE_NODE ? cudaGraphCondTypeWhile
-                       : nd->kind == CGRT_IF_NODE  ? cudaGraphCondTypeIf
-                                                   : cudaGraphCondTypeSwitch;
+  c.conditional.type = type;
   c.conditional.size = nd->nbodies;
   if ((err = CU(cudaGraphAddNode(&g->nodes[v], graph, &g->evals[2 * v], NULL, 1, &c))) !=
       cudaSuccess)
@@ -339,7 +503,7 @@ static cgrt_status check_pointer(const cgrt_graph_desc *d, const cgrt_buffer_des
   cudaError_t err = CU(cudaPointerGetAttributes(&attr, p));
   if (err != cudaSuccess)
     return fail(d, "cudaPointerGetAttributes", err);
-  int host = b->kind == CGRT_EXTERN_HOST;
+  int host = buffer_kind(b) == EXTERN_HOST_BUFFER;
   if (host && attr.type != cudaMemoryTypeHost)
     return invalid(d, "extern host buffer '%s' is not pinned host memory "
                       "(use cudaHostAlloc or cudaHostRegister)", b->name);
@@ -353,10 +517,12 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
   uint64_t dbytes = 0, hbytes = 0;
   for (uint32_t i = 0; i < d->nbuffers; i++) {
     const cgrt_buffer_desc *b = &d->buffers[i];
-    if (b->kind == CGRT_DEVICE)
-      dbytes = (dbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
-    else if (b->kind == CGRT_HOST)
-      hbytes = (hbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
+    switch (buffer_kind(b)) {
+    case DEVICE_BUFFER: dbytes = (dbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN; break;
+    case HOST_BUFFER: hbytes = (hbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN; break;
+    case EXTERN_BUFFER:
+    case EXTERN_HOST_BUFFER: break;
+    }
   }
   g->slots = dbytes;
   g->counter = dbytes + 8 * (uint64_t)d->nscalars;
@@ -364,10 +530,14 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
     g->extra_at[v] = g->extra_bytes;
-    if (nd->kind == CGRT_WHILE_NODE && nd->bytes)
-      g->extra_bytes += 8;
-    else if (nd->kind == CGRT_SWITCH_NODE)
-      g->extra_bytes += 16 * (uint64_t)nd->ncode;
+    switch (node_kind(nd)) {
+    case WHILE_NODE: g->extra_bytes += nd->bytes ? 8 : 0; break;         /* the iteration counter */
+    case SWITCH_NODE: g->extra_bytes += 16 * (uint64_t)nd->ncode; break; /* the case table */
+    case KERNEL_NODE:
+    case COPY_NODE:
+    case FILL_NODE:
+    case IF_NODE: break;
+    }
   }
   if (d->nscalars || d->nloads || g->extra_bytes)
     dbytes = g->extra + g->extra_bytes;
@@ -380,7 +550,8 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     if ((err = CU(cudaMalloc(&p, dbytes))) != cudaSuccess)
       return fail(d, "cudaMalloc", err);
     g->dmem = p;
-    live++;
+    g->dmem_bytes = dbytes;
+    account(1, dbytes);
   }
   if (hbytes) {
     void *p = NULL;
@@ -388,7 +559,8 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
       return fail(d, "cudaHostAlloc", err);
     g->hmem = p;
     g->scratch = g->hmem + scratch;
-    live++;
+    g->hmem_bytes = hbytes;
+    account(1, hbytes);
   }
   if (d->nloads) {
     void *p = NULL;
@@ -396,20 +568,26 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     if ((err = CU(cudaHostAlloc(&p, bytes, cudaHostAllocMapped))) != cudaSuccess)
       return fail(d, "cudaHostAlloc", err);
     g->ring = p;
-    live++;
+    g->ring_bytes = bytes;
+    account(1, bytes);
     memset(g->ring, 0, bytes);
   }
   uint64_t doff = 0, hoff = 0;
   for (uint32_t i = 0; i < d->nbuffers; i++) {
     const cgrt_buffer_desc *b = &d->buffers[i];
-    if (b->kind == CGRT_DEVICE) {
+    switch (buffer_kind(b)) {
+    case DEVICE_BUFFER:
       g->base[i] = g->dmem + doff;
       doff = (doff + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
-    } else if (b->kind == CGRT_HOST) {
+      break;
+    case HOST_BUFFER:
       g->base[i] = g->hmem + hoff;
       hoff = (hoff + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
       if (b->zero)
         memset(g->base[i], 0, b->bytes);
+      break;
+    case EXTERN_BUFFER:
+    case EXTERN_HOST_BUFFER: break;
     }
   }
   return CGRT_OK;
@@ -430,7 +608,7 @@ static cgrt_status write_tables(cgrt_graph *g) {
     return no_memory(d);
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
-    if (nd->kind != CGRT_SWITCH_NODE)
+    if (node_kind(nd) != SWITCH_NODE)
       continue;
     uint64_t *t = buf + g->extra_at[v] / 8;
     uint32_t k = 0;
@@ -452,7 +630,7 @@ static cgrt_status init_memory(cgrt_graph *g) {
   cudaError_t err;
   int issued = 0; /* work queued on the legacy stream, to wait for */
   for (uint32_t i = 0; i < d->nbuffers; i++)
-    if (d->buffers[i].kind == CGRT_DEVICE && d->buffers[i].zero) {
+    if (buffer_kind(&d->buffers[i]) == DEVICE_BUFFER && d->buffers[i].zero) {
       if ((err = CU(cudaMemsetAsync(g->base[i], 0, d->buffers[i].bytes, 0))) != cudaSuccess)
         return fail(d, "cudaMemsetAsync", err);
       issued = 1;
@@ -485,6 +663,19 @@ static cgrt_status init_memory(cgrt_graph *g) {
   return CGRT_OK;
 }
 
+/* What bind or a set must update a node for when it has argument a: an
+ * extern buffer (its index), a scalar by value (nbuffers + its index), or
+ * nothing (UINT32_MAX). */
+static uint32_t resource_to_update(const cgrt_graph_desc *d, const cgrt_arg_desc *a) {
+  switch (arg_kind(a)) {
+  case BUFFER_ARG: return is_extern(buffer_kind(&d->buffers[a->index])) ? a->index : UINT32_MAX;
+  case SCALAR_VALUE_ARG: return d->nbuffers + a->index;
+  case SCALAR_PTR_ARG:
+  case CONST_ARG: break;
+  }
+  return UINT32_MAX;
+}
+
 /* Nodes that use each buffer and scalar, for bind and by-value updates. */
 static cgrt_status index_uses(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
@@ -509,16 +700,8 @@ static cgrt_status index_uses(cgrt_graph *g) {
       const cgrt_node_desc *nd = &d->nodes[n];
       uint32_t last = UINT32_MAX;
       for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
-        const cgrt_arg_desc *a = &d->args[i];
-        uint32_t r;
-        if (a->kind == CGRT_ARG_BUFFER && (d->buffers[a->index].kind == CGRT_EXTERN ||
-                                           d->buffers[a->index].kind == CGRT_EXTERN_HOST))
-          r = a->index;
-        else if (a->kind == CGRT_ARG_SCALAR_VALUE)
-          r = d->nbuffers + a->index;
-        else
-          continue;
-        if (r == last)
+        uint32_t r = resource_to_update(d, &d->args[i]);
+        if (r == UINT32_MAX || r == last)
           continue; /* the same node twice in a row */
         last = r;
         if (pass == 0)
@@ -532,70 +715,76 @@ static cgrt_status index_uses(cgrt_graph *g) {
   return CGRT_OK;
 }
 
+/* The runtime kernel that copies the scalars set for a launch from the
+ * ring into their slots, after `deps`. */
+static cgrt_status add_loader(cgrt_graph *g, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                              size_t ndeps) {
+  const cgrt_graph_desc *d = g->d;
+  uint64_t args[6] = {(uint64_t)(uintptr_t)g->ring,
+                      RING,
+                      g->words,
+                      d->nscalars,
+                      (uint64_t)(uintptr_t)(g->dmem + g->counter),
+                      (uint64_t)(uintptr_t)(g->dmem + g->slots)};
+  void *ptrs[6];
+  for (int i = 0; i < 6; i++)
+    ptrs[i] = &args[i];
+  struct cudaKernelNodeParams p = {0};
+  p.func = (void *)kernel_address(cgrt_load_scalars);
+  p.gridDim = (dim3){1, 1, 1};
+  p.blockDim = (dim3){32, 1, 1};
+  p.kernelParams = ptrs;
+  cudaError_t err = CU(cudaGraphAddKernelNode(&g->loader, graph, deps, ndeps, &p));
+  return err == cudaSuccess ? CGRT_OK : fail(d, "cudaGraphAddKernelNode (scalar upload)", err);
+}
+
+/* A kernel node's priority and cluster, which only adding it sets. */
+static cgrt_status set_attributes(cgrt_graph *g, uint32_t v) {
+  const cgrt_node_desc *nd = &g->d->nodes[v];
+  cudaLaunchAttributeValue a;
+  cudaError_t err;
+  if (nd->has_priority) {
+    memset(&a, 0, sizeof a);
+    a.priority = nd->priority;
+    if ((err = CU(cudaGraphKernelNodeSetAttribute(g->nodes[v], cudaLaunchAttributePriority, &a))) !=
+        cudaSuccess)
+      return fail_node(g->d, nd, "cudaGraphKernelNodeSetAttribute", err);
+  }
+  if (nd->has_cluster) {
+    memset(&a, 0, sizeof a);
+    a.clusterDim.x = nd->cluster[0];
+    a.clusterDim.y = nd->cluster[1];
+    a.clusterDim.z = nd->cluster[2];
+    if ((err = CU(cudaGraphKernelNodeSetAttribute(g->nodes[v], cudaLaunchAttributeClusterDimension,
+                                                  &a))) != cudaSuccess)
+      return fail_node(g->d, nd, "cudaGraphKernelNodeSetAttribute", err);
+  }
+  return CGRT_OK;
+}
+
 /* Adds node v (nnodes: the scalar upload) to `graph` with its dependencies. */
 static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
                             const cudaGraphNode_t *deps, size_t ndeps) {
-  const cgrt_graph_desc *d = g->d;
-  cudaError_t err;
-  if (v == d->nnodes) {
-    g->load_params[0] = (uint64_t)(uintptr_t)g->ring;
-    g->load_params[1] = RING;
-    g->load_params[2] = g->words;
-    g->load_params[3] = d->nscalars;
-    g->load_params[4] = (uint64_t)(uintptr_t)(g->dmem + g->counter);
-    g->load_params[5] = (uint64_t)(uintptr_t)(g->dmem + g->slots);
-    for (int i = 0; i < 6; i++)
-      g->load_ptrs[i] = &g->load_params[i];
-    struct cudaKernelNodeParams p = {0};
-    p.func = (void *)kernel_address(cgrt_load_scalars);
-    p.gridDim = (dim3){1, 1, 1};
-    p.blockDim = (dim3){32, 1, 1};
-    p.kernelParams = g->load_ptrs;
-    if ((err = CU(cudaGraphAddKernelNode(&g->loader, graph, deps, ndeps, &p))) != cudaSuccess)
-      return fail(d, "cudaGraphAddKernelNode (scalar upload)", err);
-    return CGRT_OK;
+  if (v == g->d->nnodes)
+    return add_loader(g, graph, deps, ndeps);
+  switch (node_kind(&g->d->nodes[v])) {
+  case WHILE_NODE: return add_control(g, v, cudaGraphCondTypeWhile, graph, deps, ndeps);
+  case IF_NODE: return add_control(g, v, cudaGraphCondTypeIf, graph, deps, ndeps);
+  case SWITCH_NODE: return add_control(g, v, cudaGraphCondTypeSwitch, graph, deps, ndeps);
+  case KERNEL_NODE: {
+    NodeParams p;
+    node_params(g, v, 0, &p);
+    cgrt_status s = add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
+    return s != CGRT_OK ? s : set_attributes(g, v);
   }
-  const cgrt_node_desc *nd = &d->nodes[v];
-  cudaGraphNode_t *node = &g->nodes[v];
-  if (nd->kind >= CGRT_WHILE_NODE)
-    return add_control(g, v, graph, deps, ndeps);
-  if (nd->kind == CGRT_KERNEL_NODE) {
-    struct cudaKernelNodeParams p = kernel_params(g, v);
-    if ((err = CU(cudaGraphAddKernelNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
-      return fail_node(d, nd, "cudaGraphAddKernelNode", err);
-    cudaLaunchAttributeValue a;
-    if (nd->has_priority) {
-      memset(&a, 0, sizeof a);
-      a.priority = nd->priority;
-      if ((err = CU(cudaGraphKernelNodeSetAttribute(*node, cudaLaunchAttributePriority, &a))) !=
-          cudaSuccess)
-        return fail_node(d, nd, "cudaGraphKernelNodeSetAttribute", err);
-    }
-    if (nd->has_cluster) {
-      memset(&a, 0, sizeof a);
-      a.clusterDim.x = nd->cluster[0];
-      a.clusterDim.y = nd->cluster[1];
-      a.clusterDim.z = nd->cluster[2];
-      if ((err = CU(cudaGraphKernelNodeSetAttribute(*node, cudaLaunchAttributeClusterDimension,
-                                                    &a))) != cudaSuccess)
-        return fail_node(d, nd, "cudaGraphKernelNodeSetAttribute", err);
-    }
-  } else if (nd->kind == CGRT_COPY_NODE) {
-    void *dst = arg_pointer(g, &d->args[nd->arg]);
-    void *src = arg_pointer(g, &d->args[nd->arg + 1]);
-    if ((err = CU(cudaGraphAddMemcpyNode1D(node, graph, deps, ndeps, dst, src, nd->bytes,
-                                           cudaMemcpyDefault))) != cudaSuccess)
-      return fail_node(d, nd, "cudaGraphAddMemcpyNode1D", err);
-  } else if (fill_needs_kernel(nd)) {
-    struct cudaKernelNodeParams p = fill64_params(g, v);
-    if ((err = CU(cudaGraphAddKernelNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
-      return fail_node(d, nd, "cudaGraphAddKernelNode", err);
-  } else {
-    struct cudaMemsetParams p = memset_params(g, v);
-    if ((err = CU(cudaGraphAddMemsetNode(node, graph, deps, ndeps, &p))) != cudaSuccess)
-      return fail_node(d, nd, "cudaGraphAddMemsetNode", err);
+  case COPY_NODE:
+  case FILL_NODE: {
+    NodeParams p;
+    node_params(g, v, 0, &p);
+    return add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
   }
-  return CGRT_OK;
+  }
+  return CGRT_OK; /* check_desc refused other kinds */
 }
 
 /* Marks, for each edge, whether it goes in as programmatic.  A pdl kernel
@@ -645,17 +834,30 @@ static cgrt_status programmatic_edges(cgrt_graph *g, uint8_t *prog) {
   return s;
 }
 
-/* Adds the nodes of each graph (the top, then every body) in a topological
- * order, each with its predecessors as dependencies, as a hand-written
- * graph does (adding every edge in one call afterwards replayed no faster
- * and created 10,000 nodes about 10% slower on the H200: BENCHMARKS.md).
- * A graph with several entry nodes gets one empty kernel in front of them:
- * a launch of 100 independent nodes then takes about 30 us instead of 110,
- * and the decode step's two entries cost 5 us a step more than one; an
- * empty graph node does not do it, instantiation drops it.  A while's body
- * ends in the kernel that evaluates its condition again, after every node
- * of the body.  Edges never leave a body, so one topological order of all
- * nodes gives each graph's. */
+/* Edge i of the table (from i < nedges) or the edge from the scalar upload
+ * (node nnodes) to a node that reads a scalar slot. */
+static void edge_ends(const cgrt_graph_desc *d, uint32_t i, uint32_t *from, uint32_t *to) {
+  *from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
+  *to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
+}
+
+/* Adds the nodes of each graph (the top, then every body) in the order of
+ * the node table, each with its predecessors as dependencies, as a
+ * hand-written graph does (adding every edge in one call afterwards
+ * replayed no faster and created 10,000 nodes about 10% slower on the
+ * H200: BENCHMARKS.md).  cgc writes the table in the order the nodes are
+ * written, and data flow only ever adds an edge from an earlier node to a
+ * later one; a written edge may still go backward (`b -> a` with a
+ * written first), and such an edge, like a programmatic one, is added
+ * once every node of its graph exists.  A control node comes before its
+ * bodies' nodes, so a body's graph exists (its control node was added)
+ * before its turn comes; edges never leave a body.  A graph with several
+ * entry nodes gets one empty kernel in front of them: a launch of 100
+ * independent nodes then takes about 30 us instead of 110, and the decode
+ * step's two entries cost 5 us a step more than one; an empty graph node
+ * does not do it, instantiation drops it.  A while's body ends in the
+ * kernel that evaluates its condition again, after every node of the
+ * body. */
 static cgrt_status add_nodes(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   cudaError_t err;
@@ -664,7 +866,7 @@ static cgrt_status add_nodes(cgrt_graph *g) {
   for (uint32_t k = 0; k < d->nkernels; k++) {
     uint32_t most = 0, at = 0;
     for (uint32_t n = 0; n < d->nnodes; n++)
-      if (d->nodes[n].kind == CGRT_KERNEL_NODE && d->nodes[n].kernel == k &&
+      if (node_kind(&d->nodes[n]) == KERNEL_NODE && d->nodes[n].kernel == k &&
           d->nodes[n].smem > most)
         most = d->nodes[n].smem, at = n;
     if (most > BIG_SMEM &&
@@ -673,84 +875,79 @@ static cgrt_status add_nodes(cgrt_graph *g) {
                                        (int)most))) != cudaSuccess)
       return fail_node(d, &d->nodes[at], "cudaFuncSetAttribute", err);
   }
-  /* Node d->nnodes is the scalar upload, when there is one. */
+  /* Node d->nnodes is the scalar upload, when there is one: the first of
+   * the top graph. */
   uint32_t n = d->nnodes + (d->nloads ? 1 : 0), m = d->nedges + d->nloads;
-  uint32_t *start = xcalloc(n + 1, sizeof *start), *pred = xcalloc(m, sizeof *pred);
-  uint32_t *succ_start = xcalloc(n + 1, sizeof *succ_start), *succ = xcalloc(m, sizeof *succ);
-  uint32_t *indeg = xcalloc(n, sizeof *indeg), *order = xcalloc(n, sizeof *order);
-  uint32_t *fill = xcalloc(n + 1, sizeof *fill), *gid = xcalloc(n, sizeof *gid);
+  uint32_t nfill = (n > g->ngraphs ? n : g->ngraphs) + 1;
+  uint32_t *gid = xcalloc(n, sizeof *gid), *start = xcalloc(n + 1, sizeof *start);
+  uint32_t *pred = xcalloc(m, sizeof *pred), *fill = xcalloc(nfill, sizeof *fill);
   uint32_t *gstart = xcalloc(g->ngraphs + 1, sizeof *gstart), *glist = xcalloc(n, sizeof *glist);
-  uint32_t *pstart = xcalloc(g->ngraphs + 1, sizeof *pstart);
-  uint32_t *plist = xcalloc(d->nedges, sizeof *plist);
+  uint32_t *lstart = xcalloc(g->ngraphs + 1, sizeof *lstart);
+  uint32_t *llist = xcalloc(d->nedges, sizeof *llist);
+  uint8_t *has_in = xcalloc(n, 1), *has_out = xcalloc(n, 1), *late = xcalloc(d->nedges, 1);
+  uint8_t *prog = xcalloc(d->nedges, 1);
   cudaGraphNode_t *deps = xcalloc(n + 1, sizeof *deps);
-  uint8_t *prog = xcalloc(m, 1), *edge_prog = xcalloc(d->nedges, 1);
   cudaGraphNode_t *from = NULL, *to = NULL;
   cudaGraphEdgeData *data = NULL;
   cgrt_status s = CGRT_OK;
-  if (!start || !pred || !succ_start || !succ || !indeg || !order || !fill || !gid || !gstart ||
-      !glist || !pstart || !plist || !deps || !prog || !edge_prog) {
+  if (!gid || !start || !pred || !fill || !gstart || !glist || !lstart || !llist || !has_in ||
+      !has_out || !late || !prog || !deps) {
     s = no_memory(d);
     goto done;
   }
-  if ((s = programmatic_edges(g, edge_prog)) != CGRT_OK)
+  if ((s = programmatic_edges(g, prog)) != CGRT_OK)
     goto done;
   for (uint32_t v = 0; v < d->nnodes; v++)
     gid[v] = d->nodes[v].scope == CGRT_TOP ? 0
                                            : g->body_base[d->nodes[v].scope] + d->nodes[v].branch;
+  /* Each node's predecessors that go in with it, pred[start[v] ..
+   * start[v + 1]); the later edges of each graph, llist[lstart[k] ..
+   * lstart[k + 1]). */
+  uint32_t nlate = 0;
   for (uint32_t i = 0; i < m; i++) {
-    uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
-    uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
-    start[to + 1]++;
-    succ_start[from + 1]++;
-    indeg[to]++;
+    uint32_t a, b;
+    edge_ends(d, i, &a, &b);
+    has_out[a] = has_in[b] = 1;
+    if (i < d->nedges && (prog[i] || a > b)) {
+      late[i] = 1;
+      lstart[gid[a] + 1]++;
+      nlate++;
+    } else {
+      start[b + 1]++;
+    }
   }
-  for (uint32_t v = 0; v < n; v++) {
-    start[v + 1] += start[v];
-    succ_start[v + 1] += succ_start[v];
-  }
-  for (uint32_t i = 0; i < m; i++) {
-    uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
-    uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
-    prog[start[to] + fill[to]] = i < d->nedges && edge_prog[i];
-    pred[start[to] + fill[to]++] = from;
-  }
-  memset(fill, 0, (n + 1) * sizeof *fill);
-  for (uint32_t i = 0; i < m; i++) {
-    uint32_t from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
-    uint32_t to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
-    succ[succ_start[from] + fill[from]++] = to;
-  }
-  uint32_t head = 0, tail = 0;
   for (uint32_t v = 0; v < n; v++)
-    if (!indeg[v])
-      order[tail++] = v;
-  while (head < tail) {
-    uint32_t v = order[head++];
-    for (uint32_t i = succ_start[v]; i < succ_start[v + 1]; i++)
-      if (!--indeg[succ[i]])
-        order[tail++] = succ[i];
+    start[v + 1] += start[v];
+  for (uint32_t k = 0; k < g->ngraphs; k++)
+    lstart[k + 1] += lstart[k];
+  for (uint32_t i = 0; i < m; i++) {
+    uint32_t a, b;
+    edge_ends(d, i, &a, &b);
+    if (i >= d->nedges || !late[i])
+      pred[start[b] + fill[b]++] = a;
   }
-  if (tail < n) {
-    s = invalid(d, "the description's edges form a cycle");
-    goto done;
-  }
-  /* The order, split by graph: glist[gstart[k] .. gstart[k + 1]). */
-  for (uint32_t i = 0; i < n; i++)
-    gstart[gid[order[i]] + 1]++;
+  memset(fill, 0, nfill * sizeof *fill);
+  for (uint32_t i = 0; i < d->nedges; i++)
+    if (late[i]) {
+      uint32_t k = gid[d->edges[3 * i]];
+      llist[lstart[k] + fill[k]++] = i;
+    }
+  /* The nodes of each graph in table order, glist[gstart[k] ..
+   * gstart[k + 1]), the scalar upload first. */
+  for (uint32_t v = 0; v < n; v++)
+    gstart[gid[v] + 1]++;
   for (uint32_t k = 0; k < g->ngraphs; k++)
     gstart[k + 1] += gstart[k];
-  memset(fill, 0, (n + 1) * sizeof *fill);
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t k = gid[order[i]];
-    glist[gstart[k] + fill[k]++] = order[i];
-  }
-  /* A control node comes before its bodies' nodes, so a body's graph
-   * exists (its control node was added) before its turn comes. */
+  memset(fill, 0, nfill * sizeof *fill);
+  if (n > d->nnodes)
+    glist[fill[0]++] = d->nnodes;
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    glist[gstart[gid[v]] + fill[gid[v]]++] = v;
   for (uint32_t k = 0; k < g->ngraphs && s == CGRT_OK; k++) {
     cudaGraph_t graph = g->bodies[k];
     uint32_t roots = 0;
     for (uint32_t i = gstart[k]; i < gstart[k + 1]; i++)
-      roots += start[glist[i]] == start[glist[i] + 1];
+      roots += !has_in[glist[i]];
     cudaGraphNode_t entry = NULL;
     if (roots >= ENTRY_ROOTS) {
       struct cudaKernelNodeParams p = {0};
@@ -762,15 +959,12 @@ static cgrt_status add_nodes(cgrt_graph *g) {
         break;
       }
     }
-    /* Full edges go in with their nodes; programmatic ones once all nodes
-     * exist, with the edge data that makes them so. */
     for (uint32_t i = gstart[k]; i < gstart[k + 1] && s == CGRT_OK; i++) {
       uint32_t v = glist[i];
       size_t nd = 0;
       for (uint32_t j = start[v]; j < start[v + 1]; j++)
-        if (!prog[j])
-          deps[nd++] = pred[j] == d->nnodes ? g->loader : g->nodes[pred[j]];
-      if (start[v] == start[v + 1] && entry)
+        deps[nd++] = pred[j] == d->nnodes ? g->loader : g->nodes[pred[j]];
+      if (!has_in[v] && entry)
         deps[nd++] = entry;
       s = add_node(g, v, graph, deps, nd);
     }
@@ -778,96 +972,74 @@ static cgrt_status add_nodes(cgrt_graph *g) {
       continue;
     /* A while's body: the condition again, after the body's last nodes. */
     uint32_t owner = g->owner[k];
-    if (d->nodes[owner].kind != CGRT_WHILE_NODE)
+    if (node_kind(&d->nodes[owner]) != WHILE_NODE)
       continue;
     size_t nd = 0;
     for (uint32_t i = gstart[k]; i < gstart[k + 1]; i++)
-      if (succ_start[glist[i]] == succ_start[glist[i] + 1])
+      if (!has_out[glist[i]])
         deps[nd++] = g->nodes[glist[i]];
     s = add_eval(g, owner, 1, graph, deps, nd);
   }
-  if (s != CGRT_OK)
+  if (s != CGRT_OK || !nlate)
     goto done;
-  /* Programmatic edges, a call per graph that has some. */
-  size_t nprog = 0;
-  for (uint32_t i = 0; i < d->nedges; i++)
-    if (edge_prog[i]) {
-      nprog++;
-      pstart[gid[d->edges[3 * i]] + 1]++;
-    }
-  if (!nprog)
-    goto done;
-  for (uint32_t k = 0; k < g->ngraphs; k++)
-    pstart[k + 1] += pstart[k];
-  memset(fill, 0, (n + 1) * sizeof *fill);
-  for (uint32_t i = 0; i < d->nedges; i++)
-    if (edge_prog[i]) {
-      uint32_t k = gid[d->edges[3 * i]];
-      plist[pstart[k] + fill[k]++] = i;
-    }
-  from = xcalloc(nprog, sizeof *from);
-  to = xcalloc(nprog, sizeof *to);
-  data = xcalloc(nprog, sizeof *data);
+  /* The later edges, a call per graph that has some; a programmatic one
+   * with the edge data that makes it so. */
+  from = xcalloc(nlate, sizeof *from);
+  to = xcalloc(nlate, sizeof *to);
+  data = xcalloc(nlate, sizeof *data);
   if (!from || !to || !data) {
     s = no_memory(d);
     goto done;
   }
   for (uint32_t k = 0; k < g->ngraphs && s == CGRT_OK; k++) {
     size_t c = 0;
-    for (uint32_t j = pstart[k]; j < pstart[k + 1]; j++, c++) {
-      from[c] = g->nodes[d->edges[3 * plist[j]]];
-      to[c] = g->nodes[d->edges[3 * plist[j] + 1]];
-      data[c].from_port = cudaGraphKernelNodePortProgrammatic;
-      data[c].type = cudaGraphDependencyTypeProgrammatic;
+    int backward = 0;
+    for (uint32_t j = lstart[k]; j < lstart[k + 1]; j++, c++) {
+      uint32_t i = llist[j];
+      from[c] = g->nodes[d->edges[3 * i]];
+      to[c] = g->nodes[d->edges[3 * i + 1]];
+      if (prog[i]) {
+        data[c].from_port = cudaGraphKernelNodePortProgrammatic;
+        data[c].type = cudaGraphDependencyTypeProgrammatic;
+      } else {
+        backward = 1;
+      }
     }
     if (c && (err = CU(cudaGraphAddDependencies(g->bodies[k], from, to, data, c))) != cudaSuccess)
-      s = fail(d, "cudaGraphAddDependencies (programmatic)", err);
+      s = fail(d, backward ? "cudaGraphAddDependencies" : "cudaGraphAddDependencies (programmatic)",
+               err);
   }
 done:
   xfree(from);
   xfree(to);
   xfree(data);
+  xfree(gid);
   xfree(start);
   xfree(pred);
-  xfree(succ_start);
-  xfree(succ);
-  xfree(indeg);
-  xfree(order);
   xfree(fill);
-  xfree(gid);
   xfree(gstart);
   xfree(glist);
-  xfree(pstart);
-  xfree(plist);
-  xfree(deps);
+  xfree(lstart);
+  xfree(llist);
+  xfree(has_in);
+  xfree(has_out);
+  xfree(late);
   xfree(prog);
-  xfree(edge_prog);
+  xfree(deps);
   return s;
 }
 
 /* Numbers the graphs: the top is 0, then each control node's bodies in
- * node order.  Control flow needs a node's body to come after the node
- * that holds it, which cgc's tables guarantee; they are checked anyway,
- * since building from a table that broke it would fail obscurely. */
+ * node order. */
 static cgrt_status number_graphs(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   uint32_t next = 1, controls = 0;
-  for (uint32_t v = 0; v < d->nnodes; v++) {
-    const cgrt_node_desc *nd = &d->nodes[v];
-    if (nd->scope != CGRT_TOP &&
-        (nd->scope >= v || d->nodes[nd->scope].kind < CGRT_WHILE_NODE ||
-         nd->branch >= d->nodes[nd->scope].nbodies))
-      return invalid(d, "node %s: its body is not one of an earlier control node", nd->name);
-    if (nd->kind < CGRT_WHILE_NODE)
-      continue;
-    if (nd->nbodies == 0 || nd->nbodies > UINT32_MAX - next ||
-        (nd->kind != CGRT_SWITCH_NODE && (nd->ncode > CGRT_COND_CODE ||
-                                          nd->nargs > CGRT_COND_OPERANDS)))
-      return invalid(d, "node %s: its description is malformed", nd->name);
-    controls++;
-    g->body_base[v] = next;
-    next += nd->nbodies;
-  }
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    if (is_control(node_kind(&d->nodes[v]))) {
+      controls++;
+      g->body_base[v] = next;
+      next += d->nodes[v].nbodies;
+    }
   g->ngraphs = next;
   g->bodies = xcalloc(next, sizeof *g->bodies);
   g->owner = xcalloc(next, sizeof *g->owner);
@@ -876,9 +1048,122 @@ static cgrt_status number_graphs(cgrt_graph *g) {
   if (!g->bodies || !g->owner || !g->evals || !g->handles)
     return no_memory(d);
   for (uint32_t v = 0; v < d->nnodes; v++)
-    if (d->nodes[v].kind >= CGRT_WHILE_NODE)
+    if (is_control(node_kind(&d->nodes[v])))
       for (uint32_t b = 0; b < d->nodes[v].nbodies; b++)
         g->owner[g->body_base[v] + b] = v;
+  return CGRT_OK;
+}
+
+/* Why a generated table cannot be built: "node x: its description is
+ * malformed: why", or without a node "its description is malformed: why". */
+static cgrt_status malformed(const cgrt_graph_desc *d, const cgrt_node_desc *nd, const char *fmt,
+                             ...) {
+  char why[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  if (nd)
+    return invalid(d, "node %s: its description is malformed: %s", nd->name, why);
+  return invalid(d, "its description is malformed: %s", why);
+}
+
+/* A node's own fields and arguments; the nodes before it and the buffers
+ * are checked. */
+static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
+  const cgrt_node_desc *nd = &d->nodes[v];
+  if (!is_node_kind(nd->kind))
+    return malformed(d, nd, "kind %u is no kind of node", nd->kind);
+  if (nd->scope != CGRT_TOP && (nd->scope >= v || !is_control(node_kind(&d->nodes[nd->scope])) ||
+                                nd->branch >= d->nodes[nd->scope].nbodies))
+    return malformed(d, nd, "its body is not one of an earlier control node");
+  uint32_t least_args = 0;
+  switch (node_kind(nd)) {
+  case KERNEL_NODE:
+    if (nd->kernel >= d->nkernels)
+      return malformed(d, nd, "kernel %u of %u", nd->kernel, d->nkernels);
+    break;
+  case COPY_NODE: least_args = 2; break;
+  case FILL_NODE:
+    if (nd->elem_size != 1 && nd->elem_size != 2 && nd->elem_size != 4 && nd->elem_size != 8)
+      return malformed(d, nd, "elements of %u bytes", nd->elem_size);
+    least_args = 1;
+    break;
+  case WHILE_NODE:
+  case IF_NODE:
+    if (nd->nbodies == 0 || nd->ncode > CGRT_COND_CODE || nd->nargs > CGRT_COND_OPERANDS ||
+        nd->code > d->ncode || nd->ncode > d->ncode - nd->code)
+      return malformed(d, nd, "a condition of %u instructions from %u, %u operands, %u bodies",
+                       nd->ncode, nd->code, nd->nargs, nd->nbodies);
+    break;
+  case SWITCH_NODE:
+    if (nd->nbodies == 0 || nd->ncode != nd->nbodies || nd->code > d->ncases ||
+        nd->ncode > d->ncases - nd->code || nd->default_body >= (int32_t)nd->ncode ||
+        nd->default_body < -1)
+      return malformed(d, nd, "%u bodies, %u cases from %u, default %d", nd->nbodies, nd->ncode,
+                       nd->code, nd->default_body);
+    least_args = 1;
+    break;
+  }
+  if (nd->nargs < least_args)
+    return malformed(d, nd, "%u arguments", nd->nargs);
+  for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
+    const cgrt_arg_desc *a = &d->args[i];
+    if (!is_arg_kind(a->kind))
+      return malformed(d, nd, "argument %u: kind %u is no kind of argument", i - nd->arg, a->kind);
+    switch (arg_kind(a)) {
+    case BUFFER_ARG:
+      if (a->index >= d->nbuffers)
+        return malformed(d, nd, "argument %u: buffer %u of %u", i - nd->arg, a->index, d->nbuffers);
+      break;
+    case SCALAR_PTR_ARG:
+    case SCALAR_VALUE_ARG:
+      if (a->index >= d->nscalars)
+        return malformed(d, nd, "argument %u: scalar %u of %u", i - nd->arg, a->index, d->nscalars);
+      break;
+    case CONST_ARG: break;
+    }
+  }
+  return CGRT_OK;
+}
+
+/* Checks once, at create, what building relies on and cgc guarantees:
+ * kinds and indices in range, a node's body belonging to an earlier
+ * control node, edges between two nodes of one body (programmatic ones
+ * between kernels), the scalar upload feeding nodes of the top graph, and
+ * at most UINT32_MAX - 1 bodies.  Edges may go backward in the table (a
+ * written edge against the written order); a cycle, which cgc refuses,
+ * fails instantiation. */
+static cgrt_status check_desc(const cgrt_graph_desc *d) {
+  for (uint32_t i = 0; i < d->nbuffers; i++)
+    if (!is_buffer_kind(d->buffers[i].kind))
+      return malformed(d, NULL, "buffer %s: kind %u is no kind of buffer", d->buffers[i].name,
+                       d->buffers[i].kind);
+  uint64_t bodies = 0;
+  for (uint32_t v = 0; v < d->nnodes; v++) {
+    cgrt_status s = check_node(d, v);
+    if (s != CGRT_OK)
+      return s;
+    if (is_control(node_kind(&d->nodes[v])))
+      bodies += d->nodes[v].nbodies;
+  }
+  if (bodies >= UINT32_MAX)
+    return malformed(d, NULL, "%llu bodies", (unsigned long long)bodies);
+  for (uint32_t i = 0; i < d->nedges; i++) {
+    uint32_t a = d->edges[3 * i], b = d->edges[3 * i + 1];
+    if (a >= d->nnodes || b >= d->nnodes || a == b)
+      return malformed(d, NULL, "edge %u joins node %u to node %u of %u", i, a, b, d->nnodes);
+    const cgrt_node_desc *x = &d->nodes[a], *y = &d->nodes[b];
+    if (x->scope != y->scope || (x->scope != CGRT_TOP && x->branch != y->branch))
+      return malformed(d, NULL, "edge %s -> %s joins two bodies", x->name, y->name);
+    if (d->edges[3 * i + 2] && (node_kind(x) != KERNEL_NODE || node_kind(y) != KERNEL_NODE))
+      return malformed(d, NULL, "programmatic edge %s => %s is not between kernels", x->name,
+                       y->name);
+  }
+  for (uint32_t i = 0; i < d->nloads; i++)
+    if (d->loads[i] >= d->nnodes || d->nodes[d->loads[i]].scope != CGRT_TOP)
+      return malformed(d, NULL, "the scalar upload precedes node %u of %u, not one at the top",
+                       d->loads[i], d->nnodes);
   return CGRT_OK;
 }
 
@@ -896,26 +1181,22 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   g->value_dirty = xcalloc(d->nscalars, 1);
   g->params = xcalloc(nargs, sizeof *g->params);
   g->param_ptrs = xcalloc(nargs, sizeof *g->param_ptrs);
-  g->fill_params = xcalloc(3 * (size_t)d->nnodes, sizeof *g->fill_params);
-  g->fill_ptrs = xcalloc(3 * (size_t)d->nnodes, sizeof *g->fill_ptrs);
   g->nodes = xcalloc(d->nnodes, sizeof *g->nodes);
   g->extra_at = xcalloc(d->nnodes, sizeof *g->extra_at);
   g->body_base = xcalloc(d->nnodes, sizeof *g->body_base);
   if (!g->base || !g->values || !g->pending || !g->value_dirty || !g->params || !g->param_ptrs ||
-      !g->fill_params || !g->fill_ptrs || !g->nodes || !g->extra_at || !g->body_base)
+      !g->nodes || !g->extra_at || !g->body_base)
     return no_memory(d);
   cgrt_status s = number_graphs(g);
   if (s != CGRT_OK)
     return s;
   for (uint32_t i = 0; i < nargs; i++)
     g->param_ptrs[i] = &g->params[i];
-  for (size_t i = 0; i < 3 * (size_t)d->nnodes; i++)
-    g->fill_ptrs[i] = &g->fill_params[i];
   for (uint32_t i = 0; i < d->nscalars; i++)
     g->values[i] = d->scalars[i].init;
   for (uint32_t i = 0, e = 0; i < d->nbuffers; i++) {
     const cgrt_buffer_desc *b = &d->buffers[i];
-    if (b->kind != CGRT_EXTERN && b->kind != CGRT_EXTERN_HOST)
+    if (!is_extern(buffer_kind(b)))
       continue;
     if ((s = check_pointer(d, b, externs[e])) != CGRT_OK)
       return s;
@@ -926,7 +1207,7 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
     return s;
   if ((err = CU(cudaGraphCreate(&g->graph, 0))) != cudaSuccess)
     return fail(d, "cudaGraphCreate", err);
-  live++;
+  account(1, 0);
   g->bodies[0] = g->graph;
   if ((s = add_nodes(g)) != CGRT_OK)
     return s;
@@ -937,13 +1218,13 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
                                 priorities ? cudaGraphInstantiateFlagUseNodePriority : 0));
   if (err != cudaSuccess)
     return fail(d, "cudaGraphInstantiate", err);
-  live++;
+  account(1, 0);
   if (d->nloads)
     for (int i = 0; i < RING_EVENTS; i++) {
       if ((err = CU(cudaEventCreateWithFlags(&g->events[i], cudaEventDisableTiming))) !=
           cudaSuccess)
         return fail(d, "cudaEventCreateWithFlags", err);
-      live++;
+      account(1, 0);
     }
   if (o->upload) {
     if ((err = CU(cudaGraphUpload(g->exec, o->stream))) != cudaSuccess)
@@ -962,6 +1243,9 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
   if (d->abi != CGRT_ABI)
     return invalid(d, "generated for runtime ABI %d, but this runtime is ABI %d", d->abi,
                    CGRT_ABI);
+  cgrt_status s = check_desc(d);
+  if (s != CGRT_OK)
+    return s;
   cgrt_options o = CGRT_OPTIONS_INIT;
   if (opt)
     o = *opt;
@@ -973,7 +1257,6 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
       (err = CU(cudaSetDevice(o.device))) != cudaSuccess)
     return fail(d, "cudaSetDevice", err);
   cgrt_graph *g = xcalloc(1, sizeof *g);
-  cgrt_status s;
   if (!g) {
     s = no_memory(d);
   } else {
@@ -994,40 +1277,23 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
 
 /* ---- use ---- */
 
+/* Gives node n the current bindings and values in the executable graph:
+ * a control node's condition kernels, which hold its operands' addresses,
+ * or the node itself. */
 static cgrt_status update_node(cgrt_graph *g, uint32_t n) {
-  const cgrt_node_desc *nd = &g->d->nodes[n];
-  cudaError_t err;
-  const char *call;
-  if (nd->kind >= CGRT_WHILE_NODE) {
-    /* The condition kernels, which hold its operands' addresses. */
-    call = "cudaGraphExecKernelNodeSetParams (condition)";
-    err = cudaSuccess;
-    for (unsigned step = 0; step < 2 && err == cudaSuccess; step++)
-      if (g->evals[2 * n + step]) {
-        EvalArgs e;
-        struct cudaKernelNodeParams p = eval_params(g, n, step, &e);
-        err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->evals[2 * n + step], &p));
-      }
-  } else if (nd->kind == CGRT_KERNEL_NODE) {
-    struct cudaKernelNodeParams p = kernel_params(g, n);
-    call = "cudaGraphExecKernelNodeSetParams";
-    err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[n], &p));
-  } else if (nd->kind == CGRT_COPY_NODE) {
-    void *dst = arg_pointer(g, &g->d->args[nd->arg]);
-    void *src = arg_pointer(g, &g->d->args[nd->arg + 1]);
-    call = "cudaGraphExecMemcpyNodeSetParams1D";
-    err = CU(cudaGraphExecMemcpyNodeSetParams1D(g->exec, g->nodes[n], dst, src, nd->bytes,
-                                                cudaMemcpyDefault));
-  } else if (fill_needs_kernel(nd)) {
-    struct cudaKernelNodeParams p = fill64_params(g, n);
-    call = "cudaGraphExecKernelNodeSetParams";
-    err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->nodes[n], &p));
-  } else {
-    struct cudaMemsetParams p = memset_params(g, n);
-    call = "cudaGraphExecMemsetNodeSetParams";
-    err = CU(cudaGraphExecMemsetNodeSetParams(g->exec, g->nodes[n], &p));
+  NodeParams p;
+  if (!is_control(node_kind(&g->d->nodes[n]))) {
+    node_params(g, n, 0, &p);
+    return set_params(g, n, &p, g->nodes[n]);
   }
-  return err == cudaSuccess ? CGRT_OK : fail_node(g->d, nd, call, err);
+  for (unsigned step = 0; step < 2; step++)
+    if (g->evals[2 * n + step]) {
+      node_params(g, n, step, &p);
+      cgrt_status s = set_params(g, n, &p, g->evals[2 * n + step]);
+      if (s != CGRT_OK)
+        return s;
+    }
+  return CGRT_OK;
 }
 
 /* A stream of another device would launch the graph where its memory is
@@ -1176,26 +1442,24 @@ void cgrt_destroy(cgrt_graph *g) {
    * what is released after it.  These calls bypass the fault hook: a
    * release that failed could not be retried anyway. */
   if (g->dmem && cudaFree(g->dmem) == cudaSuccess)
-    live--;
+    account(-1, g->dmem_bytes);
   if (g->ring && cudaFreeHost(g->ring) == cudaSuccess)
-    live--;
+    account(-1, g->ring_bytes);
   if (g->hmem && cudaFreeHost(g->hmem) == cudaSuccess)
-    live--;
+    account(-1, g->hmem_bytes);
   for (int i = 0; i < RING_EVENTS; i++)
     if (g->events[i] && cudaEventDestroy(g->events[i]) == cudaSuccess)
-      live--;
+      account(-1, 0);
   if (g->exec && cudaGraphExecDestroy(g->exec) == cudaSuccess)
-    live--;
+    account(-1, 0);
   if (g->graph && cudaGraphDestroy(g->graph) == cudaSuccess)
-    live--;
+    account(-1, 0);
   xfree(g->base);
   xfree(g->values);
   xfree(g->pending);
   xfree(g->value_dirty);
   xfree(g->params);
   xfree(g->param_ptrs);
-  xfree(g->fill_params);
-  xfree(g->fill_ptrs);
   xfree(g->use_start);
   xfree(g->use);
   xfree(g->nodes);

@@ -1,5 +1,5 @@
-/* cgrt_testing.h: hooks for the runtime's own tests.  Not thread-safe;
- * not for production use. */
+/* cgrt_testing.h: hooks for the runtime's own tests; not for production
+ * use.  Safe to call from any thread. */
 #ifndef CGRT_TESTING_H
 #define CGRT_TESTING_H
 
@@ -7,14 +7,18 @@
 extern "C" {
 #endif
 
-/* Makes the k-th CUDA call from now fail with cudaErrorMemoryAllocation
- * instead of being made (k >= 1); 0 turns the hook off. */
+/* Makes the k-th CUDA call that this thread makes from now fail with
+ * cudaErrorMemoryAllocation instead of being made (k >= 1); 0 turns the
+ * hook off.  Other threads' calls neither count nor fail. */
 void cgrt_test_fail_call(long k);
-/* CUDA calls made (or failed by the hook) since the process began. */
+/* CUDA calls this thread made (or the hook failed) since it began. */
 long cgrt_test_calls(void);
 /* Host allocations and CUDA objects (allocations, graphs, executable
- * graphs, events) the runtime holds now. */
+ * graphs, events) the runtime holds now, in every thread. */
 long cgrt_test_live(void);
+/* Bytes of device and pinned host memory the runtime holds now, in every
+ * thread. */
+long long cgrt_test_bytes(void);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,20 @@
 
 enum { REPLAYS = 300 };
 
+/* Fails call k of what runs between this and fault_end. */
+static long fault_begin(long k) {
+  long calls = cgrt_test_calls();
+  cgrt_test_fail_call(k);
+  return calls;
+}
+
+/* Whether the failure was injected: the operation made k calls or more.
+ * A sweep ends at the first k it did not reach. */
+static int fault_end(long k, long calls_before) {
+  cgrt_test_fail_call(0);
+  return cgrt_test_calls() - calls_before >= k;
+}
+
 static int64_t pick_i64(const int64_t *v, size_t n) { return v[rand64() % n]; }
 #define PICK(arr) pick_i64(arr, sizeof arr / sizeof arr[0])
 
@@ -153,23 +167,36 @@ static void test_create_faults(void) {
   CGRT(control_create(&g, &ext, NULL));
   control_destroy(g);
   long live0 = cgrt_test_live(), k;
+  long long bytes0 = cgrt_test_bytes();
   for (k = 1; k < 100000; k++) {
     g = (control *)&k;
-    cgrt_test_fail_call(k);
+    long c = fault_begin(k);
     cgrt_status s = control_create(&g, &ext, NULL);
-    cgrt_test_fail_call(0);
-    if (s == CGRT_OK)
+    if (!fault_end(k, c)) {
+      EXPECT(s == CGRT_OK, "create past its last call: status %d: %s", s, cgrt_last_error());
       break;
+    }
+    if (s == CGRT_OK) {
+      EXPECT(0, "call %ld failed but create succeeded", k);
+      control_destroy(g);
+      continue;
+    }
     EXPECT(s == CGRT_ERROR_CUDA, "call %ld: status %d", k, s);
     EXPECT(g == NULL, "call %ld: *out was left set", k);
     EXPECT(cgrt_test_live() == live0, "call %ld: %ld resources still held", k,
            cgrt_test_live() - live0);
+    EXPECT(cgrt_test_bytes() == bytes0, "call %ld: %lld bytes of device and pinned memory kept", k,
+           cgrt_test_bytes() - bytes0);
     EXPECT(strstr(cgrt_last_error(), "control.cgraph") &&
                strstr(cgrt_last_error(), "cudaErrorMemoryAllocation"),
            "call %ld: message %s", k, cgrt_last_error());
   }
   printf("test_control: create makes %ld CUDA calls; each one failing was handled\n", k - 1);
   EXPECT(k > 40, "create made only %ld CUDA calls", k - 1);
+  if (!g) {
+    CUDA(cudaFree(dres));
+    return; /* reported above */
+  }
   CGRT(control_set_n(g, 2));
   CGRT(control_launch(g, 0));
   CUDA(cudaStreamSynchronize(0));
@@ -178,6 +205,7 @@ static void test_create_faults(void) {
   EXPECT(res0 == 2, "after the sweep the loop ran %u times", res0);
   control_destroy(g);
   EXPECT(cgrt_test_live() == live0, "%ld resources held after destroy", cgrt_test_live() - live0);
+  EXPECT(cgrt_test_bytes() == bytes0, "%lld bytes held after destroy", cgrt_test_bytes() - bytes0);
   CUDA(cudaFree(dres));
 }
 
@@ -194,12 +222,15 @@ static void test_bind_faults(void) {
   for (k = 1; k < 1000; k++) {
     CUDA(cudaMemset(dres[0], 0, sizeof res));
     CUDA(cudaMemset(dres[1], 0, sizeof res));
-    cgrt_test_fail_call(k);
+    long c = fault_begin(k);
     cgrt_status s = control_bind_res(g, dres[1]);
-    cgrt_test_fail_call(0);
-    if (s == CGRT_OK)
+    if (!fault_end(k, c)) {
+      EXPECT(s == CGRT_OK, "bind past its last call: status %d: %s", s, cgrt_last_error());
       break;
+    }
     EXPECT(s == CGRT_ERROR_CUDA, "bind, call %ld: status %d", k, s);
+    if (s == CGRT_OK)
+      break; /* the graph moved: the sweep cannot go on */
     EXPECT(strstr(cgrt_last_error(), "control.cgraph:") &&
                strstr(cgrt_last_error(), "cudaErrorMemoryAllocation"),
            "bind, call %ld: message %s", k, cgrt_last_error());

@@ -1,12 +1,16 @@
-/* test_replay: 1,000 launches queued behind a busy stream without any
- * synchronisation, each after set_pos(i), see exactly 0..999, through a
- * pointer and by value; so do 4,000 launches that go round the runtime's
- * ring several times.  A scalar a kernel updates keeps its device value
- * between launches unless the host sets it. */
+/* test_replay: 1,000 launches queued behind a kernel that holds the
+ * stream until the host lets it go, each after set_pos(i), see exactly
+ * 0..999, through a pointer and by value; so do 4,000 launches that go
+ * round the runtime's ring several times.  A scalar a kernel updates keeps
+ * its device value between launches unless the host sets it.  Everything
+ * runs in one non-blocking stream, the clearing of the logs included. */
 #include "gpu_test.h"
 #include "replay_graph.h"
 
 enum { MOST = 4000 };
+
+/* kernels/replay.cu: holds `stream` until *gate is set or limit_ns pass. */
+cudaError_t hold_stream(const volatile uint32_t *gate, uint64_t limit_ns, cudaStream_t stream);
 
 int main(void) {
   test_start("test_replay");
@@ -15,21 +19,26 @@ int main(void) {
   CUDA(cudaMalloc((void **)&dvlog, (MOST + 1) * sizeof *dvlog));
   replay_extern ext = {dlog, dvlog};
   replay *g;
-  delay *busy;
   cudaStream_t stream;
+  volatile uint32_t *gate, *dgate;
+  CUDA(cudaHostAlloc((void **)&gate, sizeof *gate, cudaHostAllocMapped));
+  CUDA(cudaHostGetDevicePointer((void **)&dgate, (void *)gate, 0));
   CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   CGRT(replay_create(&g, &ext, NULL));
-  CGRT(delay_create(&busy, NULL));
 
   for (int round = 0; round < 2; round++) {
-    /* First 1,000 launches queued behind 50 ms of work; then 4,000. */
+    /* First 1,000 launches queued behind the held stream; then 4,000.
+     * The logs are cleared in the graph's stream: a clear in the legacy
+     * default stream is not ordered with a non-blocking stream's work. */
     const uint32_t LAUNCHES = round == 0 ? 1000 : MOST;
     uint32_t offset = (uint32_t)(rand64() % 1000000);
-    CUDA(cudaMemset(dlog, 0, (MOST + 1) * sizeof *dlog));
-    CUDA(cudaMemset(dvlog, 0, (MOST + 1) * sizeof *dvlog));
+    CUDA(cudaMemsetAsync(dlog, 0, (MOST + 1) * sizeof *dlog, stream));
+    CUDA(cudaMemsetAsync(dvlog, 0, (MOST + 1) * sizeof *dvlog, stream));
     if (round == 0) {
-      CGRT(delay_set_ns(busy, 50 * 1000 * 1000)); /* 50 ms */
-      CGRT(delay_launch(busy, stream));
+      *gate = 0;
+      /* 2 s at most: far longer than issuing takes, and a bound on the
+       * wait should issuing ever block on a full launch queue. */
+      CUDA(hold_stream(dgate, UINT64_C(2000000000), stream));
     }
     CGRT(replay_set_count(g, offset));
     for (uint32_t i = 0; i < LAUNCHES; i++) {
@@ -37,9 +46,11 @@ int main(void) {
       CGRT(replay_set_vpos(g, offset + i));
       CGRT(replay_launch(g, stream));
     }
-    /* Still queued behind the delay: nothing above has run yet. */
-    if (round == 0)
+    /* Still queued behind the held stream: nothing above has run yet. */
+    if (round == 0) {
       EXPECT(cudaStreamQuery(stream) == cudaErrorNotReady, "the launches were not queued");
+      __atomic_store_n(gate, 1, __ATOMIC_SEQ_CST);
+    }
     CUDA(cudaStreamSynchronize(stream));
     for (int which = 0; which < 2; which++) {
       CUDA(cudaMemcpy(log, which ? dvlog : dlog, (MOST + 1) * sizeof *log,
@@ -61,9 +72,9 @@ int main(void) {
     EXPECT(pos == offset + LAUNCHES - 1, "get_pos gives %u", pos);
   }
   replay_destroy(g);
-  delay_destroy(busy);
   replay_destroy(NULL); /* NULL is fine */
   CUDA(cudaStreamDestroy(stream));
+  CUDA(cudaFreeHost((void *)gate));
   CUDA(cudaFree(dlog));
   CUDA(cudaFree(dvlog));
   free(log);

@@ -1,0 +1,209 @@
+/* test_desc: create refuses a malformed table with CGRT_ERROR_INVALID and
+ * a message that says what is wrong, before any CUDA call, so this test
+ * needs no GPU.  A table cgc may write (an edge that goes backward in the
+ * table, a node inside a body) passes the check. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cgrt.h"
+
+static int failures, checks;
+
+static void kernel_stub(void) {}
+
+enum { NODES = 4, EDGES = 3 };
+
+typedef struct Table {
+  cgrt_buffer_desc buffers[1];
+  cgrt_scalar_desc scalars[1];
+  cgrt_node_desc nodes[NODES];
+  cgrt_arg_desc args[4];
+  uint32_t edges[3 * EDGES];
+  uint32_t loads[1];
+  cgrt_kernel kernels[1];
+  const char *kernel_names[1];
+  uint64_t cases[2];
+  cgrt_graph_desc desc;
+} Table;
+
+/* A well-formed graph: k0 -> k1, k0 -> sw (a switch on scalar 0 with two
+ * bodies), and k2 inside the switch's first body; the scalar upload
+ * precedes k0. */
+static void table_init(Table *t) {
+  memset(t, 0, sizeof *t);
+  t->buffers[0] = (cgrt_buffer_desc){"x", CGRT_DEVICE, 0, 1024};
+  t->scalars[0] = (cgrt_scalar_desc){"s", 4, 1, 0};
+  t->args[0] = (cgrt_arg_desc){CGRT_ARG_BUFFER, 8, 0, 0};
+  t->args[1] = (cgrt_arg_desc){CGRT_ARG_SCALAR_PTR, 8, 0, 0};
+  t->args[2] = (cgrt_arg_desc){CGRT_ARG_SCALAR_PTR, 8, 0, 0};
+  t->args[3] = (cgrt_arg_desc){CGRT_ARG_CONST, 4, 0, 7};
+  static const char *const names[NODES] = {"k0", "k1", "sw", "k2"};
+  for (int i = 0; i < NODES; i++) {
+    cgrt_node_desc *n = &t->nodes[i];
+    n->name = names[i];
+    n->line = (uint32_t)i + 1;
+    n->col = 5;
+    n->kind = CGRT_KERNEL_NODE;
+    n->arg = 0;
+    n->nargs = 2;
+    for (int k = 0; k < 3; k++)
+      n->grid[k] = n->block[k] = n->cluster[k] = 1;
+    n->scope = CGRT_TOP;
+    n->default_body = -1;
+  }
+  t->nodes[2].kind = CGRT_SWITCH_NODE;
+  t->nodes[2].arg = 2;
+  t->nodes[2].nargs = 1;
+  t->nodes[2].nbodies = 2;
+  t->nodes[2].code = 0;
+  t->nodes[2].ncode = 2;
+  t->nodes[2].default_body = 1;
+  t->nodes[2].selector_type = CGRT_U32;
+  t->nodes[3].scope = 2;
+  t->nodes[3].branch = 0;
+  t->nodes[3].arg = 3;
+  t->nodes[3].nargs = 1;
+  uint32_t edges[3 * EDGES] = {0, 1, 0, 0, 2, 0, 1, 2, 0};
+  memcpy(t->edges, edges, sizeof edges);
+  t->loads[0] = 0;
+  t->kernels[0] = kernel_stub;
+  t->kernel_names[0] = "kernel";
+  t->cases[0] = 3;
+  t->desc = (cgrt_graph_desc){.abi = CGRT_ABI,
+                              .name = "g",
+                              .source = "t.cgraph",
+                              .nbuffers = 1,
+                              .nscalars = 1,
+                              .nnodes = NODES,
+                              .nedges = EDGES,
+                              .nkernels = 1,
+                              .nloads = 1,
+                              .ncases = 2,
+                              .buffers = t->buffers,
+                              .scalars = t->scalars,
+                              .nodes = t->nodes,
+                              .args = t->args,
+                              .edges = t->edges,
+                              .loads = t->loads,
+                              .kernels = t->kernels,
+                              .kernel_names = t->kernel_names,
+                              .cases = t->cases};
+}
+
+/* create must refuse t with a message containing `want`. */
+static void expect_refused(Table *t, const char *what, const char *want) {
+  cgrt_graph *g = (cgrt_graph *)t;
+  cgrt_status s = cgrt_create(&g, &t->desc, NULL, NULL);
+  checks++;
+  if (s != CGRT_ERROR_INVALID || g != NULL || !strstr(cgrt_last_error(), want) ||
+      !strstr(cgrt_last_error(), "t.cgraph: graph g: ")) {
+    failures++;
+    fprintf(stderr, "test_desc: %s: status %d, message \"%s\", expected \"%s\"\n", what, s,
+            cgrt_last_error(), want);
+  }
+}
+
+/* create must get past the check: with a GPU it may succeed (then the
+ * graph is destroyed), without one it fails at its first CUDA call. */
+static void expect_accepted(Table *t, const char *what) {
+  cgrt_graph *g = NULL;
+  cgrt_status s = cgrt_create(&g, &t->desc, NULL, NULL);
+  checks++;
+  if (s == CGRT_ERROR_INVALID) {
+    failures++;
+    fprintf(stderr, "test_desc: %s: refused: %s\n", what, cgrt_last_error());
+  }
+  cgrt_destroy(g);
+}
+
+int main(void) {
+  Table t;
+  table_init(&t);
+  expect_accepted(&t, "a well-formed table");
+
+  table_init(&t);
+  t.edges[0] = 1, t.edges[1] = 0; /* k1 -> k0: backward, as `k1 -> k0` written may be */
+  expect_accepted(&t, "an edge that goes backward");
+
+  table_init(&t);
+  t.nodes[1].kind = 9;
+  expect_refused(&t, "an unknown node kind",
+                 "node k1: its description is malformed: kind 9 is no kind of node");
+
+  table_init(&t);
+  t.nodes[1].kernel = 1;
+  expect_refused(&t, "a kernel out of range",
+                 "node k1: its description is malformed: kernel 1 of 1");
+
+  table_init(&t);
+  t.nodes[3].scope = 3;
+  expect_refused(&t, "a node in its own body",
+                 "node k2: its description is malformed: its body is not one of an earlier "
+                 "control node");
+
+  table_init(&t);
+  t.nodes[1].scope = 0;
+  expect_refused(&t, "a body of a kernel node", "its body is not one of an earlier control node");
+
+  table_init(&t);
+  t.nodes[3].branch = 2;
+  expect_refused(&t, "a body the switch lacks", "its body is not one of an earlier control node");
+
+  table_init(&t);
+  t.nodes[2].ncode = 3;
+  expect_refused(&t, "more cases than bodies", "node sw: its description is malformed: ");
+
+  table_init(&t);
+  t.nodes[2].default_body = 2;
+  expect_refused(&t, "a default past the bodies", "node sw: its description is malformed: ");
+
+  table_init(&t);
+  t.nodes[0].nargs = 3;
+  t.args[2].kind = 7;
+  expect_refused(&t, "an unknown argument kind", "argument 2: kind 7 is no kind of argument");
+
+  table_init(&t);
+  t.buffers[0].kind = 4;
+  expect_refused(&t, "an unknown buffer kind",
+                 "its description is malformed: buffer x: kind 4 is no kind of buffer");
+
+  table_init(&t);
+  t.args[0].index = 1;
+  expect_refused(&t, "a buffer out of range", "argument 0: buffer 1 of 1");
+
+  table_init(&t);
+  t.args[1].index = 1;
+  expect_refused(&t, "a scalar out of range", "argument 1: scalar 1 of 1");
+
+  table_init(&t);
+  t.nodes[1].kind = CGRT_FILL_NODE;
+  t.nodes[1].elem_size = 3;
+  expect_refused(&t, "a fill of 3-byte elements", "node k1: its description is malformed: ");
+
+  table_init(&t);
+  t.edges[4] = 4;
+  expect_refused(&t, "an edge to no node",
+                 "its description is malformed: edge 1 joins node 0 to node 4 of 4");
+
+  table_init(&t);
+  t.edges[4] = 0;
+  expect_refused(&t, "an edge from a node to itself", "edge 1 joins node 0 to node 0 of 4");
+
+  table_init(&t);
+  t.edges[4] = 3;
+  expect_refused(&t, "an edge into a body",
+                 "its description is malformed: edge k0 -> k2 joins two bodies");
+
+  table_init(&t);
+  t.edges[5] = 1;
+  expect_refused(&t, "a programmatic edge into a switch",
+                 "its description is malformed: programmatic edge k0 => sw is not between kernels");
+
+  table_init(&t);
+  t.loads[0] = 3;
+  expect_refused(&t, "the scalar upload into a body",
+                 "its description is malformed: the scalar upload precedes node 3 of 4");
+
+  printf("test_desc: %d checks, %d failed\n", checks, failures);
+  return failures ? 1 : 0;
+}
