@@ -28,9 +28,11 @@ static int usage_error(const char *fmt, const char *arg) {
   return 2;
 }
 
-/* Parses VALUE of -D NAME=VALUE as an integer literal with an optional
- * sign and K, M or G suffix. */
-static bool parse_define_value(const char *s, int64_t *out) {
+/* Parses VALUE of -D NAME=VALUE, an integer literal with an optional sign
+ * and K, M or G suffix, into *out: 1, or 0 when it is no such literal, or
+ * -1 when it is one but does not fit in 64 bits.  The magnitude is built
+ * unsigned so that INT64_MIN, whose magnitude INT64_MAX cannot hold, fits. */
+static int parse_define_value(const char *s, int64_t *out) {
   bool neg = *s == '-';
   if (neg || *s == '+')
     s++;
@@ -38,8 +40,10 @@ static bool parse_define_value(const char *s, int64_t *out) {
   if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
     base = 16, s += 2;
   if (!*s)
-    return false;
-  int64_t v = 0;
+    return 0;
+  uint64_t v = 0;
+  bool overflow = false;
+  const char *digits = s;
   for (; *s; s++) {
     int c = (unsigned char)*s, d;
     if (c >= '0' && c <= '9')
@@ -48,18 +52,22 @@ static bool parse_define_value(const char *s, int64_t *out) {
       d = (c | 0x20) - 'a' + 10;
     else
       break;
-    if (__builtin_mul_overflow(v, base, &v) || __builtin_add_overflow(v, d, &v))
-      return false;
+    overflow |=
+        __builtin_mul_overflow(v, (uint64_t)base, &v) || __builtin_add_overflow(v, (uint64_t)d, &v);
   }
-  int64_t scale = 1;
+  if (s == digits)
+    return 0;
   if (*s == 'K' || *s == 'M' || *s == 'G') {
-    scale = (int64_t)1 << (*s == 'K' ? 10 : *s == 'M' ? 20 : 30);
+    int shift = *s == 'K' ? 10 : *s == 'M' ? 20 : 30;
+    overflow |= __builtin_mul_overflow(v, (uint64_t)1 << shift, &v);
     s++;
   }
-  if (*s || __builtin_mul_overflow(v, scale, &v))
-    return false;
-  *out = neg ? -v : v;
-  return true;
+  if (*s)
+    return 0;
+  if (overflow || v > (uint64_t)INT64_MAX + neg)
+    return -1;
+  *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+  return 1;
 }
 
 static bool valid_name(const char *s, size_t n) {
@@ -190,12 +198,20 @@ int main(int argc, char **argv) {
         status = usage_error("-D takes NAME=VALUE, not '%s'", val);
         goto done;
       }
-      if (!parse_define_value(eq + 1, &v)) {
-        status = usage_error("-D %s: the value must be an integer", val);
+      int parsed = parse_define_value(eq + 1, &v);
+      if (parsed <= 0) {
+        status = usage_error(parsed ? "-D %s: the value does not fit in 64 bits"
+                                    : "-D %s: the value must be an integer",
+                             val);
         goto done;
       }
-      defs[ndef++] = (Define){.name = val, .value = v};
       ((char *)eq)[0] = 0; /* NAME ends here; argv is ours to edit */
+      /* The last -D of a name wins, as with cc and CMake. */
+      int d = 0;
+      while (d < ndef && strcmp(defs[d].name, val))
+        d++;
+      defs[d] = (Define){.name = val, .value = v};
+      ndef += d == ndef;
     } else if (status) {
       goto done;
     } else if (a[0] == '-' && a[1]) {

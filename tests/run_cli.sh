@@ -74,6 +74,31 @@ check "-D reaches the checks (block of 2048)" [ "$status" = 1 ]
 run --check -DN=64 "$tmp/ok.cgraph"
 check "-DNAME=VALUE in one word" [ "$status" = 0 ]
 
+# The last -D of a name wins, as with cc and CMake, and it is used.
+run --check -D N=2048 -D N=64 "$tmp/ok.cgraph"
+check "the last -D wins (2048 then 64)" [ "$status" = 0 ]
+check "a repeated -D is no unused constant" [ ! -s "$tmp/err" ]
+run --check -D N=64 -D N=2048 "$tmp/ok.cgraph"
+check "the last -D wins (64 then 2048)" [ "$status" = 1 ]
+
+# Every 64-bit value, INT64_MIN included, and nothing beyond.
+printf 'const N = 1;\ngraph g {\n}\n' > "$tmp/n.cgraph"
+for v in -9223372036854775808 9223372036854775807 -0x8000000000000000 0x7fffffffffffffff \
+  -8589934592G 8388607G; do
+  run --check -D "N=$v" "$tmp/n.cgraph"
+  check "-D N=$v is accepted" [ "$status" = 0 ]
+done
+for v in -9223372036854775809 9223372036854775808 -0x8000000000000001 0x8000000000000000 \
+  -8589934593G 8589934592G 99999999999999999999; do
+  run --check -D "N=$v" "$tmp/n.cgraph"
+  check "-D N=$v is a usage error" [ "$status" = 2 ]
+  check "-D N=$v does not fit" grep -q "^cgc: error: -D N=$v: the value does not fit in 64 bits" "$tmp/err"
+done
+for v in '' - 0x 1Q 12KK; do
+  run --check -D "N=$v" "$tmp/n.cgraph"
+  check "-D N='$v' is not an integer" grep -q "the value must be an integer" "$tmp/err"
+done
+
 run --check -D UNUSED=1 "$tmp/ok.cgraph"
 check "an unused -D is only a warning" [ "$status" = 0 ]
 check "an unused -D is named" grep -q "warning: -D UNUSED: the program has no top-level constant 'UNUSED'" "$tmp/err"
