@@ -97,6 +97,12 @@ void note_at(Diag *d, Pos p, const char *fmt, ...)
 void warning_at(Diag *d, Pos p, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int diag_errors(const Diag *d);
+/* The length of the UTF-8 character that s starts, or 0 when its bytes are
+ * not valid UTF-8 (a NUL is a character of length 1). */
+int utf8_len(const char *s);
+/* Writes s with its control characters escaped (\n, \t, \r, \xNN), so that
+ * a file name cannot split a line of text or act on a terminal. */
+void fput_escaped(FILE *f, const char *s);
 /* True once MAX_ERRORS errors were reported: every stage stops then. */
 bool diag_stopped(const Diag *d);
 

@@ -22,9 +22,13 @@ static const char usage_text[] =
     "  --version         print the version and exit\n";
 
 static int usage_error(const char *fmt, const char *arg) {
+  char *msg;
+  if (asprintf(&msg, fmt, arg) < 0)
+    msg = NULL;
   fputs("cgc: error: ", stderr);
-  fprintf(stderr, fmt, arg);
+  fput_escaped(stderr, msg ? msg : fmt);
   fputs("\n(cgc --help lists the options)\n", stderr);
+  free(msg);
   return 2;
 }
 

@@ -60,20 +60,65 @@ static void put(Diag *d, const char *s, size_t n) {
 
 static void put_str(Diag *d, const char *s) { put(d, s, strlen(s)); }
 
-static void put_json_string(Diag *d, const char *s) {
-  put_str(d, "\"");
+int utf8_len(const char *s) {
+  const unsigned char *u = (const unsigned char *)s;
+  int n;
+  unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+  if (u[0] < 0x80)
+    return 1;
+  if (u[0] >= 0xc2 && u[0] <= 0xdf)
+    n = 2;
+  else if (u[0] >= 0xe0 && u[0] <= 0xef)
+    n = 3, lo = u[0] == 0xe0 ? 0xa0 : 0x80, hi = u[0] == 0xed ? 0x9f : 0xbf;
+  else if (u[0] >= 0xf0 && u[0] <= 0xf4)
+    n = 4, lo = u[0] == 0xf0 ? 0x90 : 0x80, hi = u[0] == 0xf4 ? 0x8f : 0xbf;
+  else
+    return 0;
+  if (u[1] < lo || u[1] > hi)
+    return 0;
+  for (int i = 2; i < n; i++)
+    if (u[i] < 0x80 || u[i] > 0xbf)
+      return 0;
+  return n;
+}
+
+void fput_escaped(FILE *f, const char *s) {
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
+    if (c == '\n')
+      fputs("\\n", f);
+    else if (c == '\t')
+      fputs("\\t", f);
+    else if (c == '\r')
+      fputs("\\r", f);
+    else if (c < 0x20 || c == 0x7f)
+      fprintf(f, "\\x%02x", c);
+    else
+      fputc(c, f);
+  }
+}
+
+/* A JSON string holds Unicode: a byte that is not part of valid UTF-8 (a
+ * file name can hold any) becomes U+FFFD, so every line stays valid JSON. */
+static void put_json_string(Diag *d, const char *s) {
+  put_str(d, "\"");
+  while (*s) {
+    unsigned char c = (unsigned char)*s;
     char buf[8];
+    int n = utf8_len(s);
     if (c == '"' || c == '\\') {
       buf[0] = '\\', buf[1] = (char)c;
       put(d, buf, 2);
-    } else if (c < 0x20) {
+    } else if (c < 0x20 || c == 0x7f) {
       snprintf(buf, sizeof buf, "\\u%04x", c);
       put_str(d, buf);
+    } else if (n) {
+      put(d, s, (size_t)n);
+      s += n - 1;
     } else {
-      put(d, (const char *)&c, 1);
+      put_str(d, "\\ufffd");
     }
+    s++;
   }
   put_str(d, "\"");
 }
@@ -279,13 +324,18 @@ static void report(Diag *d, Pos p, int severity, const char *fmt, va_list ap) {
     report_json(d, p, names[severity], msg);
     return;
   }
-  if (p.file >= 0)
-    fprintf(d->out, "%s%s:%d:%d:%s ", col(d, C_BOLD),
-            d->sources.v[p.file].path, p.line, p.col, col(d, C_RESET));
-  else
-    fprintf(d->out, "%scgc:%s ", col(d, C_BOLD), col(d, C_RESET));
-  fprintf(d->out, "%s%s:%s %s\n", col(d, severity), names[severity],
-          col(d, C_RESET), msg);
+  /* A line break or escape sequence in a file name or message must not
+   * split the FILE:LINE:COL line or reach the terminal. */
+  fputs(col(d, C_BOLD), d->out);
+  if (p.file >= 0) {
+    fput_escaped(d->out, d->sources.v[p.file].path);
+    fprintf(d->out, ":%d:%d:%s ", p.line, p.col, col(d, C_RESET));
+  } else {
+    fprintf(d->out, "cgc:%s ", col(d, C_RESET));
+  }
+  fprintf(d->out, "%s%s:%s ", col(d, severity), names[severity], col(d, C_RESET));
+  fput_escaped(d->out, msg);
+  fputc('\n', d->out);
   if (p.file >= 0)
     print_line(d, p);
 }

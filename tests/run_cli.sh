@@ -185,6 +185,42 @@ assert b["notes"] == [{"file": sys.argv[2], "line": 1, "column": 7,
                        "end": {"line": 1, "column": 8}, "message": "'Z' was defined here"}], b
 PY
 fi
+# A file name holds any bytes but NUL: in JSON, bytes that are not UTF-8
+# become U+FFFD and control characters \u escapes, so every line parses; in
+# text, control characters are escaped so the FILE:LINE:COL line stays whole.
+odd=$(printf '%s/odd\377\342\202\254\nname\033[1m\355\240\200' "$tmp")
+mkdir "$odd"
+printf 'const N = 1 / 0;\n' > "$odd/x.cgraph"
+printf 'include "\\xff\\xfe\\n\\xc0\\x80\\xf4\\x90\\x80\\x80.cgraph";\n' > "$tmp/inc_bytes.cgraph"
+if command -v python3 > /dev/null; then
+  for f in "$odd/x.cgraph" "$tmp/inc_bytes.cgraph" "$odd/missing.cgraph"; do
+    "$cgc" --check --diagnostics-format=json "$f" 2> "$tmp/json"
+    check "json: every line is valid JSON, for any bytes in a name" python3 -c '
+import json, sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")
+assert lines[-1] == b"" and len(lines) >= 2, lines
+for l in lines[:-1]:
+    json.loads(l.decode("utf-8"))
+' "$tmp/json"
+  done
+  "$cgc" --check --diagnostics-format=json "$odd/x.cgraph" 2> "$tmp/json"
+  check "json: the file name keeps its UTF-8 and control characters" python3 -c '
+import json, sys
+o = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+assert o["file"] == sys.argv[2] + "/odd\ufffd\u20ac\nname\x1b[1m\ufffd\ufffd\ufffd/x.cgraph", o
+' "$tmp/json" "$tmp"
+fi
+run --check "$odd/x.cgraph"
+check "text: a line break in a file name is escaped" \
+  env LC_ALL=C grep -q "^$tmp/odd.*\\\\nname\\\\x1b\\[1m.*/x.cgraph:1:13: error: division by zero\$" "$tmp/err"
+check "text: a diagnostic is three lines" [ "$(wc -l < "$tmp/err")" = 3 ]
+run --check "$tmp/inc_bytes.cgraph"
+check "text: a line break in a message is escaped" \
+  env LC_ALL=C grep -q "error: cannot find include file '.*\\\\n.*\\.cgraph'\$" "$tmp/err"
+run "$odd/nothing.cgraph" -o "$tmp/x.c"
+check "text: an I/O error's file name is escaped" \
+  env LC_ALL=C grep -q "cannot read '.*\\\\nname\\\\x1b.*nothing.cgraph'" "$tmp/err"
+
 run --check --diagnostics-format=xml "$tmp/ok.cgraph"
 check "an unknown diagnostics format is a usage error" [ "$status" = 2 ]
 
