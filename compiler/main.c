@@ -2,6 +2,7 @@
 #include "cgc.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,10 +22,14 @@ static const char usage_text[] =
     "  --help            print this help and exit\n"
     "  --version         print the version and exit\n";
 
-static int usage_error(const char *fmt, const char *arg) {
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
   char *msg;
-  if (asprintf(&msg, fmt, arg) < 0)
+  va_list ap;
+  va_start(ap, fmt);
+  if (vasprintf(&msg, fmt, ap) < 0)
     msg = NULL;
+  va_end(ap);
   fputs("cgc: error: ", stderr);
   fput_escaped(stderr, msg ? msg : fmt);
   fputs("\n(cgc --help lists the options)\n", stderr);
@@ -93,19 +98,15 @@ static void write_dep_path(FILE *f, const char *s) {
   }
 }
 
-static bool write_depfile(Compiler *c, const char *depfile, const char *target) {
-  Output o;
-  if (!output_open(&o, depfile))
-    return false;
-  write_dep_path(o.f, target);
-  fputc(':', o.f);
+static void write_depfile(Compiler *c, FILE *f, const char *target) {
+  write_dep_path(f, target);
+  fputc(':', f);
   for (size_t i = 0; i < c->files.n; i++) {
     const Source *s = source_get(c->diag, c->files.v[i]);
-    fputs(" \\\n  ", o.f);
-    write_dep_path(o.f, s->realpath ? s->realpath : s->path);
+    fputs(" \\\n  ", f);
+    write_dep_path(f, s->realpath ? s->realpath : s->path);
   }
-  fputc('\n', o.f);
-  return output_commit(&o);
+  fputc('\n', f);
 }
 
 /* OUT.c's header is OUT.h unless -H names another. */
@@ -121,32 +122,48 @@ static char *header_path(const char *out, const char *header) {
   return h;
 }
 
-static bool write_c(Compiler *c, const Program *p, const char *input, const char *out,
-                    const char *header) {
-  char *hpath = header_path(out, header);
-  Output oc, oh;
-  bool ok = false;
-  if (output_open(&oh, hpath)) {
-    if (output_open(&oc, out)) {
-      emit_c(oc.f, oh.f, c, p, input, hpath);
-      /* The header goes in first: a C file never stands beside an old one. */
-      ok = output_commit(&oh);
-      if (ok)
-        ok = output_commit(&oc);
-      else
-        output_abort(&oc);
-    } else {
-      output_abort(&oh);
-    }
+/* Every output of the run, or none: the C and its header (hpath), or the
+ * DOT (hpath NULL), then the depfile. */
+static bool write_outputs(Compiler *c, const Program *p, const char *input, const char *out,
+                          const char *hpath, const char *depfile) {
+  Outputs os = {.diag = c->diag};
+  /* -o goes in last: a C file never stands beside an old header. */
+  FILE *f = output_add(&os, out);
+  FILE *h = f && hpath ? output_add(&os, hpath) : NULL;
+  FILE *d = f && (h || !hpath) && depfile ? output_add(&os, depfile) : NULL;
+  if (!f || (hpath && !h) || (depfile && !d)) {
+    outputs_abort(&os);
+    return false;
   }
-  free(hpath);
-  return ok;
+  if (hpath)
+    emit_c(f, h, c, p, input, hpath);
+  else
+    emit_dot(f, p);
+  if (d)
+    write_depfile(c, d, out);
+  return outputs_commit(&os);
 }
+
+/* What went to standard output (--help, --version) must all get there. */
+static int stdout_status(void) {
+  int err = flush_stdout();
+  if (!err)
+    return 0;
+  fprintf(stderr, "cgc: error: cannot write standard output: %s\n", strerror(err));
+  return 2;
+}
+
+/* The outputs, each with what names it in a message. */
+typedef struct Named {
+  const char *what;
+  const char *path;
+} Named;
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "fmt"))
     return cgc_fmt(argc - 2, argv + 2);
   const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL;
+  char *hpath = NULL;
   bool check_only = false, emit_dot_mode = false, json = false;
   const char **incs = xrealloc(NULL, (size_t)argc * sizeof *incs);
   Define *defs = xrealloc(NULL, (size_t)argc * sizeof *defs);
@@ -247,6 +264,28 @@ int main(int argc, char **argv) {
     status = usage_error("%s", "--depfile needs -o to name the target");
     goto done;
   }
+  if (check_only)
+    out = header = depfile = NULL;
+  if (!emit_dot_mode && out)
+    hpath = header_path(out, header);
+  /* Each output is a file of its own, and none is the input. */
+  Named files[] = {{"-o", out},
+                   {header ? "-H" : "the header", hpath},
+                   {"--depfile", depfile},
+                   {"the input", input}};
+  size_t nfiles = sizeof files / sizeof *files, noutputs = nfiles - 1;
+  for (size_t i = 0; i < noutputs; i++)
+    if (files[i].path && !*files[i].path) {
+      status = usage_error("%s needs a file name", i == 1 ? "-H" : files[i].what);
+      goto done;
+    }
+  for (size_t i = 0; i < nfiles; i++)
+    for (size_t j = i + 1; j < nfiles; j++)
+      if (files[i].path && files[j].path && same_file(files[i].path, files[j].path)) {
+        status = usage_error("%s '%s' and %s '%s' are the same file", files[i].what, files[i].path,
+                             files[j].what, files[j].path);
+        goto done;
+      }
 
   Compiler c = {.include_dirs = incs, .ninclude_dirs = ninc, .defines = defs,
                 .ndefines = ndef};
@@ -263,33 +302,37 @@ int main(int argc, char **argv) {
                    defs[i].name, defs[i].name);
     for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
       order_graph(&c, p->graphs.v[i]);
-    if (diag_errors(c.diag)) {
-      status = 1;
-    } else if (!check_only && !emit_dot_mode) {
-      status = write_c(&c, p, input, out, header) ? 0 : 2;
-      if (!status && depfile && !write_depfile(&c, depfile, out))
-        status = 2;
-    } else if (!check_only) {
-      if (!out) {
-        emit_dot(stdout, p);
-        if (fflush(stdout) != 0)
-          status = 2;
-      } else {
-        Output o;
-        if (output_open(&o, out)) {
-          emit_dot(o.f, p);
-          status = output_commit(&o) ? 0 : 2;
-        } else {
+    /* Nor is any output a file the program includes. */
+    for (size_t i = 1; i < c.files.n && !diag_errors(c.diag); i++)
+      for (size_t j = 0; j < noutputs; j++) {
+        const Source *src = source_get(c.diag, c.files.v[i]);
+        if (files[j].path && same_file(files[j].path, src->path)) {
+          error_at(c.diag, (Pos){.file = -1}, "%s '%s' is '%s', a file the program reads",
+                   files[j].what, files[j].path, src->path);
           status = 2;
         }
       }
-      if (!status && depfile && !write_depfile(&c, depfile, out))
+    if (!status && diag_errors(c.diag))
+      status = 1;
+    if (status) {
+      /* nothing is written */
+    } else if (emit_dot_mode && !out && !check_only) {
+      emit_dot(stdout, p);
+      int err = flush_stdout();
+      if (err) {
+        error_at(c.diag, (Pos){.file = -1}, "cannot write standard output: %s", strerror(err));
         status = 2;
+      }
+    } else if (out) {
+      status = write_outputs(&c, p, input, out, hpath, depfile) ? 0 : 2;
     }
     program_free(p);
   }
   compiler_free(&c);
 done:
+  if (!status)
+    status = stdout_status();
+  free(hpath);
   free(incs);
   free(defs);
   return status;
