@@ -88,7 +88,15 @@ static bool valid_name(const char *s, size_t n) {
   return true;
 }
 
-static void write_dep_path(FILE *f, const char *s) {
+/* A name in a depfile: Make reads a space, '#' and '\\' escaped and '$'
+ * doubled, but has no way to write a line break. */
+static bool write_dep_path(Diag *d, FILE *f, const char *s) {
+  if (strpbrk(s, "\n\r")) {
+    error_at(d, (Pos){.file = -1},
+             "a depfile cannot name '%s': Make has no way to write a line break in a file name",
+             s);
+    return false;
+  }
   for (; *s; s++) {
     if (*s == ' ' || *s == '#' || *s == '\\')
       fputc('\\', f);
@@ -96,17 +104,21 @@ static void write_dep_path(FILE *f, const char *s) {
       fputc('$', f);
     fputc(*s, f);
   }
+  return true;
 }
 
-static void write_depfile(Compiler *c, FILE *f, const char *target) {
-  write_dep_path(f, target);
+static bool write_depfile(Compiler *c, FILE *f, const char *target) {
+  if (!write_dep_path(c->diag, f, target))
+    return false;
   fputc(':', f);
   for (size_t i = 0; i < c->files.n; i++) {
     const Source *s = source_get(c->diag, c->files.v[i]);
     fputs(" \\\n  ", f);
-    write_dep_path(f, s->realpath ? s->realpath : s->path);
+    if (!write_dep_path(c->diag, f, s->realpath ? s->realpath : s->path))
+      return false;
   }
   fputc('\n', f);
+  return true;
 }
 
 /* OUT.c's header is OUT.h unless -H names another. */
@@ -120,6 +132,18 @@ static char *header_path(const char *out, const char *header) {
   else
     snprintf(h, n + 3, "%s.h", out);
   return h;
+}
+
+/* The character of a header's file name that `#include "NAME"` cannot
+ * hold, or 0: '"' ends the name, and C leaves ', \\ and control characters
+ * undefined there (C11 6.4.7). */
+static char unincludable(const char *header) {
+  const char *base = strrchr(header, '/') ? strrchr(header, '/') + 1 : header;
+  for (; *base; base++)
+    if (*base == '"' || *base == '\'' || *base == '\\' || (unsigned char)*base < 0x20 ||
+        *base == 0x7f)
+      return *base;
+  return 0;
 }
 
 /* Every output of the run, or none: the C and its header (hpath), or the
@@ -139,8 +163,10 @@ static bool write_outputs(Compiler *c, const Program *p, const char *input, cons
     emit_c(f, h, c, p, input, hpath);
   else
     emit_dot(f, p);
-  if (d)
-    write_depfile(c, d, out);
+  if (d && !write_depfile(c, d, out)) {
+    outputs_abort(&os);
+    return false;
+  }
   return outputs_commit(&os);
 }
 
@@ -279,6 +305,11 @@ int main(int argc, char **argv) {
       status = usage_error("%s needs a file name", i == 1 ? "-H" : files[i].what);
       goto done;
     }
+  if (hpath && unincludable(hpath)) {
+    status = usage_error("the header '%s' cannot be named in #include \"...\" (it has '%c')", hpath,
+                         unincludable(hpath));
+    goto done;
+  }
   for (size_t i = 0; i < nfiles; i++)
     for (size_t j = i + 1; j < nfiles; j++)
       if (files[i].path && files[j].path && same_file(files[i].path, files[j].path)) {
