@@ -168,6 +168,19 @@ else
     fails "$role" "an unwritable file" "$w/rofile" 2 \
       "cannot write '$w/rofile': Permission denied" $as_user
   done
+  if [ -n "$as_user" ]; then
+    mkdir -m 1777 "$w/sticky"
+    printf 'previous\n' > "$w/sticky/roots"
+    chmod 666 "$w/sticky/roots"
+    for role in -o -H --depfile dot; do
+      # shellcheck disable=SC2086
+      fails "$role" "root's file in a sticky directory" "$w/sticky/roots" 2 \
+        "cannot write '$w/sticky/roots': Operation not permitted" $as_user
+    done
+    rm -rf "$w/sticky"
+  else
+    skip "another user's file in a sticky directory: needs root to make one"
+  fi
   # shellcheck disable=SC2086
   fails fmt "a file in an unwritable directory" "$w/ro/f.cgraph" 2 \
     "cannot write '$w/ro/f.cgraph': Permission denied" $as_user
