@@ -97,19 +97,39 @@ void note_at(Diag *d, Pos p, const char *fmt, ...)
 void warning_at(Diag *d, Pos p, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int diag_errors(const Diag *d);
+/* The length of the UTF-8 character that s starts, or 0 when its bytes are
+ * not valid UTF-8 (a NUL is a character of length 1). */
+int utf8_len(const char *s);
+/* Writes s with its control characters escaped (\n, \t, \r, \xNN), so that
+ * a file name cannot split a line of text or act on a terminal. */
+void fput_escaped(FILE *f, const char *s);
 /* True once MAX_ERRORS errors were reported: every stage stops then. */
 bool diag_stopped(const Diag *d);
 
-/* Writes through a temporary file beside `path`, renamed into place only
- * when complete, so a failure never leaves a truncated output. */
-typedef struct Output {
-  const char *path;
-  char *tmp;
-  FILE *f;
-} Output;
-bool output_open(Output *o, const char *path); /* reports its own error */
-bool output_commit(Output *o);                  /* reports its own error */
-void output_abort(Output *o);
+/* The outputs of one run, written together or not at all.  Each is
+ * written to a temporary file beside its target (through symlinks) and
+ * renamed into place only when every one is complete; a device, FIFO or
+ * /dev/stdout is written in place, from memory, at commit.  New files get
+ * 0666 less the umask, replaced files keep their mode.  Errors are
+ * reported to diag as "cannot write 'PATH': REASON". */
+typedef struct Output Output;
+typedef struct Outputs {
+  Diag *diag;
+  VEC(Output *) v;
+} Outputs;
+/* A stream for the output at path, or NULL after reporting why not. */
+FILE *output_add(Outputs *os, const char *path);
+/* Puts every output in place, the first added last (a C file after the
+ * header it includes); false after reporting. */
+bool outputs_commit(Outputs *os);
+/* Removes every temporary and writes nothing. */
+void outputs_abort(Outputs *os);
+/* Whether writing a and b would reach one file: the same existing file,
+ * or the same new name in the same directory, through symlinks.  A device
+ * or FIFO, written in place, is no file of its own here. */
+bool same_file(const char *a, const char *b);
+/* Flushes standard output: 0, or the errno of a write that failed. */
+int flush_stdout(void);
 
 /* ---- fmt.c: cgc fmt ---- */
 

@@ -461,14 +461,13 @@ int cgc_fmt(int argc, char **argv) {
           printf("%s\n", argv[i]);
           status = status ? status : 1;
         } else if (!same) {
-          Output o;
-          if (!output_open(&o, argv[i])) {
+          /* Through a symlink the file it names is rewritten, keeping its mode. */
+          Outputs os = {.diag = c.diag};
+          FILE *f = output_add(&os, argv[i]);
+          if (f)
+            fputs(out, f);
+          if (!f || !outputs_commit(&os))
             status = 2;
-          } else {
-            fputs(out, o.f);
-            if (!output_commit(&o))
-              status = 2;
-          }
         }
         free(out);
       }
@@ -477,6 +476,11 @@ int cgc_fmt(int argc, char **argv) {
   }
   if (!files) {
     fputs("cgc: error: fmt needs files (cgc fmt --help)\n", stderr);
+    return 2;
+  }
+  int err = flush_stdout(); /* the list of --check */
+  if (err) {
+    fprintf(stderr, "cgc: error: cannot write standard output: %s\n", strerror(err));
     return 2;
   }
   return status;

@@ -2,6 +2,7 @@
 #include "cgc.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,16 +22,26 @@ static const char usage_text[] =
     "  --help            print this help and exit\n"
     "  --version         print the version and exit\n";
 
-static int usage_error(const char *fmt, const char *arg) {
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+  char *msg;
+  va_list ap;
+  va_start(ap, fmt);
+  if (vasprintf(&msg, fmt, ap) < 0)
+    msg = NULL;
+  va_end(ap);
   fputs("cgc: error: ", stderr);
-  fprintf(stderr, fmt, arg);
+  fput_escaped(stderr, msg ? msg : fmt);
   fputs("\n(cgc --help lists the options)\n", stderr);
+  free(msg);
   return 2;
 }
 
-/* Parses VALUE of -D NAME=VALUE as an integer literal with an optional
- * sign and K, M or G suffix. */
-static bool parse_define_value(const char *s, int64_t *out) {
+/* Parses VALUE of -D NAME=VALUE, an integer literal with an optional sign
+ * and K, M or G suffix, into *out: 1, or 0 when it is no such literal, or
+ * -1 when it is one but does not fit in 64 bits.  The magnitude is built
+ * unsigned so that INT64_MIN, whose magnitude INT64_MAX cannot hold, fits. */
+static int parse_define_value(const char *s, int64_t *out) {
   bool neg = *s == '-';
   if (neg || *s == '+')
     s++;
@@ -38,8 +49,10 @@ static bool parse_define_value(const char *s, int64_t *out) {
   if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
     base = 16, s += 2;
   if (!*s)
-    return false;
-  int64_t v = 0;
+    return 0;
+  uint64_t v = 0;
+  bool overflow = false;
+  const char *digits = s;
   for (; *s; s++) {
     int c = (unsigned char)*s, d;
     if (c >= '0' && c <= '9')
@@ -48,18 +61,22 @@ static bool parse_define_value(const char *s, int64_t *out) {
       d = (c | 0x20) - 'a' + 10;
     else
       break;
-    if (__builtin_mul_overflow(v, base, &v) || __builtin_add_overflow(v, d, &v))
-      return false;
+    overflow |=
+        __builtin_mul_overflow(v, (uint64_t)base, &v) || __builtin_add_overflow(v, (uint64_t)d, &v);
   }
-  int64_t scale = 1;
+  if (s == digits)
+    return 0;
   if (*s == 'K' || *s == 'M' || *s == 'G') {
-    scale = (int64_t)1 << (*s == 'K' ? 10 : *s == 'M' ? 20 : 30);
+    int shift = *s == 'K' ? 10 : *s == 'M' ? 20 : 30;
+    overflow |= __builtin_mul_overflow(v, (uint64_t)1 << shift, &v);
     s++;
   }
-  if (*s || __builtin_mul_overflow(v, scale, &v))
-    return false;
-  *out = neg ? -v : v;
-  return true;
+  if (*s)
+    return 0;
+  if (overflow || v > (uint64_t)INT64_MAX + neg)
+    return -1;
+  *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+  return 1;
 }
 
 static bool valid_name(const char *s, size_t n) {
@@ -71,7 +88,15 @@ static bool valid_name(const char *s, size_t n) {
   return true;
 }
 
-static void write_dep_path(FILE *f, const char *s) {
+/* A name in a depfile: Make reads a space, '#' and '\\' escaped and '$'
+ * doubled, but has no way to write a line break. */
+static bool write_dep_path(Diag *d, FILE *f, const char *s) {
+  if (strpbrk(s, "\n\r")) {
+    error_at(d, (Pos){.file = -1},
+             "a depfile cannot name '%s': Make has no way to write a line break in a file name",
+             s);
+    return false;
+  }
   for (; *s; s++) {
     if (*s == ' ' || *s == '#' || *s == '\\')
       fputc('\\', f);
@@ -79,21 +104,21 @@ static void write_dep_path(FILE *f, const char *s) {
       fputc('$', f);
     fputc(*s, f);
   }
+  return true;
 }
 
-static bool write_depfile(Compiler *c, const char *depfile, const char *target) {
-  Output o;
-  if (!output_open(&o, depfile))
+static bool write_depfile(Compiler *c, FILE *f, const char *target) {
+  if (!write_dep_path(c->diag, f, target))
     return false;
-  write_dep_path(o.f, target);
-  fputc(':', o.f);
+  fputc(':', f);
   for (size_t i = 0; i < c->files.n; i++) {
     const Source *s = source_get(c->diag, c->files.v[i]);
-    fputs(" \\\n  ", o.f);
-    write_dep_path(o.f, s->realpath ? s->realpath : s->path);
+    fputs(" \\\n  ", f);
+    if (!write_dep_path(c->diag, f, s->realpath ? s->realpath : s->path))
+      return false;
   }
-  fputc('\n', o.f);
-  return output_commit(&o);
+  fputc('\n', f);
+  return true;
 }
 
 /* OUT.c's header is OUT.h unless -H names another. */
@@ -109,32 +134,62 @@ static char *header_path(const char *out, const char *header) {
   return h;
 }
 
-static bool write_c(Compiler *c, const Program *p, const char *input, const char *out,
-                    const char *header) {
-  char *hpath = header_path(out, header);
-  Output oc, oh;
-  bool ok = false;
-  if (output_open(&oh, hpath)) {
-    if (output_open(&oc, out)) {
-      emit_c(oc.f, oh.f, c, p, input, hpath);
-      /* The header goes in first: a C file never stands beside an old one. */
-      ok = output_commit(&oh);
-      if (ok)
-        ok = output_commit(&oc);
-      else
-        output_abort(&oc);
-    } else {
-      output_abort(&oh);
-    }
-  }
-  free(hpath);
-  return ok;
+/* The character of a header's file name that `#include "NAME"` cannot
+ * hold, or 0: '"' ends the name, and C leaves ', \\ and control characters
+ * undefined there (C11 6.4.7). */
+static char unincludable(const char *header) {
+  const char *base = strrchr(header, '/') ? strrchr(header, '/') + 1 : header;
+  for (; *base; base++)
+    if (*base == '"' || *base == '\'' || *base == '\\' || (unsigned char)*base < 0x20 ||
+        *base == 0x7f)
+      return *base;
+  return 0;
 }
+
+/* Every output of the run, or none: the C and its header (hpath), or the
+ * DOT (hpath NULL), then the depfile. */
+static bool write_outputs(Compiler *c, const Program *p, const char *input, const char *out,
+                          const char *hpath, const char *depfile) {
+  Outputs os = {.diag = c->diag};
+  /* -o goes in last: a C file never stands beside an old header. */
+  FILE *f = output_add(&os, out);
+  FILE *h = f && hpath ? output_add(&os, hpath) : NULL;
+  FILE *d = f && (h || !hpath) && depfile ? output_add(&os, depfile) : NULL;
+  if (!f || (hpath && !h) || (depfile && !d)) {
+    outputs_abort(&os);
+    return false;
+  }
+  if (hpath)
+    emit_c(f, h, c, p, input, hpath);
+  else
+    emit_dot(f, p);
+  if (d && !write_depfile(c, d, out)) {
+    outputs_abort(&os);
+    return false;
+  }
+  return outputs_commit(&os);
+}
+
+/* What went to standard output (--help, --version) must all get there. */
+static int stdout_status(void) {
+  int err = flush_stdout();
+  if (!err)
+    return 0;
+  fprintf(stderr, "cgc: error: cannot write standard output: %s\n", strerror(err));
+  return 2;
+}
+
+/* The outputs, each with what names it in a message. */
+typedef struct Named {
+  const char *what;
+  const char *path;
+} Named;
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "fmt"))
     return cgc_fmt(argc - 2, argv + 2);
   const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL;
+  char *hpath = NULL;
   bool check_only = false, emit_dot_mode = false, json = false;
   const char **incs = xrealloc(NULL, (size_t)argc * sizeof *incs);
   Define *defs = xrealloc(NULL, (size_t)argc * sizeof *defs);
@@ -190,12 +245,20 @@ int main(int argc, char **argv) {
         status = usage_error("-D takes NAME=VALUE, not '%s'", val);
         goto done;
       }
-      if (!parse_define_value(eq + 1, &v)) {
-        status = usage_error("-D %s: the value must be an integer", val);
+      int parsed = parse_define_value(eq + 1, &v);
+      if (parsed <= 0) {
+        status = usage_error(parsed ? "-D %s: the value does not fit in 64 bits"
+                                    : "-D %s: the value must be an integer",
+                             val);
         goto done;
       }
-      defs[ndef++] = (Define){.name = val, .value = v};
       ((char *)eq)[0] = 0; /* NAME ends here; argv is ours to edit */
+      /* The last -D of a name wins, as with cc and CMake. */
+      int d = 0;
+      while (d < ndef && strcmp(defs[d].name, val))
+        d++;
+      defs[d] = (Define){.name = val, .value = v};
+      ndef += d == ndef;
     } else if (status) {
       goto done;
     } else if (a[0] == '-' && a[1]) {
@@ -227,6 +290,33 @@ int main(int argc, char **argv) {
     status = usage_error("%s", "--depfile needs -o to name the target");
     goto done;
   }
+  if (check_only)
+    out = header = depfile = NULL;
+  if (!emit_dot_mode && out)
+    hpath = header_path(out, header);
+  /* Each output is a file of its own, and none is the input. */
+  Named files[] = {{"-o", out},
+                   {header ? "-H" : "the header", hpath},
+                   {"--depfile", depfile},
+                   {"the input", input}};
+  size_t nfiles = sizeof files / sizeof *files, noutputs = nfiles - 1;
+  for (size_t i = 0; i < noutputs; i++)
+    if (files[i].path && !*files[i].path) {
+      status = usage_error("%s needs a file name", i == 1 ? "-H" : files[i].what);
+      goto done;
+    }
+  if (hpath && unincludable(hpath)) {
+    status = usage_error("the header '%s' cannot be named in #include \"...\" (it has '%c')", hpath,
+                         unincludable(hpath));
+    goto done;
+  }
+  for (size_t i = 0; i < nfiles; i++)
+    for (size_t j = i + 1; j < nfiles; j++)
+      if (files[i].path && files[j].path && same_file(files[i].path, files[j].path)) {
+        status = usage_error("%s '%s' and %s '%s' are the same file", files[i].what, files[i].path,
+                             files[j].what, files[j].path);
+        goto done;
+      }
 
   Compiler c = {.include_dirs = incs, .ninclude_dirs = ninc, .defines = defs,
                 .ndefines = ndef};
@@ -243,33 +333,37 @@ int main(int argc, char **argv) {
                    defs[i].name, defs[i].name);
     for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
       order_graph(&c, p->graphs.v[i]);
-    if (diag_errors(c.diag)) {
-      status = 1;
-    } else if (!check_only && !emit_dot_mode) {
-      status = write_c(&c, p, input, out, header) ? 0 : 2;
-      if (!status && depfile && !write_depfile(&c, depfile, out))
-        status = 2;
-    } else if (!check_only) {
-      if (!out) {
-        emit_dot(stdout, p);
-        if (fflush(stdout) != 0)
-          status = 2;
-      } else {
-        Output o;
-        if (output_open(&o, out)) {
-          emit_dot(o.f, p);
-          status = output_commit(&o) ? 0 : 2;
-        } else {
+    /* Nor is any output a file the program includes. */
+    for (size_t i = 1; i < c.files.n && !diag_errors(c.diag); i++)
+      for (size_t j = 0; j < noutputs; j++) {
+        const Source *src = source_get(c.diag, c.files.v[i]);
+        if (files[j].path && same_file(files[j].path, src->path)) {
+          error_at(c.diag, (Pos){.file = -1}, "%s '%s' is '%s', a file the program reads",
+                   files[j].what, files[j].path, src->path);
           status = 2;
         }
       }
-      if (!status && depfile && !write_depfile(&c, depfile, out))
+    if (!status && diag_errors(c.diag))
+      status = 1;
+    if (status) {
+      /* nothing is written */
+    } else if (emit_dot_mode && !out && !check_only) {
+      emit_dot(stdout, p);
+      int err = flush_stdout();
+      if (err) {
+        error_at(c.diag, (Pos){.file = -1}, "cannot write standard output: %s", strerror(err));
         status = 2;
+      }
+    } else if (out) {
+      status = write_outputs(&c, p, input, out, hpath, depfile) ? 0 : 2;
     }
     program_free(p);
   }
   compiler_free(&c);
 done:
+  if (!status)
+    status = stdout_status();
+  free(hpath);
   free(incs);
   free(defs);
   return status;

@@ -11,7 +11,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 struct Diag {
@@ -60,20 +63,65 @@ static void put(Diag *d, const char *s, size_t n) {
 
 static void put_str(Diag *d, const char *s) { put(d, s, strlen(s)); }
 
-static void put_json_string(Diag *d, const char *s) {
-  put_str(d, "\"");
+int utf8_len(const char *s) {
+  const unsigned char *u = (const unsigned char *)s;
+  int n;
+  unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+  if (u[0] < 0x80)
+    return 1;
+  if (u[0] >= 0xc2 && u[0] <= 0xdf)
+    n = 2;
+  else if (u[0] >= 0xe0 && u[0] <= 0xef)
+    n = 3, lo = u[0] == 0xe0 ? 0xa0 : 0x80, hi = u[0] == 0xed ? 0x9f : 0xbf;
+  else if (u[0] >= 0xf0 && u[0] <= 0xf4)
+    n = 4, lo = u[0] == 0xf0 ? 0x90 : 0x80, hi = u[0] == 0xf4 ? 0x8f : 0xbf;
+  else
+    return 0;
+  if (u[1] < lo || u[1] > hi)
+    return 0;
+  for (int i = 2; i < n; i++)
+    if (u[i] < 0x80 || u[i] > 0xbf)
+      return 0;
+  return n;
+}
+
+void fput_escaped(FILE *f, const char *s) {
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
+    if (c == '\n')
+      fputs("\\n", f);
+    else if (c == '\t')
+      fputs("\\t", f);
+    else if (c == '\r')
+      fputs("\\r", f);
+    else if (c < 0x20 || c == 0x7f)
+      fprintf(f, "\\x%02x", c);
+    else
+      fputc(c, f);
+  }
+}
+
+/* A JSON string holds Unicode: a byte that is not part of valid UTF-8 (a
+ * file name can hold any) becomes U+FFFD, so every line stays valid JSON. */
+static void put_json_string(Diag *d, const char *s) {
+  put_str(d, "\"");
+  while (*s) {
+    unsigned char c = (unsigned char)*s;
     char buf[8];
+    int n = utf8_len(s);
     if (c == '"' || c == '\\') {
       buf[0] = '\\', buf[1] = (char)c;
       put(d, buf, 2);
-    } else if (c < 0x20) {
+    } else if (c < 0x20 || c == 0x7f) {
       snprintf(buf, sizeof buf, "\\u%04x", c);
       put_str(d, buf);
+    } else if (n) {
+      put(d, s, (size_t)n);
+      s += n - 1;
     } else {
-      put(d, (const char *)&c, 1);
+      put_str(d, "\\ufffd");
     }
+    s++;
   }
   put_str(d, "\"");
 }
@@ -279,13 +327,18 @@ static void report(Diag *d, Pos p, int severity, const char *fmt, va_list ap) {
     report_json(d, p, names[severity], msg);
     return;
   }
-  if (p.file >= 0)
-    fprintf(d->out, "%s%s:%d:%d:%s ", col(d, C_BOLD),
-            d->sources.v[p.file].path, p.line, p.col, col(d, C_RESET));
-  else
-    fprintf(d->out, "%scgc:%s ", col(d, C_BOLD), col(d, C_RESET));
-  fprintf(d->out, "%s%s:%s %s\n", col(d, severity), names[severity],
-          col(d, C_RESET), msg);
+  /* A line break or escape sequence in a file name or message must not
+   * split the FILE:LINE:COL line or reach the terminal. */
+  fputs(col(d, C_BOLD), d->out);
+  if (p.file >= 0) {
+    fput_escaped(d->out, d->sources.v[p.file].path);
+    fprintf(d->out, ":%d:%d:%s ", p.line, p.col, col(d, C_RESET));
+  } else {
+    fprintf(d->out, "cgc:%s ", col(d, C_RESET));
+  }
+  fprintf(d->out, "%s%s:%s ", col(d, severity), names[severity], col(d, C_RESET));
+  fput_escaped(d->out, msg);
+  fputc('\n', d->out);
   if (p.file >= 0)
     print_line(d, p);
 }
@@ -300,43 +353,345 @@ void error_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_ERROR); }
 void warning_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_WARNING); }
 void note_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_NOTE); }
 
-/* Writes through a temporary file beside `path`, renamed into place only
- * when complete, so a failure never leaves a truncated output. */
-bool output_open(Output *o, const char *path) {
-  o->path = path;
-  size_t n = strlen(path);
-  o->tmp = xrealloc(NULL, n + 16);
-  snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(o->tmp);
-  if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-    fprintf(stderr, "cgc: error: cannot write '%s': %s\n", path, strerror(errno));
-    if (fd >= 0) {
-      close(fd);
-      unlink(o->tmp);
+/* ---- outputs ----
+ *
+ * A regular file (or a name not yet taken) is replaced as a whole: written
+ * to a temporary file beside it, renamed over it once every output of the
+ * run is complete.  Through a symlink, the file at the end of the chain is
+ * the one replaced.  A device, FIFO or socket, and an open file named
+ * through /proc (/dev/stdout, /dev/fd/N), cannot be replaced: it is written
+ * in place, from memory, at commit. */
+
+struct Output {
+  const char *path; /* as named */
+  char *target;     /* the file replaced: path with its symlinks followed */
+  char *tmp;        /* the temporary beside target; NULL: written in place */
+  int fd;           /* the device written in place, or -1 */
+  char *buf;        /* what goes to fd */
+  size_t len;
+  FILE *f;
+};
+
+static char *dup_str(const char *s) { return strcpy(xrealloc(NULL, strlen(s) + 1), s); }
+
+/* The directory part of path, for a file in it: "." when there is none. */
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    return dup_str(".");
+  size_t n = slash == path ? 1 : (size_t)(slash - path);
+  char *d = xrealloc(NULL, n + 1);
+  memcpy(d, path, n);
+  d[n] = 0;
+  return d;
+}
+
+static const char *base_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+typedef struct Resolved {
+  char *target;   /* where the chain of symlinks ends (heap) */
+  bool exists;    /* target exists; st describes it */
+  bool in_place;  /* a device, FIFO or open file: written, not replaced */
+  bool proc_link; /* reached through /proc: an open file, appended to */
+  int own_fd;     /* through /proc/self/fd/N (/dev/stdout): N, else -1 */
+  struct stat st;
+} Resolved;
+
+/* Follows path's symlinks, one at a time, to the file a write would reach.
+ * Returns 0, or an errno for a path that cannot be an output.  A link in
+ * /proc is not followed by name: it stands for an open file (a pipe, a
+ * deleted file) that its name may not reach. */
+static int resolve(const char *path, Resolved *r) {
+  memset(r, 0, sizeof *r);
+  r->own_fd = -1;
+  char *cur = dup_str(path);
+  for (int hops = 0; hops <= 40; hops++) {
+    if (lstat(cur, &r->st) != 0) {
+      int err = errno;
+      if (err == ENOENT && *cur && cur[strlen(cur) - 1] == '/')
+        err = EISDIR; /* as creat() says of a name that ends in '/' */
+      if (err != ENOENT) {
+        free(cur);
+        return err;
+      }
+      r->target = cur;
+      return 0;
     }
+    if (S_ISLNK(r->st.st_mode)) {
+      char *dir = dir_of(cur);
+      struct statfs fs;
+      struct stat ds, own;
+      bool proc = statfs(dir, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
+      if (proc && stat(dir, &ds) == 0 && stat("/proc/self/fd", &own) == 0 &&
+          ds.st_dev == own.st_dev && ds.st_ino == own.st_ino)
+        r->own_fd = atoi(base_of(cur));
+      free(dir);
+      if (proc) {
+        if (stat(cur, &r->st) != 0) {
+          int err = errno;
+          free(cur);
+          return err;
+        }
+        r->proc_link = true;
+      }
+    }
+    if (!S_ISLNK(r->st.st_mode)) {
+      if (S_ISDIR(r->st.st_mode)) {
+        free(cur);
+        return EISDIR;
+      }
+      r->target = cur;
+      r->exists = true;
+      r->in_place = r->proc_link || !S_ISREG(r->st.st_mode);
+      return 0;
+    }
+    char to[PATH_MAX];
+    ssize_t n = readlink(cur, to, sizeof to);
+    if (n < 0 || n == (ssize_t)sizeof to) {
+      int err = n < 0 ? errno : ENAMETOOLONG;
+      free(cur);
+      return err;
+    }
+    to[n] = 0;
+    char *next;
+    if (to[0] == '/') {
+      next = dup_str(to);
+    } else {
+      char *dir = dir_of(cur);
+      next = xrealloc(NULL, strlen(dir) + (size_t)n + 2);
+      sprintf(next, "%s/%s", dir, to);
+      free(dir);
+    }
+    free(cur);
+    cur = next;
+  }
+  free(cur);
+  return ELOOP;
+}
+
+bool same_file(const char *a, const char *b) {
+  Resolved ra, rb;
+  bool same = false;
+  if (resolve(a, &ra) != 0)
+    return false;
+  if (resolve(b, &rb) == 0) {
+    if (ra.in_place || rb.in_place) {
+      same = false;
+    } else if (ra.exists || rb.exists) {
+      same = ra.exists && rb.exists && ra.st.st_dev == rb.st.st_dev && ra.st.st_ino == rb.st.st_ino;
+    } else {
+      /* Neither exists yet: the same name in the same directory. */
+      char *da = dir_of(ra.target), *db = dir_of(rb.target);
+      struct stat sa, sb;
+      same = !strcmp(base_of(ra.target), base_of(rb.target)) && stat(da, &sa) == 0 &&
+             stat(db, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+      free(da);
+      free(db);
+    }
+    free(rb.target);
+  }
+  free(ra.target);
+  return same;
+}
+
+int flush_stdout(void) {
+  errno = 0;
+  if (fflush(stdout) != 0)
+    return errno ? errno : EIO;
+  return ferror(stdout) ? EIO : 0;
+}
+
+static void output_error(Outputs *os, const char *path, int err) {
+  error_at(os->diag, (Pos){.file = -1}, "cannot write '%s': %s", path, strerror(err));
+}
+
+/* Whether rename() could put a file over r's target: its directory's
+ * sticky bit (as in /tmp) lets only the file's owner replace it. */
+static int check_replace(const Resolved *r) {
+  if (faccessat(AT_FDCWD, r->target, W_OK, AT_EACCESS) != 0)
+    return errno;
+  char *dir = dir_of(r->target);
+  struct stat ds;
+  int err = 0;
+  if (stat(dir, &ds) == 0 && (ds.st_mode & S_ISVTX) && geteuid() != 0 &&
+      geteuid() != r->st.st_uid && geteuid() != ds.st_uid)
+    err = EPERM;
+  free(dir);
+  return err;
+}
+
+/* Root replacing another user's file gives it back to its owner, or at
+ * least its group; a replacement that is not ours to give is the user's. */
+static void keep_owner(int fd, const struct stat *st) {
+  if ((st->st_uid != geteuid() || st->st_gid != getegid()) &&
+      fchown(fd, st->st_uid, st->st_gid) != 0)
+    (void)!fchown(fd, (uid_t)-1, st->st_gid);
+}
+
+/* The temporary beside r's target: NAME.tmp.XXXXXX, NAME shortened to keep
+ * it within NAME_MAX.  It gets the mode the output will have: an existing
+ * file's own, or what creat() would give a new one. */
+static int open_temporary(Output *o, const Resolved *r) {
+  char *dir = dir_of(r->target);
+  const char *base = base_of(r->target);
+  int keep = (int)strnlen(base, NAME_MAX - 11);
+  o->tmp = xrealloc(NULL, strlen(dir) + (size_t)keep + 14);
+  sprintf(o->tmp, "%s/%.*s.tmp.XXXXXX", dir, keep, base);
+  free(dir);
+  int fd = mkstemp(o->tmp);
+  if (fd < 0) {
+    int err = errno;
     free(o->tmp);
     o->tmp = NULL;
+    return err;
+  }
+  mode_t mode;
+  if (r->exists) {
+    keep_owner(fd, &r->st); /* before the mode: fchown clears set-id bits */
+    mode = r->st.st_mode & 07777;
+  } else {
+    mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (fchmod(fd, mode) != 0 || !(o->f = fdopen(fd, "w"))) {
+    int err = errno;
+    close(fd);
+    unlink(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+    return err;
+  }
+  o->target = r->target;
+  return 0;
+}
+
+FILE *output_add(Outputs *os, const char *path) {
+  /* On the heap: the memory stream keeps the addresses of buf and len. */
+  Output *o = xrealloc(NULL, sizeof *o);
+  *o = (Output){.path = path, .fd = -1};
+  Resolved r;
+  int err = resolve(path, &r);
+  if (!err && r.in_place) {
+    /* One of cgc's own descriptors is written through itself, sharing its
+     * offset as standard output would; opened again, a pipe or file the
+     * shell made could refuse the user, and the offset would be lost. */
+    int flags = r.own_fd >= 0 ? fcntl(r.own_fd, F_GETFL) : -1;
+    if (r.own_fd < 0)
+      o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (r.proc_link ? O_APPEND : 0));
+    else if ((flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR)
+      o->fd = fcntl(r.own_fd, F_DUPFD_CLOEXEC, 0);
+    else
+      errno = EBADF;
+    if (o->fd < 0 || !(o->f = open_memstream(&o->buf, &o->len)))
+      err = errno;
+    free(r.target);
+  } else if (!err) {
+    if (r.exists)
+      err = check_replace(&r);
+    if (!err)
+      err = open_temporary(o, &r);
+    if (err)
+      free(r.target);
+  }
+  if (err) {
+    if (o->fd >= 0)
+      close(o->fd);
+    free(o);
+    output_error(os, path, err);
+    return NULL;
+  }
+  vec_push(&os->v, o);
+  return o->f;
+}
+
+static void output_discard(Output *o) {
+  if (o->f)
+    fclose(o->f);
+  if (o->fd >= 0)
+    close(o->fd);
+  if (o->tmp)
+    unlink(o->tmp);
+  free(o->tmp);
+  free(o->target);
+  free(o->buf);
+  free(o);
+}
+
+void outputs_abort(Outputs *os) {
+  for (size_t i = 0; i < os->v.n; i++)
+    output_discard(os->v.v[i]);
+  vec_free(&os->v);
+}
+
+/* Closes o's stream: 0, or the errno of its first failed write. */
+static int output_close(Output *o) {
+  errno = 0;
+  int err = fflush(o->f) != 0 ? errno : ferror(o->f) ? EIO : 0;
+  if (fclose(o->f) != 0 && !err)
+    err = errno ? errno : EIO;
+  o->f = NULL;
+  return err;
+}
+
+static int write_all(int fd, const char *s, size_t n) {
+  while (n) {
+    ssize_t k = write(fd, s, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return k < 0 ? errno : EIO;
+    s += k, n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* All or nothing: every output is complete (all its bytes written and
+ * closed) before the first is put in place.  Devices are written next,
+ * then the temporaries renamed, the first added last; only a rename
+ * failing there, as the directory changes under cgc, could leave some
+ * outputs new and others old, and then each of the new ones is named. */
+bool outputs_commit(Outputs *os) {
+  Output **v = os->v.v;
+  size_t n = os->v.n, i;
+  int err = 0;
+  for (i = 0; i < n && !err; i++)
+    err = output_close(v[i]);
+  if (err) {
+    output_error(os, v[i - 1]->path, err);
+    outputs_abort(os);
     return false;
   }
-  return true;
-}
-
-bool output_commit(Output *o) {
-  bool ok = !ferror(o->f);
-  ok = fclose(o->f) == 0 && ok;
-  if (ok && rename(o->tmp, o->path) != 0)
-    ok = false;
-  if (!ok) {
-    fprintf(stderr, "cgc: error: cannot write '%s': %s\n", o->path, strerror(errno));
-    unlink(o->tmp);
+  for (i = 0; i < n && !err; i++)
+    if (v[i]->fd >= 0) {
+      err = write_all(v[i]->fd, v[i]->buf, v[i]->len);
+      if (close(v[i]->fd) != 0 && !err && errno != EINTR)
+        err = errno;
+      v[i]->fd = -1;
+    }
+  if (err) {
+    output_error(os, v[i - 1]->path, err);
+    outputs_abort(os);
+    return false;
   }
-  free(o->tmp);
-  return ok;
+  for (i = n; i-- > 0;)
+    if (v[i]->tmp) {
+      if (rename(v[i]->tmp, v[i]->target) != 0) {
+        err = errno;
+        break;
+      }
+      free(v[i]->tmp);
+      v[i]->tmp = NULL;
+    }
+  if (err) {
+    output_error(os, v[i]->path, err);
+    for (size_t k = 0; k < n; k++)
+      if (!v[k]->tmp)
+        note_at(os->diag, (Pos){.file = -1}, "'%s' was written all the same", v[k]->path);
+  }
+  outputs_abort(os);
+  return !err;
 }
-
-void output_abort(Output *o) {
-  fclose(o->f);
-  unlink(o->tmp);
-  free(o->tmp);
-}
-

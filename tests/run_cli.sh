@@ -74,6 +74,31 @@ check "-D reaches the checks (block of 2048)" [ "$status" = 1 ]
 run --check -DN=64 "$tmp/ok.cgraph"
 check "-DNAME=VALUE in one word" [ "$status" = 0 ]
 
+# The last -D of a name wins, as with cc and CMake, and it is used.
+run --check -D N=2048 -D N=64 "$tmp/ok.cgraph"
+check "the last -D wins (2048 then 64)" [ "$status" = 0 ]
+check "a repeated -D is no unused constant" [ ! -s "$tmp/err" ]
+run --check -D N=64 -D N=2048 "$tmp/ok.cgraph"
+check "the last -D wins (64 then 2048)" [ "$status" = 1 ]
+
+# Every 64-bit value, INT64_MIN included, and nothing beyond.
+printf 'const N = 1;\ngraph g {\n}\n' > "$tmp/n.cgraph"
+for v in -9223372036854775808 9223372036854775807 -0x8000000000000000 0x7fffffffffffffff \
+  -8589934592G 8388607G; do
+  run --check -D "N=$v" "$tmp/n.cgraph"
+  check "-D N=$v is accepted" [ "$status" = 0 ]
+done
+for v in -9223372036854775809 9223372036854775808 -0x8000000000000001 0x8000000000000000 \
+  -8589934593G 8589934592G 99999999999999999999; do
+  run --check -D "N=$v" "$tmp/n.cgraph"
+  check "-D N=$v is a usage error" [ "$status" = 2 ]
+  check "-D N=$v does not fit" grep -q "^cgc: error: -D N=$v: the value does not fit in 64 bits" "$tmp/err"
+done
+for v in '' - 0x 1Q 12KK; do
+  run --check -D "N=$v" "$tmp/n.cgraph"
+  check "-D N='$v' is not an integer" grep -q "the value must be an integer" "$tmp/err"
+done
+
 run --check -D UNUSED=1 "$tmp/ok.cgraph"
 check "an unused -D is only a warning" [ "$status" = 0 ]
 check "an unused -D is named" grep -q "warning: -D UNUSED: the program has no top-level constant 'UNUSED'" "$tmp/err"
@@ -160,6 +185,42 @@ assert b["notes"] == [{"file": sys.argv[2], "line": 1, "column": 7,
                        "end": {"line": 1, "column": 8}, "message": "'Z' was defined here"}], b
 PY
 fi
+# A file name holds any bytes but NUL: in JSON, bytes that are not UTF-8
+# become U+FFFD and control characters \u escapes, so every line parses; in
+# text, control characters are escaped so the FILE:LINE:COL line stays whole.
+odd=$(printf '%s/odd\377\342\202\254\nname\033[1m\355\240\200' "$tmp")
+mkdir "$odd"
+printf 'const N = 1 / 0;\n' > "$odd/x.cgraph"
+printf 'include "\\xff\\xfe\\n\\xc0\\x80\\xf4\\x90\\x80\\x80.cgraph";\n' > "$tmp/inc_bytes.cgraph"
+if command -v python3 > /dev/null; then
+  for f in "$odd/x.cgraph" "$tmp/inc_bytes.cgraph" "$odd/missing.cgraph"; do
+    "$cgc" --check --diagnostics-format=json "$f" 2> "$tmp/json"
+    check "json: every line is valid JSON, for any bytes in a name" python3 -c '
+import json, sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")
+assert lines[-1] == b"" and len(lines) >= 2, lines
+for l in lines[:-1]:
+    json.loads(l.decode("utf-8"))
+' "$tmp/json"
+  done
+  "$cgc" --check --diagnostics-format=json "$odd/x.cgraph" 2> "$tmp/json"
+  check "json: the file name keeps its UTF-8 and control characters" python3 -c '
+import json, sys
+o = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+assert o["file"] == sys.argv[2] + "/odd\ufffd\u20ac\nname\x1b[1m\ufffd\ufffd\ufffd/x.cgraph", o
+' "$tmp/json" "$tmp"
+fi
+run --check "$odd/x.cgraph"
+check "text: a line break in a file name is escaped" \
+  env LC_ALL=C grep -q "^$tmp/odd.*\\\\nname\\\\x1b\\[1m.*/x.cgraph:1:13: error: division by zero\$" "$tmp/err"
+check "text: a diagnostic is three lines" [ "$(wc -l < "$tmp/err")" = 3 ]
+run --check "$tmp/inc_bytes.cgraph"
+check "text: a line break in a message is escaped" \
+  env LC_ALL=C grep -q "error: cannot find include file '.*\\\\n.*\\.cgraph'\$" "$tmp/err"
+run "$odd/nothing.cgraph" -o "$tmp/x.c"
+check "text: an I/O error's file name is escaped" \
+  env LC_ALL=C grep -q "cannot read '.*\\\\nname\\\\x1b.*nothing.cgraph'" "$tmp/err"
+
 run --check --diagnostics-format=xml "$tmp/ok.cgraph"
 check "an unknown diagnostics format is a usage error" [ "$status" = 2 ]
 
