@@ -24,7 +24,7 @@ typedef void (*cgrt_kernel)(void);
  * returns the function's cudaError_t. */
 typedef int (*cgrt_capture)(void *stream, void *user, const uint64_t *args);
 
-enum { CGRT_DEVICE, CGRT_EXTERN, CGRT_HOST, CGRT_EXTERN_HOST };
+typedef enum cgrt_buffer_kind { CGRT_DEVICE, CGRT_EXTERN, CGRT_HOST, CGRT_EXTERN_HOST } cgrt_buffer_kind;
 
 typedef struct cgrt_buffer_desc {
   const char *name;
@@ -40,12 +40,12 @@ typedef struct cgrt_scalar_desc {
   uint64_t init;  /* initial value, as bits */
 } cgrt_scalar_desc;
 
-enum {
+typedef enum cgrt_arg_kind {
   CGRT_ARG_BUFFER,       /* pointer into a buffer: index, offset */
   CGRT_ARG_SCALAR_PTR,   /* a scalar's device slot: index */
   CGRT_ARG_SCALAR_VALUE, /* a scalar's value: index */
   CGRT_ARG_CONST         /* a constant: value */
-};
+} cgrt_arg_kind;
 
 typedef struct cgrt_arg_desc {
   uint8_t kind;
@@ -54,7 +54,9 @@ typedef struct cgrt_arg_desc {
   uint64_t value;  /* CGRT_ARG_BUFFER: byte offset; CGRT_ARG_CONST: bits */
 } cgrt_arg_desc;
 
-enum {
+/* The kinds are named types so that a runtime's switch over one, with no
+ * default, is warned about (-Wswitch) when a kind is added. */
+typedef enum cgrt_node_kind {
   CGRT_KERNEL_NODE,
   CGRT_COPY_NODE,
   CGRT_FILL_NODE,
@@ -62,7 +64,7 @@ enum {
   CGRT_IF_NODE,    /* kernels that evaluate its condition */
   CGRT_SWITCH_NODE,
   CGRT_CAPTURE_NODE /* a capture function's stream work, captured into a child graph */
-};
+} cgrt_node_kind;
 
 /* Where a node is: the top of the graph, or body `branch` of control node
  * `scope` (which comes before it in the node table). */

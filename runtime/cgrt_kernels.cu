@@ -119,8 +119,8 @@ extern "C" __global__ void cgrt_cond(cudaGraphConditionalHandle handle, cgrt_con
       stack = (stack >> 2) << 1 | (c == CGRT_COND_AND ? x & y : x | y);
       continue;
     }
-    c -= CGRT_COND_CMP;
-    int negate = c & 1, op = (c >> 1) % 6, type = (c >> 1) / 6, size = type_size(type);
+    int negate = CGRT_COND_NEGATE(c), op = CGRT_COND_OP(c), type = CGRT_COND_TYPE(c);
+    int size = type_size(type);
     unsigned long long x = operand(a, next, size), y = operand(a, next + 1, size);
     next += 2;
     stack = stack << 1 | (comparison(type, op, x, y) != negate);
