@@ -33,30 +33,11 @@ enum {
   ENTRY_ROOTS = 2   /* entry nodes from which a graph gets a single entry kernel */
 };
 
-/* cgrt.h's kinds as types, so that -Wswitch (in -Wall) names every switch
- * that a new kind must join: the switches over them have no default. */
-typedef enum NodeKind {
-  KERNEL_NODE = CGRT_KERNEL_NODE,
-  COPY_NODE = CGRT_COPY_NODE,
-  FILL_NODE = CGRT_FILL_NODE,
-  WHILE_NODE = CGRT_WHILE_NODE,
-  IF_NODE = CGRT_IF_NODE,
-  SWITCH_NODE = CGRT_SWITCH_NODE
-} NodeKind;
-
-typedef enum BufferKind {
-  DEVICE_BUFFER = CGRT_DEVICE,
-  EXTERN_BUFFER = CGRT_EXTERN,
-  HOST_BUFFER = CGRT_HOST,
-  EXTERN_HOST_BUFFER = CGRT_EXTERN_HOST
-} BufferKind;
-
-typedef enum ArgKind {
-  BUFFER_ARG = CGRT_ARG_BUFFER,
-  SCALAR_PTR_ARG = CGRT_ARG_SCALAR_PTR,
-  SCALAR_VALUE_ARG = CGRT_ARG_SCALAR_VALUE,
-  CONST_ARG = CGRT_ARG_CONST
-} ArgKind;
+/* The tables' kinds as types (cgrt_abi.h), so that -Wswitch names every
+ * switch that a new kind must join: the switches over them have no default. */
+typedef cgrt_node_kind NodeKind;
+typedef cgrt_buffer_kind BufferKind;
+typedef cgrt_arg_kind ArgKind;
 
 static NodeKind node_kind(const cgrt_node_desc *nd) { return (NodeKind)nd->kind; }
 static BufferKind buffer_kind(const cgrt_buffer_desc *b) { return (BufferKind)b->kind; }
@@ -65,32 +46,33 @@ static ArgKind arg_kind(const cgrt_arg_desc *a) { return (ArgKind)a->kind; }
 /* Whether a table's byte names a kind. */
 static int is_node_kind(uint8_t kind) {
   switch ((NodeKind)kind) {
-  case KERNEL_NODE:
-  case COPY_NODE:
-  case FILL_NODE:
-  case WHILE_NODE:
-  case IF_NODE:
-  case SWITCH_NODE: return 1;
+  case CGRT_KERNEL_NODE:
+  case CGRT_COPY_NODE:
+  case CGRT_FILL_NODE:
+  case CGRT_WHILE_NODE:
+  case CGRT_IF_NODE:
+  case CGRT_SWITCH_NODE:
+  case CGRT_CAPTURE_NODE: return 1;
   }
   return 0;
 }
 
 static int is_buffer_kind(uint8_t kind) {
   switch ((BufferKind)kind) {
-  case DEVICE_BUFFER:
-  case EXTERN_BUFFER:
-  case HOST_BUFFER:
-  case EXTERN_HOST_BUFFER: return 1;
+  case CGRT_DEVICE:
+  case CGRT_EXTERN:
+  case CGRT_HOST:
+  case CGRT_EXTERN_HOST: return 1;
   }
   return 0;
 }
 
 static int is_arg_kind(uint8_t kind) {
   switch ((ArgKind)kind) {
-  case BUFFER_ARG:
-  case SCALAR_PTR_ARG:
-  case SCALAR_VALUE_ARG:
-  case CONST_ARG: return 1;
+  case CGRT_ARG_BUFFER:
+  case CGRT_ARG_SCALAR_PTR:
+  case CGRT_ARG_SCALAR_VALUE:
+  case CGRT_ARG_CONST: return 1;
   }
   return 0;
 }
@@ -99,12 +81,13 @@ static int is_arg_kind(uint8_t kind) {
  * that evaluate its condition. */
 static int is_control(NodeKind kind) {
   switch (kind) {
-  case KERNEL_NODE:
-  case COPY_NODE:
-  case FILL_NODE: return 0;
-  case WHILE_NODE:
-  case IF_NODE:
-  case SWITCH_NODE: return 1;
+  case CGRT_KERNEL_NODE:
+  case CGRT_COPY_NODE:
+  case CGRT_FILL_NODE:
+  case CGRT_CAPTURE_NODE: return 0;
+  case CGRT_WHILE_NODE:
+  case CGRT_IF_NODE:
+  case CGRT_SWITCH_NODE: return 1;
   }
   return 0;
 }
@@ -112,10 +95,10 @@ static int is_control(NodeKind kind) {
 /* Passed in by the caller, so bound at create and rebound by bind. */
 static int is_extern(BufferKind kind) {
   switch (kind) {
-  case DEVICE_BUFFER:
-  case HOST_BUFFER: return 0;
-  case EXTERN_BUFFER:
-  case EXTERN_HOST_BUFFER: return 1;
+  case CGRT_DEVICE:
+  case CGRT_HOST: return 0;
+  case CGRT_EXTERN:
+  case CGRT_EXTERN_HOST: return 1;
   }
   return 0;
 }
@@ -166,6 +149,9 @@ struct cgrt_graph {
   uint64_t launches;
   cudaStream_t last_stream;
   cudaStream_t checked_stream; /* a stream known to be on the graph's device */
+  cudaStream_t capture_stream; /* where capture functions run, made at the first */
+  uint64_t *shapes;        /* per node: a capture node's captured work, hashed */
+  int upload;              /* opt.upload at create: a rebuilt graph is uploaded too */
 };
 
 /* ---- errors, accounting and the fault hook ---- */
@@ -257,9 +243,9 @@ static const void *kernel_address(cgrt_kernel k) {
 
 /* A buffer argument's or a scalar slot's device address. */
 static void *arg_pointer(const cgrt_graph *g, const cgrt_arg_desc *a) {
-  if (arg_kind(a) == BUFFER_ARG)
+  if (arg_kind(a) == CGRT_ARG_BUFFER)
     return g->base[a->index] + a->value;
-  return g->dmem + g->slots + 8 * (uint64_t)a->index; /* SCALAR_PTR_ARG */
+  return g->dmem + g->slots + 8 * (uint64_t)a->index; /* CGRT_ARG_SCALAR_PTR */
 }
 
 /* A fill of 8-byte elements with differing halves runs cgrt_fill64. */
@@ -295,14 +281,14 @@ static void **kernel_args(cgrt_graph *g, const cgrt_node_desc *nd) {
   for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
     const cgrt_arg_desc *a = &g->d->args[i];
     switch (arg_kind(a)) {
-    case BUFFER_ARG:
-    case SCALAR_PTR_ARG: {
+    case CGRT_ARG_BUFFER:
+    case CGRT_ARG_SCALAR_PTR: {
       void *p = arg_pointer(g, a);
       memcpy(&g->params[i], &p, sizeof p);
       break;
     }
-    case SCALAR_VALUE_ARG: g->params[i] = g->values[a->index]; break;
-    case CONST_ARG: g->params[i] = a->value; break;
+    case CGRT_ARG_SCALAR_VALUE: g->params[i] = g->values[a->index]; break;
+    case CGRT_ARG_CONST: g->params[i] = a->value; break;
     }
   }
   return &g->param_ptrs[nd->arg];
@@ -315,7 +301,7 @@ static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_
   memset(a, 0, sizeof *a);
   for (uint32_t i = 0; i < nd->nargs && i < CGRT_COND_OPERANDS; i++) {
     const cgrt_arg_desc *arg = &g->d->args[nd->arg + i];
-    if (arg_kind(arg) == CONST_ARG) {
+    if (arg_kind(arg) == CGRT_ARG_CONST) {
       a->operand[i] = arg->value;
       a->imm |= 1u << i;
     } else {
@@ -326,7 +312,7 @@ static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_
     a->code[i] = g->d->code[nd->code + i];
   a->ncode = nd->ncode;
   a->step = step;
-  if (node_kind(nd) == WHILE_NODE && nd->bytes) {
+  if (node_kind(nd) == CGRT_WHILE_NODE && nd->bytes) {
     a->max = nd->bytes;
     a->counter = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
   }
@@ -346,7 +332,7 @@ static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p)
   const cgrt_node_desc *nd = &g->d->nodes[v];
   memset(p, 0, sizeof *p);
   switch (node_kind(nd)) {
-  case KERNEL_NODE:
+  case CGRT_KERNEL_NODE:
     p->type = KERNEL_PARAMS;
     p->kernel.func = (void *)kernel_address(g->d->kernels[nd->kernel]);
     p->kernel.gridDim = (dim3){nd->grid[0], nd->grid[1], nd->grid[2]};
@@ -354,13 +340,13 @@ static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p)
     p->kernel.sharedMemBytes = nd->smem;
     p->kernel.kernelParams = kernel_args(g, nd);
     break;
-  case COPY_NODE:
+  case CGRT_COPY_NODE:
     p->type = COPY_PARAMS;
     p->dst = arg_pointer(g, &g->d->args[nd->arg]);
     p->src = arg_pointer(g, &g->d->args[nd->arg + 1]);
     p->bytes = nd->bytes;
     break;
-  case FILL_NODE: {
+  case CGRT_FILL_NODE: {
     void *dst = arg_pointer(g, &g->d->args[nd->arg]);
     if (fill_needs_kernel(nd)) {
       uint64_t count = nd->bytes / 8, blocks = (count + 255) / 256;
@@ -381,15 +367,16 @@ static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p)
     }
     break;
   }
-  case WHILE_NODE:
-  case IF_NODE:
+  case CGRT_WHILE_NODE:
+  case CGRT_IF_NODE:
     runtime_kernel(p, cgrt_cond, 1, 1);
     p->condition = 1;
     cond_args(g, v, step, &p->cond);
     p->ptrs[0] = &g->handles[v];
     p->ptrs[1] = &p->cond;
     break;
-  case SWITCH_NODE:
+  case CGRT_CAPTURE_NODE: break; /* its work is captured: capture_node */
+  case CGRT_SWITCH_NODE:
     runtime_kernel(p, cgrt_switch, 1, 1);
     p->condition = 1;
     p->slot = (uint64_t)(uintptr_t)arg_pointer(g, &g->d->args[nd->arg]);
@@ -494,6 +481,129 @@ static cgrt_status add_control(cgrt_graph *g, uint32_t v, enum cudaGraphConditio
   return CGRT_OK;
 }
 
+/* ---- capture nodes ---- */
+
+/* Ends a capture that a failure left open (its function failed, or the
+ * fault hook stood in for cudaStreamEndCapture) and drops what it held, so
+ * that the stream can capture again. */
+static void abandon_capture(cudaStream_t stream) {
+  enum cudaStreamCaptureStatus status;
+  cudaGraph_t left = NULL;
+  if (cudaStreamIsCapturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone &&
+      cudaStreamEndCapture(stream, &left) == cudaSuccess && left)
+    cudaGraphDestroy(left);
+}
+
+static void drop_graph(cudaGraph_t graph) {
+  if (graph && cudaGraphDestroy(graph) == cudaSuccess)
+    account(-1, 0);
+}
+
+/* Runs capture node v's function with the current bindings on the
+ * capturing stream; *child is what it enqueued, as a graph.  The function
+ * runs in thread-local capture mode: a call it may not make while its
+ * stream is captured (a synchronisation, an allocation) fails in it and
+ * leaves the capture invalid, which cudaStreamEndCapture then reports. */
+static cgrt_status capture_node(cgrt_graph *g, uint32_t v, cudaGraph_t *child) {
+  const cgrt_graph_desc *d = g->d;
+  const cgrt_node_desc *nd = &d->nodes[v];
+  const char *fn = d->capture_names[nd->kernel];
+  char call[160];
+  cudaError_t err;
+  *child = NULL;
+  if (!g->capture_stream) {
+    if ((err = CU(cudaStreamCreateWithFlags(&g->capture_stream, cudaStreamNonBlocking))) !=
+        cudaSuccess)
+      return fail_node(d, nd, "cudaStreamCreateWithFlags (capture)", err);
+    account(1, 0);
+  }
+  kernel_args(g, nd); /* its arguments as words in g->params: addresses, constants' bits */
+  if ((err = CU(cudaStreamBeginCapture(g->capture_stream, cudaStreamCaptureModeThreadLocal))) !=
+      cudaSuccess)
+    return fail_node(d, nd, "cudaStreamBeginCapture", err);
+  err = (cudaError_t)d->captures[nd->kernel](g->capture_stream, g->user, &g->params[nd->arg]);
+  if (err != cudaSuccess) {
+    abandon_capture(g->capture_stream);
+    snprintf(call, sizeof call, "capture function %s", fn);
+    return fail_node(d, nd, call, err);
+  }
+  cudaGraph_t captured = NULL;
+  if ((err = CU(cudaStreamEndCapture(g->capture_stream, &captured))) != cudaSuccess) {
+    abandon_capture(g->capture_stream);
+    snprintf(call, sizeof call, "cudaStreamEndCapture (after capture function %s)", fn);
+    return fail_node(d, nd, call, err);
+  }
+  account(1, 0);
+  *child = captured;
+  return CGRT_OK;
+}
+
+/* A captured graph's shape: its nodes' kinds in the order they were made
+ * and its edges, hashed.  An executable graph takes another capture of the
+ * same shape by an update; another shape needs the graph built again. */
+static cgrt_status capture_shape(cgrt_graph *g, uint32_t v, cudaGraph_t child, uint64_t *shape) {
+  const cgrt_graph_desc *d = g->d;
+  size_t n = 0, m = 0;
+  cudaGraphNode_t *nodes = NULL, *ends = NULL;
+  cgrt_status s = CGRT_OK;
+  cudaError_t err;
+  uint64_t h = 14695981039346656037u;
+#define MIX(x) (h = (h ^ (uint64_t)(x)) * 1099511628211u)
+  if ((err = CU(cudaGraphGetNodes(child, NULL, &n))) != cudaSuccess ||
+      (err = CU(cudaGraphGetEdges(child, NULL, NULL, NULL, &m))) != cudaSuccess)
+    return fail_node(d, &d->nodes[v], "cudaGraphGetNodes", err);
+  nodes = xcalloc(n, sizeof *nodes);
+  ends = xcalloc(2 * m, sizeof *ends);
+  if (!nodes || !ends) {
+    s = no_memory(d);
+    goto done;
+  }
+  if ((n && (err = CU(cudaGraphGetNodes(child, nodes, &n))) != cudaSuccess) ||
+      (m && (err = CU(cudaGraphGetEdges(child, ends, ends + m, NULL, &m))) != cudaSuccess)) {
+    s = fail_node(d, &d->nodes[v], "cudaGraphGetEdges", err);
+    goto done;
+  }
+  MIX(n);
+  for (size_t i = 0; i < n; i++) {
+    enum cudaGraphNodeType type;
+    if ((err = CU(cudaGraphNodeGetType(nodes[i], &type))) != cudaSuccess) {
+      s = fail_node(d, &d->nodes[v], "cudaGraphNodeGetType", err);
+      goto done;
+    }
+    MIX(type);
+  }
+  MIX(m);
+  for (size_t e = 0; e < 2 * m; e++) /* each end by its place among the nodes */
+    for (size_t i = 0; i < n; i++)
+      if (nodes[i] == ends[e]) {
+        MIX(i);
+        break;
+      }
+#undef MIX
+  *shape = h;
+done:
+  xfree(nodes);
+  xfree(ends);
+  return s;
+}
+
+/* Capture node v, added to `graph` after `deps`: its function's work,
+ * captured now, as a child graph node (which holds a copy of it). */
+static cgrt_status add_capture(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
+                               const cudaGraphNode_t *deps, size_t ndeps) {
+  cudaGraph_t child;
+  cgrt_status s = capture_node(g, v, &child);
+  if (s != CGRT_OK)
+    return s;
+  if ((s = capture_shape(g, v, child, &g->shapes[v])) == CGRT_OK) {
+    cudaError_t err = CU(cudaGraphAddChildGraphNode(&g->nodes[v], graph, deps, ndeps, child));
+    if (err != cudaSuccess)
+      s = fail_node(g->d, &g->d->nodes[v], "cudaGraphAddChildGraphNode", err);
+  }
+  drop_graph(child);
+  return s;
+}
+
 /* ---- create ---- */
 
 static cgrt_status check_pointer(const cgrt_graph_desc *d, const cgrt_buffer_desc *b, void *p) {
@@ -503,7 +613,7 @@ static cgrt_status check_pointer(const cgrt_graph_desc *d, const cgrt_buffer_des
   cudaError_t err = CU(cudaPointerGetAttributes(&attr, p));
   if (err != cudaSuccess)
     return fail(d, "cudaPointerGetAttributes", err);
-  int host = buffer_kind(b) == EXTERN_HOST_BUFFER;
+  int host = buffer_kind(b) == CGRT_EXTERN_HOST;
   if (host && attr.type != cudaMemoryTypeHost)
     return invalid(d, "extern host buffer '%s' is not pinned host memory "
                       "(use cudaHostAlloc or cudaHostRegister)", b->name);
@@ -518,10 +628,10 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
   for (uint32_t i = 0; i < d->nbuffers; i++) {
     const cgrt_buffer_desc *b = &d->buffers[i];
     switch (buffer_kind(b)) {
-    case DEVICE_BUFFER: dbytes = (dbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN; break;
-    case HOST_BUFFER: hbytes = (hbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN; break;
-    case EXTERN_BUFFER:
-    case EXTERN_HOST_BUFFER: break;
+    case CGRT_DEVICE: dbytes = (dbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN; break;
+    case CGRT_HOST: hbytes = (hbytes + b->bytes + ALIGN - 1) / ALIGN * ALIGN; break;
+    case CGRT_EXTERN:
+    case CGRT_EXTERN_HOST: break;
     }
   }
   g->slots = dbytes;
@@ -531,12 +641,13 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     const cgrt_node_desc *nd = &d->nodes[v];
     g->extra_at[v] = g->extra_bytes;
     switch (node_kind(nd)) {
-    case WHILE_NODE: g->extra_bytes += nd->bytes ? 8 : 0; break;         /* the iteration counter */
-    case SWITCH_NODE: g->extra_bytes += 16 * (uint64_t)nd->ncode; break; /* the case table */
-    case KERNEL_NODE:
-    case COPY_NODE:
-    case FILL_NODE:
-    case IF_NODE: break;
+    case CGRT_WHILE_NODE: g->extra_bytes += nd->bytes ? 8 : 0; break;         /* the iteration counter */
+    case CGRT_SWITCH_NODE: g->extra_bytes += 16 * (uint64_t)nd->ncode; break; /* the case table */
+    case CGRT_KERNEL_NODE:
+    case CGRT_COPY_NODE:
+    case CGRT_FILL_NODE:
+    case CGRT_IF_NODE:
+    case CGRT_CAPTURE_NODE: break;
     }
   }
   if (d->nscalars || d->nloads || g->extra_bytes)
@@ -576,18 +687,18 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
   for (uint32_t i = 0; i < d->nbuffers; i++) {
     const cgrt_buffer_desc *b = &d->buffers[i];
     switch (buffer_kind(b)) {
-    case DEVICE_BUFFER:
+    case CGRT_DEVICE:
       g->base[i] = g->dmem + doff;
       doff = (doff + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
       break;
-    case HOST_BUFFER:
+    case CGRT_HOST:
       g->base[i] = g->hmem + hoff;
       hoff = (hoff + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
       if (b->zero)
         memset(g->base[i], 0, b->bytes);
       break;
-    case EXTERN_BUFFER:
-    case EXTERN_HOST_BUFFER: break;
+    case CGRT_EXTERN:
+    case CGRT_EXTERN_HOST: break;
     }
   }
   return CGRT_OK;
@@ -608,7 +719,7 @@ static cgrt_status write_tables(cgrt_graph *g) {
     return no_memory(d);
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
-    if (node_kind(nd) != SWITCH_NODE)
+    if (node_kind(nd) != CGRT_SWITCH_NODE)
       continue;
     uint64_t *t = buf + g->extra_at[v] / 8;
     uint32_t k = 0;
@@ -630,7 +741,7 @@ static cgrt_status init_memory(cgrt_graph *g) {
   cudaError_t err;
   int issued = 0; /* work queued on the legacy stream, to wait for */
   for (uint32_t i = 0; i < d->nbuffers; i++)
-    if (buffer_kind(&d->buffers[i]) == DEVICE_BUFFER && d->buffers[i].zero) {
+    if (buffer_kind(&d->buffers[i]) == CGRT_DEVICE && d->buffers[i].zero) {
       if ((err = CU(cudaMemsetAsync(g->base[i], 0, d->buffers[i].bytes, 0))) != cudaSuccess)
         return fail(d, "cudaMemsetAsync", err);
       issued = 1;
@@ -668,10 +779,10 @@ static cgrt_status init_memory(cgrt_graph *g) {
  * nothing (UINT32_MAX). */
 static uint32_t resource_to_update(const cgrt_graph_desc *d, const cgrt_arg_desc *a) {
   switch (arg_kind(a)) {
-  case BUFFER_ARG: return is_extern(buffer_kind(&d->buffers[a->index])) ? a->index : UINT32_MAX;
-  case SCALAR_VALUE_ARG: return d->nbuffers + a->index;
-  case SCALAR_PTR_ARG:
-  case CONST_ARG: break;
+  case CGRT_ARG_BUFFER: return is_extern(buffer_kind(&d->buffers[a->index])) ? a->index : UINT32_MAX;
+  case CGRT_ARG_SCALAR_VALUE: return d->nbuffers + a->index;
+  case CGRT_ARG_SCALAR_PTR:
+  case CGRT_ARG_CONST: break;
   }
   return UINT32_MAX;
 }
@@ -768,21 +879,22 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
   if (v == g->d->nnodes)
     return add_loader(g, graph, deps, ndeps);
   switch (node_kind(&g->d->nodes[v])) {
-  case WHILE_NODE: return add_control(g, v, cudaGraphCondTypeWhile, graph, deps, ndeps);
-  case IF_NODE: return add_control(g, v, cudaGraphCondTypeIf, graph, deps, ndeps);
-  case SWITCH_NODE: return add_control(g, v, cudaGraphCondTypeSwitch, graph, deps, ndeps);
-  case KERNEL_NODE: {
+  case CGRT_WHILE_NODE: return add_control(g, v, cudaGraphCondTypeWhile, graph, deps, ndeps);
+  case CGRT_IF_NODE: return add_control(g, v, cudaGraphCondTypeIf, graph, deps, ndeps);
+  case CGRT_SWITCH_NODE: return add_control(g, v, cudaGraphCondTypeSwitch, graph, deps, ndeps);
+  case CGRT_KERNEL_NODE: {
     NodeParams p;
     node_params(g, v, 0, &p);
     cgrt_status s = add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
     return s != CGRT_OK ? s : set_attributes(g, v);
   }
-  case COPY_NODE:
-  case FILL_NODE: {
+  case CGRT_COPY_NODE:
+  case CGRT_FILL_NODE: {
     NodeParams p;
     node_params(g, v, 0, &p);
     return add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
   }
+  case CGRT_CAPTURE_NODE: return add_capture(g, v, graph, deps, ndeps);
   }
   return CGRT_OK; /* check_desc refused other kinds */
 }
@@ -866,7 +978,7 @@ static cgrt_status add_nodes(cgrt_graph *g) {
   for (uint32_t k = 0; k < d->nkernels; k++) {
     uint32_t most = 0, at = 0;
     for (uint32_t n = 0; n < d->nnodes; n++)
-      if (node_kind(&d->nodes[n]) == KERNEL_NODE && d->nodes[n].kernel == k &&
+      if (node_kind(&d->nodes[n]) == CGRT_KERNEL_NODE && d->nodes[n].kernel == k &&
           d->nodes[n].smem > most)
         most = d->nodes[n].smem, at = n;
     if (most > BIG_SMEM &&
@@ -972,7 +1084,7 @@ static cgrt_status add_nodes(cgrt_graph *g) {
       continue;
     /* A while's body: the condition again, after the body's last nodes. */
     uint32_t owner = g->owner[k];
-    if (node_kind(&d->nodes[owner]) != WHILE_NODE)
+    if (node_kind(&d->nodes[owner]) != CGRT_WHILE_NODE)
       continue;
     size_t nd = 0;
     for (uint32_t i = gstart[k]; i < gstart[k + 1]; i++)
@@ -1079,24 +1191,31 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
     return malformed(d, nd, "its body is not one of an earlier control node");
   uint32_t least_args = 0;
   switch (node_kind(nd)) {
-  case KERNEL_NODE:
+  case CGRT_KERNEL_NODE:
     if (nd->kernel >= d->nkernels)
       return malformed(d, nd, "kernel %u of %u", nd->kernel, d->nkernels);
     break;
-  case COPY_NODE: least_args = 2; break;
-  case FILL_NODE:
+  case CGRT_CAPTURE_NODE:
+    if (nd->kernel >= d->ncaptures || !d->captures || !d->capture_names)
+      return malformed(d, nd, "capture function %u of %u", nd->kernel, d->ncaptures);
+    for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++)
+      if (d->args[i].kind == CGRT_ARG_SCALAR_VALUE)
+        return malformed(d, nd, "a scalar by value to a capture function");
+    break;
+  case CGRT_COPY_NODE: least_args = 2; break;
+  case CGRT_FILL_NODE:
     if (nd->elem_size != 1 && nd->elem_size != 2 && nd->elem_size != 4 && nd->elem_size != 8)
       return malformed(d, nd, "elements of %u bytes", nd->elem_size);
     least_args = 1;
     break;
-  case WHILE_NODE:
-  case IF_NODE:
+  case CGRT_WHILE_NODE:
+  case CGRT_IF_NODE:
     if (nd->nbodies == 0 || nd->ncode > CGRT_COND_CODE || nd->nargs > CGRT_COND_OPERANDS ||
         nd->code > d->ncode || nd->ncode > d->ncode - nd->code)
       return malformed(d, nd, "a condition of %u instructions from %u, %u operands, %u bodies",
                        nd->ncode, nd->code, nd->nargs, nd->nbodies);
     break;
-  case SWITCH_NODE:
+  case CGRT_SWITCH_NODE:
     if (nd->nbodies == 0 || nd->ncode != nd->nbodies || nd->code > d->ncases ||
         nd->ncode > d->ncases - nd->code || nd->default_body >= (int32_t)nd->ncode ||
         nd->default_body < -1)
@@ -1112,16 +1231,16 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
     if (!is_arg_kind(a->kind))
       return malformed(d, nd, "argument %u: kind %u is no kind of argument", i - nd->arg, a->kind);
     switch (arg_kind(a)) {
-    case BUFFER_ARG:
+    case CGRT_ARG_BUFFER:
       if (a->index >= d->nbuffers)
         return malformed(d, nd, "argument %u: buffer %u of %u", i - nd->arg, a->index, d->nbuffers);
       break;
-    case SCALAR_PTR_ARG:
-    case SCALAR_VALUE_ARG:
+    case CGRT_ARG_SCALAR_PTR:
+    case CGRT_ARG_SCALAR_VALUE:
       if (a->index >= d->nscalars)
         return malformed(d, nd, "argument %u: scalar %u of %u", i - nd->arg, a->index, d->nscalars);
       break;
-    case CONST_ARG: break;
+    case CGRT_ARG_CONST: break;
     }
   }
   return CGRT_OK;
@@ -1156,7 +1275,7 @@ static cgrt_status check_desc(const cgrt_graph_desc *d) {
     const cgrt_node_desc *x = &d->nodes[a], *y = &d->nodes[b];
     if (x->scope != y->scope || (x->scope != CGRT_TOP && x->branch != y->branch))
       return malformed(d, NULL, "edge %s -> %s joins two bodies", x->name, y->name);
-    if (d->edges[3 * i + 2] && (node_kind(x) != KERNEL_NODE || node_kind(y) != KERNEL_NODE))
+    if (d->edges[3 * i + 2] && (node_kind(x) != CGRT_KERNEL_NODE || node_kind(y) != CGRT_KERNEL_NODE))
       return malformed(d, NULL, "programmatic edge %s => %s is not between kernels", x->name,
                        y->name);
   }
@@ -1164,6 +1283,36 @@ static cgrt_status check_desc(const cgrt_graph_desc *d) {
     if (d->loads[i] >= d->nnodes || d->nodes[d->loads[i]].scope != CGRT_TOP)
       return malformed(d, NULL, "the scalar upload precedes node %u of %u, not one at the top",
                        d->loads[i], d->nnodes);
+  return CGRT_OK;
+}
+
+/* The graph from the tables, with the current bindings and values (every
+ * capture function runs), instantiated and, when create was asked to,
+ * uploaded in `stream`. */
+static cgrt_status make_graph(cgrt_graph *g, cudaStream_t stream) {
+  const cgrt_graph_desc *d = g->d;
+  cudaError_t err;
+  cgrt_status s;
+  if ((err = CU(cudaGraphCreate(&g->graph, 0))) != cudaSuccess)
+    return fail(d, "cudaGraphCreate", err);
+  account(1, 0);
+  g->bodies[0] = g->graph;
+  if ((s = add_nodes(g)) != CGRT_OK)
+    return s;
+  int priorities = 0;
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    priorities |= d->nodes[n].has_priority;
+  err = CU(cudaGraphInstantiate(&g->exec, g->graph,
+                                priorities ? cudaGraphInstantiateFlagUseNodePriority : 0));
+  if (err != cudaSuccess)
+    return fail(d, "cudaGraphInstantiate", err);
+  account(1, 0);
+  if (g->upload) {
+    if ((err = CU(cudaGraphUpload(g->exec, stream))) != cudaSuccess)
+      return fail(d, "cudaGraphUpload", err);
+    if ((err = CU(cudaStreamSynchronize(stream))) != cudaSuccess)
+      return fail(d, "cudaStreamSynchronize", err);
+  }
   return CGRT_OK;
 }
 
@@ -1184,8 +1333,9 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   g->nodes = xcalloc(d->nnodes, sizeof *g->nodes);
   g->extra_at = xcalloc(d->nnodes, sizeof *g->extra_at);
   g->body_base = xcalloc(d->nnodes, sizeof *g->body_base);
+  g->shapes = xcalloc(d->nnodes, sizeof *g->shapes);
   if (!g->base || !g->values || !g->pending || !g->value_dirty || !g->params || !g->param_ptrs ||
-      !g->nodes || !g->extra_at || !g->body_base)
+      !g->nodes || !g->extra_at || !g->body_base || !g->shapes)
     return no_memory(d);
   cgrt_status s = number_graphs(g);
   if (s != CGRT_OK)
@@ -1205,20 +1355,9 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   if ((s = alloc_memory(g)) != CGRT_OK || (s = init_memory(g)) != CGRT_OK ||
       (s = index_uses(g)) != CGRT_OK)
     return s;
-  if ((err = CU(cudaGraphCreate(&g->graph, 0))) != cudaSuccess)
-    return fail(d, "cudaGraphCreate", err);
-  account(1, 0);
-  g->bodies[0] = g->graph;
-  if ((s = add_nodes(g)) != CGRT_OK)
+  g->upload = o->upload;
+  if ((s = make_graph(g, o->stream)) != CGRT_OK)
     return s;
-  int priorities = 0;
-  for (uint32_t n = 0; n < d->nnodes; n++)
-    priorities |= d->nodes[n].has_priority;
-  err = CU(cudaGraphInstantiate(&g->exec, g->graph,
-                                priorities ? cudaGraphInstantiateFlagUseNodePriority : 0));
-  if (err != cudaSuccess)
-    return fail(d, "cudaGraphInstantiate", err);
-  account(1, 0);
   if (d->nloads)
     for (int i = 0; i < RING_EVENTS; i++) {
       if ((err = CU(cudaEventCreateWithFlags(&g->events[i], cudaEventDisableTiming))) !=
@@ -1226,12 +1365,6 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
         return fail(d, "cudaEventCreateWithFlags", err);
       account(1, 0);
     }
-  if (o->upload) {
-    if ((err = CU(cudaGraphUpload(g->exec, o->stream))) != cudaSuccess)
-      return fail(d, "cudaGraphUpload", err);
-    if ((err = CU(cudaStreamSynchronize(o->stream))) != cudaSuccess)
-      return fail(d, "cudaStreamSynchronize", err);
-  }
   return CGRT_OK;
 }
 
@@ -1277,11 +1410,36 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
 
 /* ---- use ---- */
 
+/* Captures capture node v again and gives the executable graph the new
+ * work, if it has the shape of what the graph was built with (*reshaped
+ * stays 0); otherwise the graph is left as it was and *reshaped is 1. */
+static cgrt_status update_capture(cgrt_graph *g, uint32_t v, int *reshaped) {
+  cudaGraph_t child;
+  uint64_t shape = 0;
+  cgrt_status s = capture_node(g, v, &child);
+  if (s != CGRT_OK)
+    return s;
+  if ((s = capture_shape(g, v, child, &shape)) == CGRT_OK) {
+    if (shape != g->shapes[v]) {
+      *reshaped = 1;
+    } else {
+      cudaError_t err = CU(cudaGraphExecChildGraphNodeSetParams(g->exec, g->nodes[v], child));
+      if (err != cudaSuccess)
+        s = fail_node(g->d, &g->d->nodes[v], "cudaGraphExecChildGraphNodeSetParams", err);
+    }
+  }
+  drop_graph(child);
+  return s;
+}
+
 /* Gives node n the current bindings and values in the executable graph:
  * a control node's condition kernels, which hold its operands' addresses,
+ * a capture node's work captured again (*reshaped: see update_capture),
  * or the node itself. */
-static cgrt_status update_node(cgrt_graph *g, uint32_t n) {
+static cgrt_status update_node(cgrt_graph *g, uint32_t n, int *reshaped) {
   NodeParams p;
+  if (node_kind(&g->d->nodes[n]) == CGRT_CAPTURE_NODE)
+    return update_capture(g, n, reshaped);
   if (!is_control(node_kind(&g->d->nodes[n]))) {
     node_params(g, n, 0, &p);
     return set_params(g, n, &p, g->nodes[n]);
@@ -1334,8 +1492,9 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
       if (!g->value_dirty[i])
         continue;
       uint32_t r = d->nbuffers + i;
+      int reshaped = 0; /* no capture node takes a scalar by value */
       for (uint32_t u = g->use_start[r]; u < g->use_start[r + 1]; u++)
-        if ((s = update_node(g, g->use[u])) != CGRT_OK)
+        if ((s = update_node(g, g->use[u], &reshaped)) != CGRT_OK)
           return s; /* still dirty: the next launch tries again */
       g->value_dirty[i] = 0;
     }
@@ -1406,6 +1565,91 @@ cgrt_status cgrt_get_scalar(cgrt_graph *g, uint32_t i, void *value) {
   return CGRT_OK;
 }
 
+/* The graph built again from the tables with the current bindings, put
+ * in place of the one there, which stays whole if this fails: after a
+ * bind gave a capture node's work another shape.  Every capture function
+ * runs again and the graph is instantiated (and uploaded) anew, as at
+ * create. */
+static cgrt_status rebuild(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  size_t controls = 0;
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    controls += is_control(node_kind(&d->nodes[v]));
+  size_t per_node = controls ? d->nnodes : 0;
+  cudaGraph_t graph = g->graph, *bodies = g->bodies;
+  cudaGraphExec_t exec = g->exec;
+  cudaGraphNode_t *nodes = g->nodes, *evals = g->evals, loader = g->loader;
+  cudaGraphConditionalHandle *handles = g->handles;
+  uint64_t *shapes = g->shapes;
+  g->graph = NULL;
+  g->exec = NULL;
+  g->loader = NULL;
+  g->nodes = xcalloc(d->nnodes, sizeof *g->nodes);
+  g->evals = xcalloc(2 * per_node, sizeof *g->evals);
+  g->bodies = xcalloc(g->ngraphs, sizeof *g->bodies);
+  g->handles = xcalloc(per_node, sizeof *g->handles);
+  g->shapes = xcalloc(d->nnodes, sizeof *g->shapes);
+  cgrt_status s = !g->nodes || !g->evals || !g->bodies || !g->handles || !g->shapes
+                      ? no_memory(d)
+                      : make_graph(g, g->capture_stream);
+  int ok = s == CGRT_OK;
+  /* Drop the graph that lost: the old one, or the new one and whatever
+   * of it was made. */
+  cudaGraphExec_t drop_exec = ok ? exec : g->exec;
+  cudaGraph_t drop = ok ? graph : g->graph;
+  if (drop_exec && cudaGraphExecDestroy(drop_exec) == cudaSuccess)
+    account(-1, 0);
+  drop_graph(drop);
+  if (ok) {
+    xfree(nodes);
+    xfree(evals);
+    xfree(bodies);
+    xfree(handles);
+    xfree(shapes);
+    return CGRT_OK;
+  }
+  xfree(g->nodes);
+  xfree(g->evals);
+  xfree(g->bodies);
+  xfree(g->handles);
+  xfree(g->shapes);
+  g->graph = graph;
+  g->exec = exec;
+  g->nodes = nodes;
+  g->evals = evals;
+  g->loader = loader;
+  g->bodies = bodies;
+  g->handles = handles;
+  g->shapes = shapes;
+  return s;
+}
+
+/* Moves every node that uses buffer b to its new base; `old` is where it
+ * was, for putting back the nodes already moved when one fails. */
+static cgrt_status move_uses(cgrt_graph *g, uint32_t b, unsigned char *old) {
+  cgrt_status s = CGRT_OK;
+  int reshaped = 0;
+  uint32_t u;
+  for (u = g->use_start[b]; u < g->use_start[b + 1]; u++)
+    if ((s = update_node(g, g->use[u], &reshaped)) != CGRT_OK || reshaped)
+      break;
+  if (s == CGRT_OK && reshaped)
+    s = rebuild(g); /* every node at once, from the new bindings */
+  if (s == CGRT_OK)
+    return CGRT_OK;
+  /* Put back the nodes already moved, so the graph stays whole; the
+   * failed one too, since a control node's first condition kernel may
+   * have moved before its second failed.  The message stays the
+   * failure's. */
+  char msg[sizeof last_error];
+  memcpy(msg, last_error, sizeof msg);
+  g->base[b] = old;
+  for (uint32_t v = g->use_start[b]; v <= u && v < g->use_start[b + 1]; v++)
+    update_node(g, g->use[v], &reshaped);
+  memcpy(last_error, msg, sizeof msg);
+  return s;
+}
+
 cgrt_status cgrt_bind(cgrt_graph *g, uint32_t b, void *ptr) {
   if (!g)
     return invalid(NULL, "bind: the graph is NULL");
@@ -1413,23 +1657,21 @@ cgrt_status cgrt_bind(cgrt_graph *g, uint32_t b, void *ptr) {
   cgrt_status s = check_pointer(d, &d->buffers[b], ptr);
   if (s != CGRT_OK)
     return s;
+  /* A capture function enqueues its work on the graph's device. */
+  int captures = 0, previous = g->device;
+  for (uint32_t u = g->use_start[b]; u < g->use_start[b + 1]; u++)
+    captures |= node_kind(&d->nodes[g->use[u]]) == CGRT_CAPTURE_NODE;
+  cudaError_t err;
+  if (captures && (err = CU(cudaGetDevice(&previous))) != cudaSuccess)
+    return fail(d, "cudaGetDevice", err);
+  if (previous != g->device && (err = CU(cudaSetDevice(g->device))) != cudaSuccess)
+    return fail(d, "cudaSetDevice", err);
   unsigned char *old = g->base[b];
   g->base[b] = ptr;
-  for (uint32_t u = g->use_start[b]; u < g->use_start[b + 1]; u++)
-    if ((s = update_node(g, g->use[u])) != CGRT_OK) {
-      /* Put back the nodes already moved, so the graph stays whole; the
-       * failed one too, since a control node's first condition kernel may
-       * have moved before its second failed.  The message stays the
-       * failure's. */
-      char msg[sizeof last_error];
-      memcpy(msg, last_error, sizeof msg);
-      g->base[b] = old;
-      for (uint32_t v = g->use_start[b]; v <= u; v++)
-        update_node(g, g->use[v]);
-      memcpy(last_error, msg, sizeof msg);
-      return s;
-    }
-  return CGRT_OK;
+  s = move_uses(g, b, old);
+  if (previous != g->device)
+    cudaSetDevice(previous); /* restoring the caller's device cannot sensibly fail */
+  return s;
 }
 
 void *cgrt_buffer(cgrt_graph *g, uint32_t b) { return g ? g->base[b] : NULL; }
@@ -1454,6 +1696,9 @@ void cgrt_destroy(cgrt_graph *g) {
     account(-1, 0);
   if (g->graph && cudaGraphDestroy(g->graph) == cudaSuccess)
     account(-1, 0);
+  if (g->capture_stream && cudaStreamDestroy(g->capture_stream) == cudaSuccess)
+    account(-1, 0);
+  xfree(g->shapes);
   xfree(g->base);
   xfree(g->values);
   xfree(g->pending);

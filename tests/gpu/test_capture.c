@@ -1,0 +1,255 @@
+/* test_capture: capture nodes.  A cuBLAS matrix-vector product captured
+ * between kernel nodes whose producers spin, with fresh values each launch
+ * and its matrix rebound halfway; the same product in a while body and an
+ * if body; a capture function whose captured work changes shape with its
+ * buffer's address, rebound back and forth; capture functions that fail
+ * (an error returned, a synchronisation inside the capture, a capture left
+ * unjoined) and one that captures nothing; and every CUDA call of a create
+ * with capture nodes, and of a bind that captures again, failed in turn. */
+#include <cublas_v2.h>
+
+#include "capture_blas.h"
+#include "capture_graph.h"
+#include "cgrt_testing.h"
+#include "gpu_test.h"
+
+enum { N = 256 };
+
+static float produced(uint32_t seed, uint32_t i) {
+  return (float)((seed * 2654435761u + i * 40503u) % 1000u) / 1000.0f - 0.5f;
+}
+
+/* y = A x in double, A row-major. */
+static void matvec(const float *a, const float *x, float *y) {
+  for (int r = 0; r < N; r++) {
+    double acc = 0;
+    for (int c = 0; c < N; c++)
+      acc += (double)a[r * N + c] * x[c];
+    y[r] = (float)acc;
+  }
+}
+
+static int close_to(float got, float want) { return fabsf(got - want) <= 1e-4f + 1e-4f * fabsf(want); }
+
+static void random_matrix(float *a) {
+  /* Uniform in +-sqrt(3 / N): A x is about as large as x, so x A^k stays
+   * near 1 and a wrong count of products shows. */
+  for (int i = 0; i < N * N; i++)
+    a[i] = ((float)(rand64() % 2001) / 1000.0f - 1.0f) * sqrtf(3.0f / N);
+}
+
+static void test_chain(cgrt_options *opt, float *da1, float *da2, const float *a1, const float *a2,
+                       cudaStream_t s) {
+  float *dz, z[2 * N], x[N], y[N];
+  CUDA(cudaMalloc((void **)&dz, sizeof z));
+  chain_extern ext = {da1, dz};
+  chain *g;
+  CGRT(chain_create(&g, &ext, opt));
+  const float *a = a1;
+  int bad[2] = {0};
+  for (int round = 0; round < 24; round++) {
+    if (round == 12) {
+      CGRT(chain_bind_a(g, da2)); /* captures sgemv again, on the new matrix */
+      a = a2;
+    }
+    uint32_t seed = (uint32_t)rand64();
+    CUDA(cudaMemsetAsync(dz, 0xff, sizeof z, s)); /* NaN */
+    CGRT(chain_set_seed(g, seed));
+    CGRT(chain_set_delay(g, 100000 + rand64() % 500000));
+    CGRT(chain_launch(g, s));
+    CUDA(cudaMemcpyAsync(z, dz, sizeof z, cudaMemcpyDeviceToHost, s));
+    CUDA(cudaStreamSynchronize(s));
+    for (uint32_t i = 0; i < N; i++)
+      x[i] = produced(seed, i);
+    matvec(a, x, y);
+    for (uint32_t i = 0; i < N; i++) {
+      bad[0] += !close_to(z[i], 2 * y[i]);
+      bad[1] += !close_to(z[N + i], 2 * y[i]);
+    }
+    EXPECT(!bad[0] && !bad[1], "chain, round %d: %d and %d of %d wrong (z[0] %g, want %g)", round,
+           bad[0], bad[1], N, z[0], 2 * y[0]);
+  }
+  chain_destroy(g);
+  CUDA(cudaFree(dz));
+}
+
+static void test_loop(cgrt_options *opt, float *da1, float *da2, const float *a1, const float *a2,
+                      cudaStream_t s) {
+  float *dx, x[N], want[N], tmp[N];
+  CUDA(cudaMalloc((void **)&dx, sizeof x));
+  loop_extern ext = {da1, dx};
+  loop *g;
+  CGRT(loop_create(&g, &ext, opt));
+  const float *a = a1;
+  for (int round = 0; round < 8; round++) {
+    if (round == 4) {
+      CGRT(loop_bind_a(g, da2)); /* the capture nodes in both bodies capture again */
+      a = a2;
+    }
+    uint32_t seed = (uint32_t)rand64(), more = round % 2 ? (uint32_t)(1 + rand64() % 1000) : 0;
+    CGRT(loop_set_seed(g, seed));
+    CGRT(loop_set_more(g, more));
+    CGRT(loop_launch(g, s));
+    CUDA(cudaMemcpyAsync(x, dx, sizeof x, cudaMemcpyDeviceToHost, s));
+    CUDA(cudaStreamSynchronize(s));
+    for (uint32_t i = 0; i < N; i++)
+      want[i] = produced(seed, i);
+    for (int k = 0; k < 3 + (more > 0); k++) {
+      matvec(a, want, tmp);
+      memcpy(want, tmp, sizeof tmp);
+    }
+    int bad = 0;
+    for (uint32_t i = 0; i < N; i++)
+      bad += !close_to(x[i], want[i]);
+    EXPECT(!bad, "loop, round %d (more %u): %d of %d wrong (x[0] %g, want %g)", round, more, bad, N,
+           x[0], want[0]);
+  }
+  loop_destroy(g);
+  CUDA(cudaFree(dx));
+}
+
+/* bump captures one kernel at a 512-byte aligned address and two elsewhere:
+ * rebinding between the two changes the child graph's shape. */
+static void test_shape(cgrt_options *opt, cudaStream_t s) {
+  float *mem, h[N], want[N];
+  CUDA(cudaMalloc((void **)&mem, 4096 + sizeof h));
+  float *aligned = (float *)(((uintptr_t)mem + 511) / 512 * 512), *odd = aligned + 4;
+  shape_extern ext = {aligned};
+  shape *g;
+  CGRT(shape_create(&g, &ext, opt));
+  float *places[] = {aligned, odd, odd, aligned, odd};
+  for (int round = 0; round < 5; round++) {
+    float *x = places[round];
+    CGRT(shape_bind_x(g, x));
+    for (int i = 0; i < N; i++)
+      want[i] = h[i] = (float)(rand64() % 1000);
+    CUDA(cudaMemcpyAsync(x, h, sizeof h, cudaMemcpyHostToDevice, s));
+    for (int k = 0; k < 3; k++)
+      CGRT(shape_launch(g, s));
+    CUDA(cudaMemcpyAsync(h, x, sizeof h, cudaMemcpyDeviceToHost, s));
+    CUDA(cudaStreamSynchronize(s));
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+      bad += h[i] != want[i] + 3;
+    EXPECT(!bad, "shape, round %d (%s address): %d of %d wrong", round,
+           x == aligned ? "aligned" : "unaligned", bad, N);
+  }
+  shape_destroy(g);
+  CUDA(cudaFree(mem));
+}
+
+static void expect_failure(const char *what, cgrt_status status, const void *out, const char *call) {
+  const char *msg = cgrt_last_error();
+  EXPECT(status == CGRT_ERROR_CUDA, "%s: status %d", what, status);
+  EXPECT(out == NULL, "%s: *out is not NULL", what);
+  EXPECT(strstr(msg, "capture.cgraph:") && strstr(msg, "node f") && strstr(msg, "fail_with") &&
+             strstr(msg, call),
+         "%s: message '%s' should name the position, the node, the function and %s", what, msg,
+         call);
+  printf("test_capture: %s: %s\n", what, msg);
+}
+
+static void test_failing_functions(cudaStream_t s) {
+  long live0 = cgrt_test_live();
+  long long bytes0 = cgrt_test_bytes();
+  fail_return *r = (fail_return *)&r;
+  expect_failure("an error returned", fail_return_create(&r, NULL), r, "cudaErrorInvalidValue");
+  fail_sync *y = (fail_sync *)&y;
+  expect_failure("a synchronisation", fail_sync_create(&y, NULL), y, "cudaStreamEndCapture");
+  fail_other_stream *o = (fail_other_stream *)&o;
+  expect_failure("an unjoined capture", fail_other_stream_create(&o, NULL), o,
+                 "cudaStreamEndCapture");
+  EXPECT(cgrt_test_live() == live0 && cgrt_test_bytes() == bytes0,
+         "failed creates left %ld resources and %lld bytes", cgrt_test_live() - live0,
+         cgrt_test_bytes() - bytes0);
+  empty_capture *e;
+  CGRT(empty_capture_create(&e, NULL));
+  CGRT(empty_capture_launch(e, s));
+  CUDA(cudaStreamSynchronize(s));
+  empty_capture_destroy(e);
+  EXPECT(cgrt_test_live() == live0, "empty capture: %ld resources left", cgrt_test_live() - live0);
+}
+
+/* Every CUDA call of create and of a bind that captures again fails in
+ * turn; each gives back everything, and past the last call both succeed. */
+static void sweep(cgrt_options *opt, float *da1, float *da2) {
+  float *dz;
+  CUDA(cudaMalloc((void **)&dz, 2 * N * sizeof *dz));
+  chain_extern ext = {da1, dz};
+  long live0 = cgrt_test_live(), k;
+  long long bytes0 = cgrt_test_bytes();
+  for (k = 1; k < 10000; k++) {
+    chain *g = NULL;
+    long c = cgrt_test_calls();
+    cgrt_test_fail_call(k);
+    cgrt_status st = chain_create(&g, &ext, opt);
+    cgrt_test_fail_call(0);
+    if (cgrt_test_calls() - c < k) {
+      EXPECT(st == CGRT_OK, "create past its last call: %s", cgrt_last_error());
+      if (st == CGRT_OK)
+        chain_destroy(g);
+      break;
+    }
+    EXPECT(st != CGRT_OK && g == NULL, "create, call %ld: status %d", k, st);
+    EXPECT(cgrt_test_live() == live0 && cgrt_test_bytes() == bytes0,
+           "create, call %ld: %ld resources and %lld bytes left", k, cgrt_test_live() - live0,
+           cgrt_test_bytes() - bytes0);
+  }
+  printf("test_capture: create swept over %ld calls\n", k - 1);
+  chain *g;
+  CGRT(chain_create(&g, &ext, opt));
+  long live1 = cgrt_test_live();
+  for (k = 1; k < 10000; k++) {
+    long c = cgrt_test_calls();
+    cgrt_test_fail_call(k);
+    cgrt_status st = chain_bind_a(g, da2);
+    cgrt_test_fail_call(0);
+    if (cgrt_test_calls() - c < k) {
+      EXPECT(st == CGRT_OK, "bind past its last call: %s", cgrt_last_error());
+      break;
+    }
+    EXPECT(st == CGRT_ERROR_CUDA, "bind, call %ld: status %d", k, st);
+    EXPECT(cgrt_test_live() == live1, "bind, call %ld: %ld resources more", k,
+           cgrt_test_live() - live1);
+  }
+  printf("test_capture: bind swept over %ld calls\n", k - 1);
+  chain_destroy(g);
+  EXPECT(cgrt_test_live() == live0, "sweep: %ld resources left", cgrt_test_live() - live0);
+  CUDA(cudaFree(dz));
+}
+
+int main(void) {
+  test_start("test_capture");
+  capture_blas blas = {NULL, NULL, 4 << 20};
+  if (cublasCreate(&blas.handle) != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, "test_capture: cublasCreate failed\n");
+    return 1;
+  }
+  CUDA(cudaMalloc(&blas.workspace, blas.bytes));
+  cgrt_options opt = CGRT_OPTIONS_INIT;
+  opt.user = &blas;
+  cudaStream_t s;
+  CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  float *a1 = malloc(N * N * sizeof *a1), *a2 = malloc(N * N * sizeof *a2), *da1, *da2;
+  random_matrix(a1);
+  random_matrix(a2);
+  CUDA(cudaMalloc((void **)&da1, N * N * sizeof *da1));
+  CUDA(cudaMalloc((void **)&da2, N * N * sizeof *da2));
+  CUDA(cudaMemcpy(da1, a1, N * N * sizeof *a1, cudaMemcpyHostToDevice));
+  CUDA(cudaMemcpy(da2, a2, N * N * sizeof *a2, cudaMemcpyHostToDevice));
+
+  test_chain(&opt, da1, da2, a1, a2, s);
+  test_loop(&opt, da1, da2, a1, a2, s);
+  test_shape(&opt, s);
+  test_failing_functions(s);
+  sweep(&opt, da1, da2);
+
+  CUDA(cudaFree(da1));
+  CUDA(cudaFree(da2));
+  CUDA(cudaFree(blas.workspace));
+  CUDA(cudaStreamDestroy(s));
+  cublasDestroy(blas.handle);
+  free(a1);
+  free(a2);
+  return test_end("test_capture");
+}
