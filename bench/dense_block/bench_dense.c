@@ -180,6 +180,7 @@ int main(void) {
     ways[i].st.kc = kc, ways[i].st.vc = vc;
     CUDA(cudaMemcpy(ways[i].st.x, x0, sizeof x0, cudaMemcpyHostToDevice));
   }
+  CUDA(cudaDeviceSynchronize()); /* before the non-blocking stream reads x */
   for (uint32_t p = 0; p < KEYS; p++) {
     hscal[0] = p, hscal[1] = p + 1;
     CUDA(cudaMemcpyAsync(ways[1].st.scalars, hscal, 2 * sizeof *hscal, cudaMemcpyHostToDevice, s));

@@ -51,6 +51,7 @@ void dense_weights_create(DenseWeights *w, uint64_t seed) {
   w->w_gu = random_bf16(DB_N_GU, DB_D, &rng, staging, piece);
   w->w_down = random_bf16(DB_N_DOWN, DB_F, &rng, staging, piece);
   free(staging);
+  CUDA(cudaDeviceSynchronize()); /* the copies are done before other streams read */
 }
 
 void dense_weights_destroy(DenseWeights *w) {
@@ -83,6 +84,9 @@ void dense_state_create(DenseState *s, int with_cache) {
   CUDA(cudaMemset(s->scalars, 0, 2 * sizeof(uint32_t)));
   s->kc = with_cache ? dense_poisoned(DB_N_KC * sizeof(uint16_t)) : NULL;
   s->vc = with_cache ? dense_poisoned(DB_N_VC * sizeof(uint16_t)) : NULL;
+  /* cudaMemset may return before it is done, and non-blocking streams do
+   * not wait for the legacy default stream. */
+  CUDA(cudaDeviceSynchronize());
 }
 
 void dense_state_destroy(DenseState *s, int with_cache) {

@@ -203,6 +203,7 @@ int main(void) {
     x0[i] = dense_to_bf16(dense_uniform(&rng));
   CUDA(cudaMemcpy(ref.x, x0, sizeof x0, cudaMemcpyHostToDevice));
   CUDA(cudaMemcpy(gx_d, x0, sizeof x0, cudaMemcpyHostToDevice));
+  CUDA(cudaDeviceSynchronize()); /* before the non-blocking stream reads any of it */
 
   dense_block_extern ext = {gx_d,       w.attn_norm, w.w_qa,   w.kv_norm, w.w_kvb, w.w_o,
                             w.ffn_norm, w.w_gu,      w.w_down, gkc_d,     gvc_d};
