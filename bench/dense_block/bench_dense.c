@@ -156,8 +156,7 @@ int main(void) {
   }
   cudaStream_t s;
   CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  void *workspace;
-  blas = dense_blas_create(&workspace);
+  blas = dense_blas_create();
   DenseWeights w;
   dense_weights_create(&w, 42);
   weights = &w;
@@ -224,7 +223,7 @@ int main(void) {
   }
   CUDA(cudaFreeHost(hscal));
   dense_weights_destroy(&w);
-  dense_blas_destroy(blas, workspace);
+  dense_blas_destroy(blas);
   CUDA(cudaStreamDestroy(s));
   return 0;
 }

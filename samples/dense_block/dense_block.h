@@ -36,6 +36,9 @@ enum {
   DB_SWIGLU_THREADS = 128
 };
 
+/* cuBLAS's workspace, one for each way of running the step. */
+#define DB_WORKSPACE_BYTES ((size_t)32 << 20)
+
 /* Elements of each weight over all layers, and of each KV cache. */
 #define DB_N_NORM ((size_t)DB_LAYERS * DB_D)
 #define DB_N_QA ((size_t)DB_LAYERS * DB_QA * DB_D)
@@ -69,6 +72,7 @@ typedef struct DenseState {
   float *part;                             /* f32[H, SPLITS, VD + 2] */
   uint32_t *count;                         /* u32[H], zero between steps */
   uint32_t *scalars;                       /* device: pos, nkeys */
+  void *ws;                                /* cuBLAS's workspace, DB_WORKSPACE_BYTES */
 } DenseState;
 
 /* kernels/dense_block.cu: the step as the graph runs it, its nodes in the
@@ -88,10 +92,8 @@ void *dense_poisoned(size_t bytes);
  * only when with_cache. */
 void dense_state_create(DenseState *s, int with_cache);
 void dense_state_destroy(DenseState *s, int with_cache);
-/* A cuBLAS handle with its own workspace, so that it never allocates while
- * a stream is being captured. */
-cublasHandle_t dense_blas_create(void **workspace);
-void dense_blas_destroy(cublasHandle_t blas, void *workspace);
+cublasHandle_t dense_blas_create(void);
+void dense_blas_destroy(cublasHandle_t blas);
 
 /* xorshift64: uniform in [-1, 1). */
 static inline float dense_uniform(uint64_t *state) {

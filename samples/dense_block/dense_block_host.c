@@ -6,9 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* cuBLAS's recommended workspace on Hopper. */
-enum { WORKSPACE_BYTES = 32 << 20 };
-
 #define CUBLAS(call)                                                                               \
   do {                                                                                             \
     cublasStatus_t s_ = (call);                                                                    \
@@ -82,6 +79,7 @@ void dense_state_create(DenseState *s, int with_cache) {
   CUDA(cudaMemset(s->count, 0, DB_H * sizeof(uint32_t)));
   CUDA(cudaMalloc((void **)&s->scalars, 2 * sizeof(uint32_t)));
   CUDA(cudaMemset(s->scalars, 0, 2 * sizeof(uint32_t)));
+  CUDA(cudaMalloc(&s->ws, DB_WORKSPACE_BYTES));
   s->kc = with_cache ? dense_poisoned(DB_N_KC * sizeof(uint16_t)) : NULL;
   s->vc = with_cache ? dense_poisoned(DB_N_VC * sizeof(uint16_t)) : NULL;
   /* cudaMemset may return before it is done, and non-blocking streams do
@@ -100,15 +98,10 @@ void dense_state_destroy(DenseState *s, int with_cache) {
   }
 }
 
-cublasHandle_t dense_blas_create(void **workspace) {
+cublasHandle_t dense_blas_create(void) {
   cublasHandle_t blas;
   CUBLAS(cublasCreate(&blas));
-  CUDA(cudaMalloc(workspace, WORKSPACE_BYTES));
-  CUBLAS(cublasSetWorkspace(blas, *workspace, WORKSPACE_BYTES));
   return blas;
 }
 
-void dense_blas_destroy(cublasHandle_t blas, void *workspace) {
-  CUBLAS(cublasDestroy(blas));
-  CUDA(cudaFree(workspace));
-}
+void dense_blas_destroy(cublasHandle_t blas) { CUBLAS(cublasDestroy(blas)); }

@@ -186,8 +186,7 @@ int main(void) {
   }
   cudaStream_t stream;
   CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  void *workspace;
-  cublasHandle_t blas = dense_blas_create(&workspace);
+  cublasHandle_t blas = dense_blas_create();
   DenseWeights w;
   dense_weights_create(&w, SEED);
 
@@ -298,7 +297,7 @@ int main(void) {
   CUDA(cudaFree(gkc_d));
   CUDA(cudaFree(gvc_d));
   dense_weights_destroy(&w);
-  dense_blas_destroy(blas, workspace);
+  dense_blas_destroy(blas);
   CUDA(cudaStreamDestroy(stream));
   free(gx), free(rx), free(gkc), free(rkc), free(gvc), free(rvc);
   return ok ? 0 : 1;
