@@ -16,7 +16,8 @@
 namespace dense {
 
 constexpr int NOPE = 128, ROPE = 64, QK = NOPE + ROPE, VD = 128, KVR = 512;
-constexpr int ATTN_THREADS = 128;
+constexpr int ATTN_THREADS = 128; // one thread per NOPE and per VD dimension
+static_assert(ATTN_THREADS == NOPE && ATTN_THREADS == VD, "mla_attention's thread mapping");
 constexpr float RMS_EPS = 1e-6f;
 constexpr float ROPE_THETA = 10000.0f;
 
@@ -76,16 +77,36 @@ __device__ __forceinline__ void rope_angle(uint32_t pos, int i, float *c, float 
 
 } // namespace dense
 
-// y = x / rms(x) * w over n values (n a multiple of 8); one block.
+// y = x / rms(x) * w over n values (n a multiple of 8); one block.  Each
+// thread keeps its first NORM_REGS vectors of x and w in registers, so that
+// up to 8 * NORM_REGS * blockDim.x values are read once, x and w together.
 extern "C" __global__ void rmsnorm_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *w,
                                         __nv_bfloat16 *y, uint32_t n) {
+  constexpr int NORM_REGS = 4;
   __shared__ float red[32];
   const uint4 *xv = reinterpret_cast<const uint4 *>(x);
   const uint4 *wv = reinterpret_cast<const uint4 *>(w);
   uint4 *yv = reinterpret_cast<uint4 *>(y);
-  const uint32_t nv = n / 8;
-  float ss = 0, f[8];
-  for (uint32_t i = threadIdx.x; i < nv; i += blockDim.x) {
+  const uint32_t nv = n / 8, rest = threadIdx.x + NORM_REGS * blockDim.x;
+  uint4 xr[NORM_REGS], wr[NORM_REGS];
+#pragma unroll
+  for (int k = 0; k < NORM_REGS; k++) {
+    const uint32_t i = threadIdx.x + k * blockDim.x;
+    xr[k] = wr[k] = make_uint4(0, 0, 0, 0);
+    if (i < nv) {
+      xr[k] = xv[i];
+      wr[k] = wv[i];
+    }
+  }
+  float ss = 0, f[8], g[8];
+#pragma unroll
+  for (int k = 0; k < NORM_REGS; k++) {
+    dense::unpack8(xr[k], f); // zero past the end
+#pragma unroll
+    for (int e = 0; e < 8; e++)
+      ss = fmaf(f[e], f[e], ss);
+  }
+  for (uint32_t i = rest; i < nv; i += blockDim.x) {
     dense::unpack8(xv[i], f);
 #pragma unroll
     for (int e = 0; e < 8; e++)
@@ -93,8 +114,19 @@ extern "C" __global__ void rmsnorm_bf16(const __nv_bfloat16 *x, const __nv_bfloa
   }
   ss = dense::block_reduce<false>(ss, red);
   const float r = rsqrtf(ss / (float)n + dense::RMS_EPS);
-  for (uint32_t i = threadIdx.x; i < nv; i += blockDim.x) {
-    float g[8];
+#pragma unroll
+  for (int k = 0; k < NORM_REGS; k++) {
+    const uint32_t i = threadIdx.x + k * blockDim.x;
+    if (i < nv) {
+      dense::unpack8(xr[k], f);
+      dense::unpack8(wr[k], g);
+#pragma unroll
+      for (int e = 0; e < 8; e++)
+        f[e] = f[e] * r * g[e];
+      yv[i] = dense::pack8(f);
+    }
+  }
+  for (uint32_t i = rest; i < nv; i += blockDim.x) {
     dense::unpack8(xv[i], f);
     dense::unpack8(wv[i], g);
 #pragma unroll
@@ -153,31 +185,48 @@ extern "C" __global__ void __launch_bounds__(dense::ATTN_THREADS)
   const __nv_bfloat16 *qh = qa + (size_t)h * QK, *kvh = kvb + (size_t)h * (NOPE + VD);
   const __nv_bfloat16 *kpe = qa + (size_t)heads * QK + KVR;
 
-  // This head's query in f32, RoPE applied; and, in one block, its KV row.
+  // Everything this step adds, loaded at once: this head's query, and its
+  // new k and v (which one block writes into the caches).
+  const __nv_bfloat16 qn = qh[tid], kn = kvh[tid], vn = kvh[NOPE + tid];
+  __nv_bfloat162 qp = __floats2bfloat162_rn(0, 0), kp = qp;
   float c = 0, sn = 0;
-  if (tid < ROPE / 2)
-    rope_angle(pos, tid, &c, &sn);
-  for (uint32_t i = tid; i < NOPE; i += blockDim.x)
-    q[i] = __bfloat162float(qh[i]);
   if (tid < ROPE / 2) {
-    float x0 = __bfloat162float(qh[NOPE + 2 * tid]), x1 = __bfloat162float(qh[NOPE + 2 * tid + 1]);
-    q[NOPE + tid] = x0 * c - x1 * sn;
-    q[NOPE + ROPE / 2 + tid] = x1 * c + x0 * sn;
+    qp = reinterpret_cast<const __nv_bfloat162 *>(qh + NOPE)[tid];
+    kp = reinterpret_cast<const __nv_bfloat162 *>(kpe)[tid];
+    rope_angle(pos, tid, &c, &sn);
+  }
+  q[tid] = __bfloat162float(qn);
+  if (tid < ROPE / 2) {
+    const float2 x = __bfloat1622float2(qp);
+    q[NOPE + tid] = x.x * c - x.y * sn;
+    q[NOPE + ROPE / 2 + tid] = x.y * c + x.x * sn;
   }
   const uint32_t writer = chunk ? min(pos / chunk, splits - 1) : 0;
   if (s == writer && pos < maxpos) {
     __nv_bfloat16 *krow = kch + (size_t)pos * QK, *vrow = vch + (size_t)pos * VD;
-    for (uint32_t i = tid; i < NOPE; i += blockDim.x)
-      krow[i] = kvh[i];
-    for (uint32_t i = tid; i < VD; i += blockDim.x)
-      vrow[i] = kvh[NOPE + i];
+    krow[tid] = kn;
+    vrow[tid] = vn;
     if (tid < ROPE / 2) {
-      float x0 = __bfloat162float(kpe[2 * tid]), x1 = __bfloat162float(kpe[2 * tid + 1]);
-      krow[NOPE + tid] = __float2bfloat16_rn(x0 * c - x1 * sn);
-      krow[NOPE + ROPE / 2 + tid] = __float2bfloat16_rn(x1 * c + x0 * sn);
+      const float2 x = __bfloat1622float2(kp);
+      krow[NOPE + tid] = __float2bfloat16_rn(x.x * c - x.y * sn);
+      krow[NOPE + ROPE / 2 + tid] = __float2bfloat16_rn(x.y * c + x.x * sn);
     }
   }
   __syncthreads(); // q, and the row this block wrote, are visible to the block
+
+  // This thread's share of V (keys vgroup, vgroup + 8, ...; 8 of its
+  // dimensions) for up to V_REGS keys, loaded now so that it arrives while
+  // the scores are worked out.
+  constexpr int V_REGS = 8;
+  const uint32_t vgroup = tid / 16, c16 = tid % 16;
+  uint4 vr[V_REGS];
+#pragma unroll
+  for (int i = 0; i < V_REGS; i++) {
+    const uint32_t t = vgroup + 8 * i;
+    vr[i] = make_uint4(0, 0, 0, 0);
+    if (t < n)
+      vr[i] = reinterpret_cast<const uint4 *>(vch + (size_t)(j0 + t) * VD)[c16];
+  }
 
   // Scores: 8 lanes a key, each lane 3 of the key's 24 vectors of 8.
   {
@@ -231,10 +280,19 @@ extern "C" __global__ void __launch_bounds__(dense::ATTN_THREADS)
 
   // V sum: 16 lanes a key, each lane 8 of its dimensions; 8 keys at a time.
   {
-    const uint32_t group = tid / 16, c16 = tid % 16;
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (uint32_t t = group; t < n; t += blockDim.x / 16) {
-      float f[8];
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, f[8];
+#pragma unroll
+    for (int i = 0; i < V_REGS; i++) {
+      const uint32_t t = vgroup + 8 * i;
+      if (t < n) {
+        unpack8(vr[i], f);
+        const float p = score[t];
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+          acc[e] = fmaf(p, f[e], acc[e]);
+      }
+    }
+    for (uint32_t t = vgroup + 8 * V_REGS; t < n; t += 8) {
       unpack8(reinterpret_cast<const uint4 *>(vch + (size_t)(j0 + t) * VD)[c16], f);
       const float p = score[t];
 #pragma unroll
@@ -243,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(dense::ATTN_THREADS)
     }
 #pragma unroll
     for (int e = 0; e < 8; e++)
-      vsum[group][8 * c16 + e] = acc[e];
+      vsum[vgroup][8 * c16 + e] = acc[e];
   }
   __syncthreads();
   float a = 0;
