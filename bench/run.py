@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """cgc's benchmarks: the same kernels as stream launches, stream capture, a
-hand-written graph, cgc's graph and PyTorch's CUDA graph, in one run.
+hand-written graph, cgc's graph and PyTorch's CUDA graph, in one run; and
+the dense block of a DeepSeek-V2-Lite decode step (bench/dense_block.py).
 
   python3 bench/run.py [--out DIR] [--build DIR] [--arch 90]
 
 Builds the project with the benchmarks (CGC_BENCH=ON), runs bench/bench
 (C), builds and runs the PyTorch extension (bench/torch_ext) when PyTorch is
-there, times the compiler on generated graphs, and writes DIR/results.csv,
-DIR/ratios.png and DIR/table.txt; the table is printed last.
+there, runs bench/dense_block.py's measurements (bench/bench_dense and its
+PyTorch version), times the compiler on generated graphs, and writes
+DIR/results.csv, DIR/ratios.png and DIR/table.txt; the table is printed last.
 """
 import argparse
 import csv
+import importlib.util
 import io
 import os
 import platform
@@ -23,6 +26,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
+_spec = importlib.util.spec_from_file_location("dense_block", os.path.join(HERE, "dense_block.py"))
+dense_block = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(dense_block)
+
 
 def sh(cmd, **kw):
     print("+", " ".join(cmd), flush=True)
@@ -32,7 +39,8 @@ def sh(cmd, **kw):
 def build(build_dir, arch):
     sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
         "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
-    sh(["cmake", "--build", build_dir, "--target", "bench", "cgc"], stdout=subprocess.DEVNULL)
+    sh(["cmake", "--build", build_dir, "--target", "bench", "bench_dense", "cgc"],
+       stdout=subprocess.DEVNULL)
 
 
 def run_c(build_dir):
@@ -196,7 +204,7 @@ def ratio_lines(rows):
         c = "chain%d" % n
         add("create %d nodes: cgc / hand-written" % n, get(rows, "creation", c, "cgc", "create_us"),
             get(rows, "creation", c, "hand", "create_us"), "<= 1.1", lambda v: v <= 1.1)
-    return out
+    return out + dense_block.ratio_lines(rows)
 
 
 def plot(lines, path):
@@ -238,6 +246,7 @@ def main():
         build(args.build, args.arch)
         rows = run_c(args.build)
         rows += run_torch(args.arch)
+        rows += dense_block.measure(args.build, args.arch)
         rows += run_compiler(args.build)
     with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["section", "case", "way", "metric", "value"])
@@ -259,6 +268,8 @@ def main():
     for label, v, target, ok in lines:
         mark = "" if ok is None else "met" if ok else "MISSED"
         table.write("%-58s %8s %8s %s\n" % (label, "-" if v is None else "%.2f" % v, target, mark))
+    if any(r["section"] == "dense" for r in rows):
+        table.write("\n" + dense_block.table(rows))
     with open(os.path.join(args.out, "table.txt"), "w") as f:
         f.write(table.getvalue())
     print(table.getvalue())

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""The dense block of a DeepSeek-V2-Lite decode step, per token: cgc's graph
+against the same work as stream launches, stream-captured by hand, its GEMMs
+alone, and PyTorch (eager and CUDA graph).
+
+  python3 bench/dense_block.py [--build DIR] [--arch 90] [--no-build] [--out DIR]
+
+Builds bench/bench_dense (CGC_BENCH=ON) unless --no-build, runs it (4
+layers, 512 live keys, 648 MB of bf16 weights), then PyTorch's version when
+PyTorch and a GPU are there: torch.matmul and Tensor.addmv_ for the GEMMs
+and the sample's own kernels through a C++/CUDA extension
+(bench/dense_block/torch_ext.*).  Prints a table: us a token, GB/s of
+weights read, ratios against stream capture, the GEMMs alone and PyTorch's
+CUDA graph, and the issue's targets; with --out also writes
+DIR/dense_block.csv and DIR/dense_block.txt.  bench/run.py calls measure()
+and ratio_lines().
+"""
+import argparse
+import csv
+import io
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CASE = "4_layers_512_keys"
+
+# samples/dense_block/dense_block.cgraph at its defaults.
+D, H, NOPE, ROPE, QK, VD, KVR, F = 2048, 16, 128, 64, 192, 128, 512, 10944
+LAYERS, MAXPOS, SPLITS, KEYS = 4, 1024, 16, 512
+QA, KVB = H * QK + KVR + ROPE, H * (NOPE + VD)
+
+
+def sh(cmd, **kw):
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def build(build_dir, arch):
+    sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+        "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
+    sh(["cmake", "--build", build_dir, "--target", "bench_dense"], stdout=subprocess.DEVNULL)
+
+
+def run_c(build_dir):
+    """bench_dense's rows, or none (with a message) without a GPU."""
+    exe = os.path.join(build_dir, "bench", "bench_dense")
+    print("+", exe, flush=True)
+    p = subprocess.run([exe], stdout=subprocess.PIPE, text=True)
+    if p.returncode == 77:
+        print("dense_block: no GPU; the C rows are left out", flush=True)
+        return []
+    if p.returncode != 0:
+        raise SystemExit("dense_block: bench_dense failed with status %d" % p.returncode)
+    return list(csv.DictReader(io.StringIO(p.stdout)))
+
+
+def row(way, metric, value):
+    return dict(section="dense", case=CASE, way=way, metric=metric, value="%.4f" % value)
+
+
+def run_torch(arch):
+    """The same block in PyTorch: torch.matmul (Tensor.addmv_ where the
+    residual is added, as cuBLAS does it with beta = 1 in the C version)
+    and the sample's kernels through an extension; eager, and replayed
+    from a torch.cuda.CUDAGraph with pos and nkeys copied in first."""
+    try:
+        import torch
+        from torch.utils.cpp_extension import load
+    except ImportError:
+        print("dense_block: no PyTorch here; its rows are left out", flush=True)
+        return []
+    if not torch.cuda.is_available():
+        print("dense_block: PyTorch sees no GPU; its rows are left out", flush=True)
+        return []
+    ext = load(name="cgc_dense_ext",
+               sources=[os.path.join(HERE, "dense_block", "torch_ext.cpp"),
+                        os.path.join(HERE, "dense_block", "torch_ext.cu")],
+               extra_cuda_cflags=["-O3", "-gencode=arch=compute_%s,code=sm_%s" % (arch, arch)],
+               build_directory=tempfile.mkdtemp(prefix="cgc_dense_ext_"), verbose=False)
+    dev, bf16 = "cuda", torch.bfloat16
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(42)
+
+    def weight(rows, cols):  # uniform in +-sqrt(3 / cols), as the C side
+        t = torch.rand(rows, cols, device=dev, generator=gen) * 2 - 1
+        return (t * math.sqrt(3.0 / cols)).to(bf16)
+
+    def norm(n):
+        return (1 + 0.1 * (torch.rand(n, device=dev, generator=gen) * 2 - 1)).to(bf16)
+
+    attn_norm = [norm(D) for _ in range(LAYERS)]
+    w_qa = [weight(QA, D) for _ in range(LAYERS)]
+    kv_norm = [norm(KVR) for _ in range(LAYERS)]
+    w_kvb = [weight(KVB, KVR) for _ in range(LAYERS)]
+    w_o = [weight(D, H * VD) for _ in range(LAYERS)]
+    ffn_norm = [norm(D) for _ in range(LAYERS)]
+    w_gu = [weight(2 * F, D) for _ in range(LAYERS)]
+    w_down = [weight(D, F) for _ in range(LAYERS)]
+    kc = torch.randn(LAYERS, H, MAXPOS, QK, device=dev, generator=gen).to(bf16)
+    vc = torch.randn(LAYERS, H, MAXPOS, VD, device=dev, generator=gen).to(bf16)
+    x = (torch.rand(D, device=dev, generator=gen) * 2 - 1).to(bf16)
+    h, qa, ckv = [torch.empty(n, device=dev, dtype=bf16) for n in (D, QA, KVR)]
+    kvb, a, gu, act = [torch.empty(n, device=dev, dtype=bf16) for n in (KVB, H * VD, 2 * F, F)]
+    part = torch.empty(H, SPLITS, VD + 2, device=dev)
+    count = torch.zeros(H, device=dev, dtype=torch.int32)
+    scal = torch.tensor([KEYS - 1, KEYS], device=dev, dtype=torch.int32)
+    host_scal = torch.tensor([KEYS - 1, KEYS], dtype=torch.int32).pin_memory()
+    ckv_in = qa[H * QK:H * QK + KVR]
+
+    def step():
+        for l in range(LAYERS):
+            ext.rmsnorm(x, attn_norm[l], h)
+            torch.matmul(w_qa[l], h, out=qa)
+            ext.rmsnorm(ckv_in, kv_norm[l], ckv)
+            torch.matmul(w_kvb[l], ckv, out=kvb)
+            ext.attention(qa, kvb, kc[l], vc[l], scal, part, count, a)
+            x.addmv_(w_o[l], a)
+            ext.rmsnorm(x, ffn_norm[l], h)
+            torch.matmul(w_gu[l], h, out=gu)
+            ext.swiglu(gu, act)
+            x.addmv_(w_down[l], act)
+
+    def graph_step():
+        scal.copy_(host_scal, non_blocking=True)
+        g.replay()
+
+    def eager_step():
+        scal.copy_(host_scal, non_blocking=True)
+        step()
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up before capture, as PyTorch asks
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        step()
+    torch.cuda.synchronize()
+
+    def per_token(f, k, rounds=200):
+        """us a step: k steps between two CUDA events, median of rounds."""
+        for _ in range(10):
+            f()
+        torch.cuda.synchronize()
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(rounds):
+            e0.record()
+            for _ in range(k):
+                f()
+            e1.record()
+            e1.synchronize()
+            times.append(1000.0 * e0.elapsed_time(e1) / k)
+        return statistics.median(times)
+
+    def host_cost(f, steps=20):
+        """CPU time of issuing one step, `steps` issued without waiting."""
+        times = []
+        for _ in range(15):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                f()
+            times.append((time.perf_counter() - t0) * 1e6 / steps)
+        torch.cuda.synchronize()
+        return statistics.median(times)
+
+    rows = []
+    for way, f in (("torch_eager", eager_step), ("torch_graph", graph_step)):
+        rows.append(row(way, "us_per_token", per_token(f, 1)))
+        rows.append(row(way, "us_per_token_queued", per_token(f, 16, 50)))
+    rows.append(row("torch_graph", "host_us", host_cost(graph_step)))
+    rows.append(row("torch_replay", "host_us", host_cost(g.replay)))
+    rows.append(row("torch_eager", "host_us", host_cost(eager_step, 4)))
+    return rows
+
+
+def measure(build_dir, arch):
+    """Every row: the C ways, then PyTorch's."""
+    return run_c(build_dir) + run_torch(arch)
+
+
+def get(rows, way, metric):
+    for r in rows:
+        if (r["section"], r["case"], r["way"], r["metric"]) == ("dense", CASE, way, metric):
+            return float(r["value"])
+    return None
+
+
+def ratio_lines(rows):
+    """(label, value, target text, met) for the tables and run.py's plot."""
+    out = []
+
+    def add(label, num, den, target="", ok=lambda v: None):
+        if num is None or den is None or den == 0:
+            out.append((label, None, target, None))
+        else:
+            v = num / den
+            out.append((label, v, target, ok(v)))
+
+    for metric, tag in (("us_per_token", ""), ("us_per_token_queued", ", queued")):
+        cgc = get(rows, "cgc", metric)
+        add("dense block%s: cgc / stream capture" % tag, cgc, get(rows, "capture", metric),
+            "<= 1.02", lambda v: v <= 1.02)
+        add("dense block%s: cgc / GEMMs alone" % tag, cgc, get(rows, "gemms", metric), "<= 1.2",
+            lambda v: v <= 1.2)
+        add("dense block%s: cgc / torch CUDA graph" % tag, cgc, get(rows, "torch_graph", metric),
+            "<= 1", lambda v: v <= 1)
+        add("dense block%s: stream launches / cgc" % tag, get(rows, "stream", metric), cgc)
+        add("dense block%s: torch eager / cgc" % tag, get(rows, "torch_eager", metric), cgc)
+    add("dense block: host, cgc set+launch / torch replay()", get(rows, "cgc", "host_us"),
+        get(rows, "torch_replay", "host_us"), "< 1", lambda v: v < 1)
+    add("dense block: host, cgc / torch copy_ + replay()", get(rows, "cgc", "host_us"),
+        get(rows, "torch_graph", "host_us"))
+    add("dense block: host, cgc / stream capture (copy + launch)", get(rows, "cgc", "host_us"),
+        get(rows, "capture", "host_us"))
+    return out
+
+
+WAYS = (("cgc", "cgc graph (set pos, nkeys; launch)"),
+        ("stream", "stream launches (copy; launches)"),
+        ("capture", "stream capture by hand (copy; launch)"),
+        ("gemms", "GEMMs alone, captured"),
+        ("torch_eager", "PyTorch eager"),
+        ("torch_graph", "PyTorch CUDA graph (copy_; replay)"))
+
+
+def table(rows):
+    """The table as text."""
+    t = io.StringIO()
+    wbytes = get(rows, "weights", "bytes") or 2.0 * LAYERS * (
+        2 * D + QA * D + KVR + KVB * KVR + D * H * VD + 2 * F * D + D * F)
+    t.write("dense block of DeepSeek-V2-Lite, %d layers, %d live keys, %.0f MB of bf16 weights\n"
+            % (LAYERS, KEYS, wbytes / 1e6))
+    t.write("%-36s %10s %10s %10s %12s\n" % ("way", "us/token", "GB/s", "queued", "host us/step"))
+    for way, label in WAYS:
+        us, q, host = (get(rows, way, m) for m in ("us_per_token", "us_per_token_queued", "host_us"))
+        if us is None:
+            t.write("%-36s %10s\n" % (label, "-"))
+            continue
+        t.write("%-36s %10.1f %10.0f %10s %12s\n" % (
+            label, us, wbytes / us / 1e3, "-" if q is None else "%.1f" % q,
+            "-" if host is None else "%.2f" % host))
+    host = get(rows, "torch_replay", "host_us")
+    if host is not None:
+        t.write("%-36s %10s %10s %10s %12.2f\n" % ("PyTorch replay() alone", "", "", "", host))
+    t.write("\n%-58s %8s %8s\n" % ("ratio", "value", "target"))
+    for label, v, target, ok in ratio_lines(rows):
+        mark = "" if ok is None else "met" if ok else "MISSED"
+        t.write("%-58s %8s %8s %s\n" % (label, "-" if v is None else "%.3f" % v, target, mark))
+    return t.getvalue()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
+    p.add_argument("--arch", default="90", help="CUDA architecture (90 for H100 and H200)")
+    p.add_argument("--no-build", action="store_true", help="use the build directory as it is")
+    p.add_argument("--out", help="also write DIR/dense_block.csv and DIR/dense_block.txt")
+    args = p.parse_args()
+    if not args.no_build:
+        build(args.build, args.arch)
+    rows = measure(args.build, args.arch)
+    text = table(rows)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "dense_block.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["section", "case", "way", "metric", "value"])
+            w.writeheader()
+            w.writerows(rows)
+        with open(os.path.join(args.out, "dense_block.txt"), "w") as f:
+            f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

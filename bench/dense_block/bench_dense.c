@@ -1,0 +1,229 @@
+/* bench_dense: the dense block of a DeepSeek-V2-Lite decode step
+ * (samples/dense_block: 4 layers, 648 MB of bf16 weights, far more than the
+ * L2) for one token over 512 live keys, run four ways:
+ *
+ *   cgc      cgc's graph: set pos and nkeys, launch
+ *   stream   the same kernels and cuBLAS calls as plain stream launches,
+ *            after a copy of pos and nkeys
+ *   capture  those launches stream-captured into a CUDA graph by hand;
+ *            the copy, then the graph's launch
+ *   gemms    the same cuBLAS calls alone, captured into a graph
+ *
+ * Each way is timed with CUDA events around one step (latency: launch
+ * included, the stream idle before it) and around 16 steps issued back to
+ * back, per step; after a warm-up, in rounds whose order is shuffled, the
+ * median.  The host cost of issuing one step is timed on the CPU over a
+ * few steps issued without waiting (20 of the graphs, 4 of stream launches).  Prints CSV rows
+ * "section,case,way,metric,value"; exits 77 without a GPU. */
+#include "check.h"
+#include "dense_block.h"
+#include "dense_block_graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* HOST_STEPS steps issued at once stay well inside CUDA's launch queue, so
+ * that the host never waits for the GPU while it is timed. */
+enum { KEYS = 512, WAYS = 4, ROUNDS = 200, QUEUED = 16, HOST_STEPS = 20 };
+
+static const char *const CASE = "4_layers_512_keys";
+
+typedef struct Way {
+  const char *name;
+  DenseState st;        /* each way's buffers (cgc uses only x); one KV cache for all */
+  dense_block *g;       /* cgc */
+  cudaGraphExec_t exec; /* capture, gemms */
+  void (*step)(struct Way *, cudaStream_t);
+} Way;
+
+static const DenseWeights *weights;
+static cublasHandle_t blas;
+static uint32_t *hscal; /* pinned: pos, nkeys */
+
+static void step_cgc(Way *w, cudaStream_t s) {
+  CGRT(dense_block_set_pos(w->g, KEYS - 1));
+  CGRT(dense_block_set_nkeys(w->g, KEYS));
+  CGRT(dense_block_launch(w->g, s));
+}
+
+static void step_stream(Way *w, cudaStream_t s) {
+  CUDA(cudaMemcpyAsync(w->st.scalars, hscal, 2 * sizeof *hscal, cudaMemcpyHostToDevice, s));
+  CUDA(dense_block_stream_step(weights, &w->st, blas, s));
+}
+
+static void step_capture(Way *w, cudaStream_t s) {
+  CUDA(cudaMemcpyAsync(w->st.scalars, hscal, 2 * sizeof *hscal, cudaMemcpyHostToDevice, s));
+  CUDA(cudaGraphLaunch(w->exec, s));
+}
+
+static void step_gemms(Way *w, cudaStream_t s) { CUDA(cudaGraphLaunch(w->exec, s)); }
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return v[n / 2];
+}
+
+static void row(const char *way, const char *metric, double value) {
+  printf("dense,%s,%s,%s,%.4f\n", CASE, way, metric, value);
+  fflush(stdout);
+}
+
+static cudaGraphExec_t capture(cudaError_t (*issue)(const DenseWeights *, const DenseState *,
+                                                    cublasHandle_t, cudaStream_t),
+                               const DenseState *st, cudaStream_t s) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  CUDA(issue(weights, st, blas, s));
+  CUDA(cudaStreamEndCapture(s, &graph));
+  CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA(cudaGraphUpload(exec, s));
+  CUDA(cudaStreamSynchronize(s));
+  CUDA(cudaGraphDestroy(graph));
+  return exec;
+}
+
+/* us a step of each way: k steps between two events, in shuffled rounds. */
+static void time_ways(Way *ways, int k, cudaStream_t s, double *out) {
+  double *t = malloc((size_t)ROUNDS * WAYS * sizeof *t);
+  cudaEvent_t e0, e1;
+  CUDA(cudaEventCreate(&e0));
+  CUDA(cudaEventCreate(&e1));
+  for (int w = 0; w < WAYS; w++)
+    for (int i = 0; i < 10; i++)
+      ways[w].step(&ways[w], s);
+  CUDA(cudaStreamSynchronize(s));
+  uint64_t rng = 0x9e3779b97f4a7c15u;
+  int order[WAYS];
+  for (int w = 0; w < WAYS; w++)
+    order[w] = w;
+  for (int r = 0; r < ROUNDS; r++) {
+    for (int w = WAYS - 1; w > 0; w--) { /* Fisher-Yates */
+      rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+      int j = (int)(rng % (uint64_t)(w + 1)), tmp = order[w];
+      order[w] = order[j], order[j] = tmp;
+    }
+    for (int i = 0; i < WAYS; i++) {
+      Way *w = &ways[order[i]];
+      float ms;
+      CUDA(cudaEventRecord(e0, s));
+      for (int j = 0; j < k; j++)
+        w->step(w, s);
+      CUDA(cudaEventRecord(e1, s));
+      CUDA(cudaEventSynchronize(e1));
+      CUDA(cudaEventElapsedTime(&ms, e0, e1));
+      t[order[i] * ROUNDS + r] = 1000.0 * ms / k;
+    }
+  }
+  for (int w = 0; w < WAYS; w++)
+    out[w] = median(t + w * ROUNDS, ROUNDS);
+  CUDA(cudaEventDestroy(e0));
+  CUDA(cudaEventDestroy(e1));
+  free(t);
+}
+
+/* Host time of issuing one step: `steps` issued without waiting. */
+static double host_cost(Way *w, int steps, cudaStream_t s) {
+  double t[15];
+  for (int r = 0; r < 15; r++) {
+    CUDA(cudaStreamSynchronize(s));
+    double t0 = now_us();
+    for (int i = 0; i < steps; i++)
+      w->step(w, s);
+    t[r] = (now_us() - t0) / steps;
+  }
+  CUDA(cudaStreamSynchronize(s));
+  return median(t, 15);
+}
+
+int main(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    fprintf(stderr, "bench_dense: no GPU\n");
+    return 77;
+  }
+  cudaStream_t s;
+  CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  blas = dense_blas_create();
+  DenseWeights w;
+  dense_weights_create(&w, 42);
+  weights = &w;
+  CUDA(cudaHostAlloc((void **)&hscal, 2 * sizeof *hscal, cudaHostAllocDefault));
+
+  /* One KV cache for all ways, its first KEYS rows written by KEYS steps
+   * (every way then writes row KEYS - 1 again and reads rows 0 .. KEYS - 1). */
+  Way ways[WAYS] = {{.name = "cgc", .step = step_cgc},
+                    {.name = "stream", .step = step_stream},
+                    {.name = "capture", .step = step_capture},
+                    {.name = "gemms", .step = step_gemms}};
+  for (int i = 0; i < WAYS; i++)
+    dense_state_create(&ways[i].st, i == 0);
+  void *kc = ways[0].st.kc, *vc = ways[0].st.vc;
+  uint16_t x0[DB_D];
+  uint64_t rng = 7;
+  for (int i = 0; i < DB_D; i++)
+    x0[i] = dense_to_bf16(dense_uniform(&rng));
+  for (int i = 0; i < WAYS; i++) {
+    ways[i].st.kc = kc, ways[i].st.vc = vc;
+    CUDA(cudaMemcpy(ways[i].st.x, x0, sizeof x0, cudaMemcpyHostToDevice));
+  }
+  CUDA(cudaDeviceSynchronize()); /* before the non-blocking stream reads x */
+  for (uint32_t p = 0; p < KEYS; p++) {
+    hscal[0] = p, hscal[1] = p + 1;
+    CUDA(cudaMemcpyAsync(ways[1].st.scalars, hscal, 2 * sizeof *hscal, cudaMemcpyHostToDevice, s));
+    CUDA(dense_block_stream_step(&w, &ways[1].st, blas, s));
+    CUDA(cudaStreamSynchronize(s)); /* before hscal changes */
+  }
+  hscal[0] = KEYS - 1, hscal[1] = KEYS;
+  for (int i = 2; i < WAYS; i++) { /* finite values in every buffer the GEMMs read */
+    CUDA(cudaMemcpyAsync(ways[i].st.scalars, hscal, 2 * sizeof *hscal, cudaMemcpyHostToDevice, s));
+    CUDA(dense_block_stream_step(&w, &ways[i].st, blas, s));
+  }
+  CUDA(cudaStreamSynchronize(s));
+
+  dense_block_extern ext = {ways[0].st.x, w.attn_norm, w.w_qa,   w.kv_norm, w.w_kvb, w.w_o,
+                            w.ffn_norm,   w.w_gu,      w.w_down, kc,        vc};
+  cgrt_options opt = CGRT_OPTIONS_INIT;
+  opt.user = blas;
+  opt.stream = s;
+  CGRT(dense_block_create(&ways[0].g, &ext, &opt));
+  ways[2].exec = capture(dense_block_stream_step, &ways[2].st, s);
+  ways[3].exec = capture(dense_block_stream_gemms, &ways[3].st, s);
+
+  printf("section,case,way,metric,value\n");
+  row("weights", "bytes", (double)DB_WEIGHT_BYTES);
+  double t[WAYS];
+  time_ways(ways, 1, s, t);
+  for (int i = 0; i < WAYS; i++)
+    row(ways[i].name, "us_per_token", t[i]);
+  time_ways(ways, QUEUED, s, t);
+  for (int i = 0; i < WAYS; i++)
+    row(ways[i].name, "us_per_token_queued", t[i]);
+  for (int i = 0; i < 3; i++)
+    row(ways[i].name, "host_us", host_cost(&ways[i], i == 1 ? 4 : HOST_STEPS, s));
+
+  dense_block_destroy(ways[0].g);
+  CUDA(cudaGraphExecDestroy(ways[2].exec));
+  CUDA(cudaGraphExecDestroy(ways[3].exec));
+  for (int i = 0; i < WAYS; i++) {
+    ways[i].st.kc = i == 0 ? kc : NULL, ways[i].st.vc = i == 0 ? vc : NULL;
+    dense_state_destroy(&ways[i].st, i == 0);
+  }
+  CUDA(cudaFreeHost(hscal));
+  dense_weights_destroy(&w);
+  dense_blas_destroy(blas);
+  CUDA(cudaStreamDestroy(s));
+  return 0;
+}

@@ -1,0 +1,122 @@
+// The dense block's kernels and capture functions, and the same step as
+// plain stream launches (for the sample's check and the benchmark).
+#include <cublas_v2.h>
+
+#include "dense_block_graph.h" // declares the kernels and capture functions: nvcc checks them
+#include "dense_kernels.cuh"
+
+#include "dense_block.h"
+
+static_assert(DB_QK == dense::QK && DB_NOPE == dense::NOPE && DB_VD == dense::VD &&
+                  DB_KVR == dense::KVR && DB_ATTN_THREADS == dense::ATTN_THREADS,
+              "dense_block.h and dense_kernels.cuh disagree");
+
+// y = W x + beta y for a row-major m x k W and n tokens (x is n x k, y n x m,
+// row-major), bf16 in and out, f32 accumulation.  cuBLAS is column-major:
+// it sees W as the k x m matrix W^T, so W is transposed (OP_T) with lda = k.
+// cublasSetStream puts the handle back on its default workspace, which
+// cuBLAS may allocate while the stream is captured: the workspace is set
+// again after it, on every call.
+static cudaError_t gemm(cudaStream_t stream, void *user, const __nv_bfloat16 *w,
+                        const __nv_bfloat16 *x, __nv_bfloat16 *y, uint32_t m, uint32_t n,
+                        uint32_t k, void *ws, uint64_t ws_bytes, float beta) {
+  cublasHandle_t blas = (cublasHandle_t)user;
+  const float alpha = 1.0f;
+  if (cublasSetStream(blas, stream) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetWorkspace(blas, ws, (size_t)ws_bytes) != CUBLAS_STATUS_SUCCESS)
+    return cudaErrorUnknown;
+  if (cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)m, (int)n, (int)k, &alpha, w, CUDA_R_16BF,
+                   (int)k, x, CUDA_R_16BF, (int)k, &beta, y, CUDA_R_16BF, (int)m,
+                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
+    return cudaErrorUnknown;
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t linear_bf16(cudaStream_t stream, void *user, const __nv_bfloat16 *w,
+                                   const __nv_bfloat16 *x, __nv_bfloat16 *y, uint32_t m, uint32_t n,
+                                   uint32_t k, uint8_t *ws, uint64_t ws_bytes) {
+  return gemm(stream, user, w, x, y, m, n, k, ws, ws_bytes, 0.0f);
+}
+
+// The residual add is the GEMM's: y = W x + y.
+extern "C" cudaError_t linear_bf16_residual(cudaStream_t stream, void *user, const __nv_bfloat16 *w,
+                                            const __nv_bfloat16 *x, __nv_bfloat16 *y, uint32_t m,
+                                            uint32_t n, uint32_t k, uint8_t *ws,
+                                            uint64_t ws_bytes) {
+  return gemm(stream, user, w, x, y, m, n, k, ws, ws_bytes, 1.0f);
+}
+
+typedef __nv_bfloat16 bf16;
+
+static const bf16 *layer(const void *base, size_t per_layer, int l) {
+  return (const bf16 *)base + per_layer * (size_t)l;
+}
+
+#define TRY(call)                                                                                  \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess)                                                                         \
+      return e_;                                                                                   \
+  } while (0)
+
+// The graph's nodes in the order dense_block.cgraph writes them, with the
+// same launch configurations.
+extern "C" cudaError_t dense_block_stream_step(const DenseWeights *w, const DenseState *s,
+                                               cublasHandle_t blas, cudaStream_t stream) {
+  void *user = (void *)blas;
+  bf16 *x = (bf16 *)s->x, *h = (bf16 *)s->h, *qa = (bf16 *)s->qa, *ckv = (bf16 *)s->ckv;
+  bf16 *kvb = (bf16 *)s->kvb, *a = (bf16 *)s->a, *gu = (bf16 *)s->gu, *act = (bf16 *)s->act;
+  uint8_t *ws = (uint8_t *)s->ws;
+  const dim3 attn_grid(DB_H, DB_SPLITS);
+  const size_t attn_smem = (DB_MAXPOS + DB_SPLITS - 1) / DB_SPLITS * sizeof(float);
+  const unsigned swiglu_grid = (DB_F + 8 * DB_SWIGLU_THREADS - 1) / (8 * DB_SWIGLU_THREADS);
+  for (int l = 0; l < DB_LAYERS; l++) {
+    bf16 *kc = (bf16 *)s->kc + (size_t)l * DB_H * DB_MAXPOS * DB_QK;
+    bf16 *vc = (bf16 *)s->vc + (size_t)l * DB_H * DB_MAXPOS * DB_VD;
+    rmsnorm_bf16<<<1, DB_NORM_THREADS, 0, stream>>>(x, layer(w->attn_norm, DB_D, l), h, DB_D);
+    TRY(cudaGetLastError());
+    TRY(linear_bf16(stream, user, layer(w->w_qa, (size_t)DB_QA * DB_D, l), h, qa, DB_QA, 1, DB_D,
+                    ws, DB_WORKSPACE_BYTES));
+    rmsnorm_bf16<<<1, DB_NORM_THREADS, 0, stream>>>(qa + DB_H * DB_QK, layer(w->kv_norm, DB_KVR, l),
+                                                    ckv, DB_KVR);
+    TRY(cudaGetLastError());
+    TRY(linear_bf16(stream, user, layer(w->w_kvb, (size_t)DB_KVB * DB_KVR, l), ckv, kvb, DB_KVB, 1,
+                    DB_KVR, ws, DB_WORKSPACE_BYTES));
+    mla_attention<<<attn_grid, DB_ATTN_THREADS, attn_smem, stream>>>(
+        qa, kvb, kc, vc, s->scalars, s->scalars + 1, s->part, s->count, a, DB_MAXPOS);
+    TRY(cudaGetLastError());
+    TRY(linear_bf16_residual(stream, user, layer(w->w_o, (size_t)DB_D * DB_H * DB_VD, l), a, x,
+                             DB_D, 1, DB_H * DB_VD, ws, DB_WORKSPACE_BYTES));
+    rmsnorm_bf16<<<1, DB_NORM_THREADS, 0, stream>>>(x, layer(w->ffn_norm, DB_D, l), h, DB_D);
+    TRY(cudaGetLastError());
+    TRY(linear_bf16(stream, user, layer(w->w_gu, (size_t)2 * DB_F * DB_D, l), h, gu, 2 * DB_F, 1,
+                    DB_D, ws, DB_WORKSPACE_BYTES));
+    swiglu_bf16<<<swiglu_grid, DB_SWIGLU_THREADS, 0, stream>>>(gu, act, DB_F);
+    TRY(cudaGetLastError());
+    TRY(linear_bf16_residual(stream, user, layer(w->w_down, (size_t)DB_D * DB_F, l), act, x, DB_D,
+                             1, DB_F, ws, DB_WORKSPACE_BYTES));
+  }
+  return cudaSuccess;
+}
+
+// The same GEMMs, in the same order, and nothing else.
+extern "C" cudaError_t dense_block_stream_gemms(const DenseWeights *w, const DenseState *s,
+                                                cublasHandle_t blas, cudaStream_t stream) {
+  void *user = (void *)blas;
+  bf16 *x = (bf16 *)s->x, *h = (bf16 *)s->h, *qa = (bf16 *)s->qa, *ckv = (bf16 *)s->ckv;
+  bf16 *kvb = (bf16 *)s->kvb, *a = (bf16 *)s->a, *gu = (bf16 *)s->gu, *act = (bf16 *)s->act;
+  uint8_t *ws = (uint8_t *)s->ws;
+  for (int l = 0; l < DB_LAYERS; l++) {
+    TRY(linear_bf16(stream, user, layer(w->w_qa, (size_t)DB_QA * DB_D, l), h, qa, DB_QA, 1, DB_D,
+                    ws, DB_WORKSPACE_BYTES));
+    TRY(linear_bf16(stream, user, layer(w->w_kvb, (size_t)DB_KVB * DB_KVR, l), ckv, kvb, DB_KVB, 1,
+                    DB_KVR, ws, DB_WORKSPACE_BYTES));
+    TRY(linear_bf16_residual(stream, user, layer(w->w_o, (size_t)DB_D * DB_H * DB_VD, l), a, x,
+                             DB_D, 1, DB_H * DB_VD, ws, DB_WORKSPACE_BYTES));
+    TRY(linear_bf16(stream, user, layer(w->w_gu, (size_t)2 * DB_F * DB_D, l), h, gu, 2 * DB_F, 1,
+                    DB_D, ws, DB_WORKSPACE_BYTES));
+    TRY(linear_bf16_residual(stream, user, layer(w->w_down, (size_t)DB_D * DB_F, l), act, x, DB_D,
+                             1, DB_F, ws, DB_WORKSPACE_BYTES));
+  }
+  return cudaSuccess;
+}
