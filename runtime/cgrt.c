@@ -521,6 +521,9 @@ static cgrt_status capture_node(cgrt_graph *g, uint32_t v, cudaGraph_t *child) {
   if ((err = CU(cudaStreamBeginCapture(g->capture_stream, cudaStreamCaptureModeThreadLocal))) !=
       cudaSuccess)
     return fail_node(d, nd, "cudaStreamBeginCapture", err);
+  /* The function starts with no error pending: one that checks
+   * cudaGetLastError() after its launches sees only its own. */
+  (void)cudaGetLastError();
   err = (cudaError_t)d->captures[nd->kernel](g->capture_stream, g->user, &g->params[nd->arg]);
   if (err != cudaSuccess) {
     abandon_capture(g->capture_stream);
@@ -545,6 +548,7 @@ static cgrt_status capture_shape(cgrt_graph *g, uint32_t v, cudaGraph_t child, u
   const cgrt_graph_desc *d = g->d;
   size_t n = 0, m = 0;
   cudaGraphNode_t *nodes = NULL, *ends = NULL;
+  cudaGraphEdgeData *data = NULL;
   cgrt_status s = CGRT_OK;
   cudaError_t err;
   uint64_t h = 14695981039346656037u;
@@ -554,12 +558,13 @@ static cgrt_status capture_shape(cgrt_graph *g, uint32_t v, cudaGraph_t child, u
     return fail_node(d, &d->nodes[v], "cudaGraphGetNodes", err);
   nodes = xcalloc(n, sizeof *nodes);
   ends = xcalloc(2 * m, sizeof *ends);
-  if (!nodes || !ends) {
+  data = xcalloc(m, sizeof *data); /* libraries capture programmatic edges too */
+  if (!nodes || !ends || !data) {
     s = no_memory(d);
     goto done;
   }
   if ((n && (err = CU(cudaGraphGetNodes(child, nodes, &n))) != cudaSuccess) ||
-      (m && (err = CU(cudaGraphGetEdges(child, ends, ends + m, NULL, &m))) != cudaSuccess)) {
+      (m && (err = CU(cudaGraphGetEdges(child, ends, ends + m, data, &m))) != cudaSuccess)) {
     s = fail_node(d, &d->nodes[v], "cudaGraphGetEdges", err);
     goto done;
   }
@@ -579,11 +584,14 @@ static cgrt_status capture_shape(cgrt_graph *g, uint32_t v, cudaGraph_t child, u
         MIX(i);
         break;
       }
+  for (size_t e = 0; e < m; e++)
+    MIX((uint64_t)data[e].type << 16 | (uint64_t)data[e].from_port << 8 | data[e].to_port);
 #undef MIX
   *shape = h;
 done:
   xfree(nodes);
   xfree(ends);
+  xfree(data);
   return s;
 }
 

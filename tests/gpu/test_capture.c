@@ -153,12 +153,14 @@ static void test_failing_functions(cudaStream_t s) {
   long live0 = cgrt_test_live();
   long long bytes0 = cgrt_test_bytes();
   fail_return *r = (fail_return *)&r;
-  expect_failure("an error returned", fail_return_create(&r, NULL), r, "cudaErrorInvalidValue");
+  cgrt_status st = fail_return_create(&r, NULL);
+  expect_failure("an error returned", st, r, "cudaErrorInvalidValue");
   fail_sync *y = (fail_sync *)&y;
-  expect_failure("a synchronisation", fail_sync_create(&y, NULL), y, "cudaStreamEndCapture");
+  st = fail_sync_create(&y, NULL);
+  expect_failure("a synchronisation", st, y, "cudaStreamEndCapture");
   fail_other_stream *o = (fail_other_stream *)&o;
-  expect_failure("an unjoined capture", fail_other_stream_create(&o, NULL), o,
-                 "cudaStreamEndCapture");
+  st = fail_other_stream_create(&o, NULL);
+  expect_failure("an unjoined capture", st, o, "cudaStreamEndCapture");
   EXPECT(cgrt_test_live() == live0 && cgrt_test_bytes() == bytes0,
          "failed creates left %ld resources and %lld bytes", cgrt_test_live() - live0,
          cgrt_test_bytes() - bytes0);
