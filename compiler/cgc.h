@@ -536,8 +536,12 @@ const char *param_c_name(const Param *param);     /* in the kernel's declaration
 const char *member_c_name(const Resource *r);     /* an extern buffer's, in G_extern */
 
 /* Why `name` cannot be a name of the program in the generated C ("is a C
- * or C++ keyword ..."), or NULL when it can. */
-const char *c_name_refused(const char *name);
+ * or C++ keyword"), or NULL when it can; graphs and kernels are at file
+ * scope. */
+const char *c_name_refused(const char *name, bool file_scope);
+/* Why a name cgc makes (G_create, G_set_x) cannot be declared, being a name
+ * of C, its library or CUDA, or NULL when it can. */
+const char *c_name_taken(const char *name);
 
 /* The generated header's include guard, from its file name (OUT_H_ for
  * out.h), into buf (HEADER_GUARD_SIZE bytes). */

@@ -1474,20 +1474,26 @@ static void check_graph(Sema *s, Item *it) {
 /* ---- names in the generated C (cname.c makes and judges them) ---- */
 
 /* A name of the program that the C spells on its own must be free there. */
-static void check_c_word(Sema *s, const char *name, Pos p, const char *what) {
-  const char *why = c_name_refused(name);
+static bool check_c_word(Sema *s, const char *name, Pos p, const char *what, bool file_scope) {
+  const char *why = c_name_refused(name, file_scope);
   if (why)
-    error_at(s->d, p, "%s '%s' %s", what, name, why);
+    error_at(s->d, p, "%s '%s' cannot be a C name: it %s", what, name, why);
+  return !why;
 }
 
-/* Each generated identifier must be unique across the file's graphs. */
-static void claim(Sema *s, Map *names, Pos p, const char *id) {
+/* Each generated identifier must be unique across the file's graphs and
+ * not already a name of C, its library or CUDA. */
+static void claim(Sema *s, Map *names, Pos p, const char *what, const char *owner,
+                  const char *id) {
   Pos *old = map_get(names, id);
   if (old) {
     error_at(s->d, p, "the generated C name '%s' is used twice", id);
     note_at(s->d, *old, "it is also generated for this");
     return;
   }
+  const char *why = strcmp(id, owner) ? c_name_taken(id) : NULL;
+  if (why)
+    error_at(s->d, p, "%s '%s' gives the C name '%s', which %s", what, owner, id, why);
   Pos *at = arena_alloc(s->c->arena, sizeof *at);
   *at = p;
   map_put(names, arena_strdup(s->c->arena, id), at);
@@ -1500,26 +1506,31 @@ static void check_c_names(Sema *s, Program *p) {
     Item *it = s->c->items.v[i];
     if (it->kind != IT_KERNEL)
       continue;
-    check_c_word(s, kernel_c_name(it), it->name_pos, "kernel");
     for (int j = 0; j < it->nparams; j++)
-      check_c_word(s, param_c_name(&it->params[j]), it->params[j].pos, "parameter");
-    claim(s, &names, it->name_pos, kernel_c_name(it));
+      check_c_word(s, param_c_name(&it->params[j]), it->params[j].pos, "parameter", false);
+    if (check_c_word(s, kernel_c_name(it), it->name_pos, "kernel", true))
+      claim(s, &names, it->name_pos, "kernel", it->name->name, kernel_c_name(it));
   }
   static const GraphName fixed[] = {GN_TYPE, GN_EXTERN, GN_CREATE, GN_LAUNCH, GN_DESTROY, GN_USER};
   for (size_t i = 0; i < p->graphs.n; i++) {
     Graph *g = p->graphs.v[i];
+    const char *gn = g->name->name;
     Pos at = g->item->name_pos;
-    check_c_word(s, graph_c_name(id, GN_TYPE, g, NULL), at, "graph");
+    if (!check_c_word(s, graph_c_name(id, GN_TYPE, g, NULL), at, "graph", true))
+      continue;
     for (size_t j = 0; j < sizeof fixed / sizeof *fixed; j++)
-      claim(s, &names, at, graph_c_name(id, fixed[j], g, NULL));
+      claim(s, &names, at, "graph", gn, graph_c_name(id, fixed[j], g, NULL));
     for (size_t r = 0; r < g->res.n; r++) {
       Resource *res = &g->res.v[r];
+      const char *what = res->kind == RES_SCALAR ? "scalar" : "buffer";
       GraphName made[2];
       int nmade = resource_c_names(res, made);
-      if (made[0] == GN_BIND)
-        check_c_word(s, member_c_name(res), res->pos, "extern buffer");
+      if (made[0] == GN_BIND) {
+        what = "extern buffer";
+        check_c_word(s, member_c_name(res), res->pos, what, false);
+      }
       for (int j = 0; j < nmade; j++)
-        claim(s, &names, res->pos, graph_c_name(id, made[j], g, res));
+        claim(s, &names, res->pos, what, res->name->name, graph_c_name(id, made[j], g, res));
     }
   }
   map_free(&names);
