@@ -171,7 +171,9 @@ static const char *const c_library[] = {
 /* The macros of the GNU dialects (-std=gnu11, and g++ and nvcc always),
  * the defaults of gcc and CMake: GCC's system names and glibc's limits. */
 static const char *const gnu_macros[] = {
-    "MAX_CANON", "MAX_INPUT", "PIPE_BUF", "PTHREAD_DESTRUCTOR_ITERATIONS", "i386", "linux", "unix"
+    "LONG_BIT", "MAX_CANON", "MAX_INPUT", "NL_ARGMAX", "NL_LANGMAX", "NL_MSGMAX", "NL_NMAX",
+    "NL_SETMAX", "NL_TEXTMAX", "NZERO", "PIPE_BUF", "PTHREAD_DESTRUCTOR_ITERATIONS", "WORD_BIT",
+    "i386", "linux", "unix"
 };
 /* GCC's and Clang's built-in functions outside ISO C, which a kernel's
  * host stub may not redeclare in the GNU dialects. */
