@@ -544,9 +544,10 @@ const char *c_name_refused(const char *name, bool file_scope);
 const char *c_name_taken(const char *name);
 
 /* The generated header's include guard, from its file name (OUT_H_ for
- * out.h), into buf (HEADER_GUARD_SIZE bytes). */
+ * out.h), with CGC_ before it where the program gives a name the same
+ * spelling; into buf (HEADER_GUARD_SIZE bytes). */
 enum { HEADER_GUARD_SIZE = 264 };
-const char *header_guard(char *buf, const char *header);
+const char *header_guard(char *buf, const char *header, const Compiler *c, const Program *p);
 /* The runtime's header, which the generated header includes. */
 #define CGRT_HEADER "cgrt.h"
 

@@ -348,12 +348,41 @@ static const char *base_name(const char *path) {
   return slash ? slash + 1 : path;
 }
 
-const char *header_guard(char *buf, const char *header) {
+/* Whether the program gives a name that the C spells on its own, where a
+ * macro of that name would take it away. */
+static bool program_spells(const Compiler *c, const Program *p, const char *id) {
+  for (size_t i = 0; i < c->items.n; i++) {
+    const Item *it = c->items.v[i];
+    if (it->kind != IT_KERNEL)
+      continue;
+    if (!strcmp(kernel_c_name(it), id))
+      return true;
+    for (int j = 0; j < it->nparams; j++)
+      if (!strcmp(param_c_name(&it->params[j]), id))
+        return true;
+  }
+  char buf[CNAME_SIZE];
+  for (size_t i = 0; i < p->graphs.n; i++) {
+    const Graph *g = p->graphs.v[i];
+    if (!strcmp(graph_c_name(buf, GN_TYPE, g, NULL), id))
+      return true;
+    for (size_t r = 0; r < g->res.n; r++)
+      if (is_extern(&g->res.v[r]) && !strcmp(member_c_name(&g->res.v[r]), id))
+        return true;
+  }
+  return false;
+}
+
+const char *header_guard(char *buf, const char *header, const Compiler *c, const Program *p) {
+  char *guard = buf + 4; /* room for CGC_ */
   size_t n = 0;
   for (const char *s = base_name(header); *s && n < 248; s++)
-    buf[n++] = isalnum((unsigned char)*s) ? (char)toupper((unsigned char)*s) : '_';
-  memcpy(buf + n, "_", 2);
-  if (isdigit((unsigned char)buf[0]))
-    buf[0] = '_';
+    guard[n++] = isalnum((unsigned char)*s) ? (char)toupper((unsigned char)*s) : '_';
+  memcpy(guard + n, "_", 2);
+  if (isdigit((unsigned char)guard[0]))
+    guard[0] = '_';
+  if (!program_spells(c, p, guard))
+    return guard;
+  memcpy(buf, "CGC_", 4); /* a name the program cannot give */
   return buf;
 }
