@@ -550,6 +550,8 @@ enum { HEADER_GUARD_SIZE = 264 };
 const char *header_guard(char *buf, const char *header, const Compiler *c, const Program *p);
 /* The runtime's header, which the generated header includes. */
 #define CGRT_HEADER "cgrt.h"
+/* A header of that name, found first, would include itself instead. */
+bool header_hides_runtime(const char *header);
 
 /* ---- order.c: data flow, cycles, hazards, transitive reduction ---- */
 

@@ -386,3 +386,8 @@ const char *header_guard(char *buf, const char *header, const Compiler *c, const
   memcpy(buf, "CGC_", 4); /* a name the program cannot give */
   return buf;
 }
+
+bool header_hides_runtime(const char *header) {
+  /* Case-blind, as the file systems of macOS and Windows are. */
+  return !strcasecmp(base_name(header), CGRT_HEADER);
+}

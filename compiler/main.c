@@ -227,6 +227,15 @@ int main(int argc, char **argv) {
     status = usage_error("%s", "--depfile needs -o to name the target");
     goto done;
   }
+  if (!check_only && !emit_dot_mode) {
+    char *hpath = header_path(out, header);
+    if (header_hides_runtime(hpath))
+      status = usage_error("the header '%s' would include itself in place of the runtime's "
+                           CGRT_HEADER "; name it otherwise (-o or -H)", hpath);
+    free(hpath);
+    if (status)
+      goto done;
+  }
 
   Compiler c = {.include_dirs = incs, .ninclude_dirs = ninc, .defines = defs,
                 .ndefines = ndef};
