@@ -291,8 +291,8 @@ static const char *suffixed(const char *name) {
     stem[n - m] = 0;
     const NameTable *t = table_of(stem, true);
     if (t && t != &tables[0]) /* not a keyword: intl is free */
-      return "is a C library function's name with a type suffix (f, l, f32, f64, f128, "
-             "f32x, f64x, f128x), which C and GCC reserve for its variants";
+      return "is a library function's name with a type suffix (f, l, f32, f64, f128, f32x, "
+             "f64x, f128x), which C reserves for the function's variants";
   }
   return NULL;
 }

@@ -1506,9 +1506,10 @@ static void check_c_names(Sema *s, Program *p) {
     Item *it = s->c->items.v[i];
     if (it->kind != IT_KERNEL)
       continue;
+    bool free_name = check_c_word(s, kernel_c_name(it), it->name_pos, "kernel", true);
     for (int j = 0; j < it->nparams; j++)
       check_c_word(s, param_c_name(&it->params[j]), it->params[j].pos, "parameter", false);
-    if (check_c_word(s, kernel_c_name(it), it->name_pos, "kernel", true))
+    if (free_name)
       claim(s, &names, it->name_pos, "kernel", it->name->name, kernel_c_name(it));
   }
   static const GraphName fixed[] = {GN_TYPE, GN_EXTERN, GN_CREATE, GN_LAUNCH, GN_DESTROY, GN_USER};
