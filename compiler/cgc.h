@@ -548,6 +548,56 @@ typedef struct Program {
 Program *check_program(Compiler *c);
 void program_free(Program *p);
 
+/* ---- cname.c: the names the generated C declares, and those it cannot use ---- */
+
+/* What the generated C declares for a graph G: a type, functions, and a
+ * function per scalar (set, get) and buffer (bind or buffer). */
+typedef enum GraphName {
+  GN_TYPE,    /* G: the opaque struct and its typedef */
+  GN_EXTERN,  /* G_extern: the extern buffers' pointers */
+  GN_CREATE,  /* G_create */
+  GN_LAUNCH,  /* G_launch */
+  GN_DESTROY, /* G_destroy */
+  GN_USER,    /* G_user */
+  GN_SET,     /* G_set_X, for scalar X */
+  GN_GET,     /* G_get_X, for scalar X */
+  GN_BIND,    /* G_bind_X, for extern buffer X */
+  GN_BUFFER,  /* G_buffer_X, for owned buffer X */
+} GraphName;
+
+enum { CNAME_SIZE = 2 * MAX_IDENT_LEN + 16 }; /* bytes that hold any generated name */
+
+/* Writes name `which` of graph g into buf (CNAME_SIZE bytes); r is the
+ * scalar or buffer of GN_SET ... GN_BUFFER, NULL for the others. */
+const char *graph_c_name(char *buf, GraphName which, const Graph *g, const Resource *r);
+/* The names a scalar or buffer gives its graph (GN_SET and GN_GET, or
+ * GN_BIND, or GN_BUFFER) into out; returns how many. */
+int resource_c_names(const Resource *r, GraphName out[2]);
+/* cgc_G_TABLE, a static table of the graph's description, into buf. */
+const char *graph_table_c_name(char *buf, const Graph *g, const char *table);
+/* The program's own names, as the C spells them. */
+const char *kernel_c_name(const Item *kernel);    /* its symbol */
+const char *param_c_name(const Param *param);     /* in the kernel's declaration */
+const char *member_c_name(const Resource *r);     /* an extern buffer's, in G_extern */
+
+/* Why `name` cannot be a name of the program in the generated C ("is a C
+ * or C++ keyword"), or NULL when it can; graphs and kernels are at file
+ * scope. */
+const char *c_name_refused(const char *name, bool file_scope);
+/* Why a name cgc makes (G_create, G_set_x) cannot be declared, being a name
+ * of C, its library or CUDA, or NULL when it can. */
+const char *c_name_taken(const char *name);
+
+/* The generated header's include guard, from its file name (OUT_H_ for
+ * out.h), with CGC_ before it where the program gives a name the same
+ * spelling; into buf (HEADER_GUARD_SIZE bytes). */
+enum { HEADER_GUARD_SIZE = 264 };
+const char *header_guard(char *buf, const char *header, const Compiler *c, const Program *p);
+/* The runtime's header, which the generated header includes. */
+#define CGRT_HEADER "cgrt.h"
+/* A header of that name, found first, would include itself instead. */
+bool header_hides_runtime(const char *header);
+
 /* ---- order.c: data flow, cycles, hazards, transitive reduction ---- */
 
 void order_graph(Compiler *c, Graph *g);

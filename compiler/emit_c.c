@@ -6,7 +6,6 @@
  * sema.c and order.c; this file only prints. */
 #include "cgc.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,7 +226,8 @@ static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const 
 
 static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, const Graph *g,
                         const char *source) {
-  const char *gn = g->name->name;
+  const char *gn = g->name->name; /* in comments and messages */
+  char table[CNAME_SIZE];
   uint32_t *index = xrealloc(NULL, (g->res.n + 1) * sizeof *index);
   number_resources(g, index);
   size_t nbuf = 0, nsc = 0, nargs = 0;
@@ -248,7 +248,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
 
   fprintf(c, "\n/* graph %s */\n", gn);
   if (nbuf) {
-    fprintf(c, "static const cgrt_buffer_desc cgc_%s_buffers[] = {\n", gn);
+    fprintf(c, "static const cgrt_buffer_desc %s[] = {\n", graph_table_c_name(table, g, "buffers"));
     for (size_t r = 0; r < g->res.n; r++) {
       const Resource *res = &g->res.v[r];
       if (res->kind == RES_BUFFER)
@@ -259,7 +259,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
     fprintf(c, "};\n");
   }
   if (nsc) {
-    fprintf(c, "static const cgrt_scalar_desc cgc_%s_scalars[] = {\n", gn);
+    fprintf(c, "static const cgrt_scalar_desc %s[] = {\n", graph_table_c_name(table, g, "scalars"));
     for (size_t r = 0; r < g->res.n; r++) {
       const Resource *res = &g->res.v[r];
       if (res->kind == RES_SCALAR)
@@ -272,7 +272,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
   for (size_t v = 0; v < g->nodes.n; v++)
     nargs += node_args(&g->nodes.v[v], &conds[v]);
   if (nargs) {
-    fprintf(c, "static const cgrt_arg_desc cgc_%s_args[] = {\n", gn);
+    fprintf(c, "static const cgrt_arg_desc %s[] = {\n", graph_table_c_name(table, g, "args"));
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
       for (size_t i = 0; i < conds[v].ops.n; i++) { /* a constant takes its operand's size */
@@ -308,7 +308,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
     fprintf(c, "};\n");
   }
   if (g->nodes.n) {
-    fprintf(c, "static const cgrt_node_desc cgc_%s_nodes[] = {\n", gn);
+    fprintf(c, "static const cgrt_node_desc %s[] = {\n", graph_table_c_name(table, g, "nodes"));
     size_t first = 0, code = 0, cases = 0;
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
@@ -322,7 +322,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
     fprintf(c, "};\n");
   }
   if (g->edges.n) {
-    fprintf(c, "static const uint32_t cgc_%s_edges[] = {\n", gn);
+    fprintf(c, "static const uint32_t %s[] = {\n", graph_table_c_name(table, g, "edges"));
     for (size_t e = 0; e < g->edges.n; e++)
       fprintf(c, "  %u, %u, %d, /* %s %s %s */\n", g->edges.v[e].from, g->edges.v[e].to,
               g->edges.v[e].programmatic, g->nodes.v[g->edges.v[e].from].name,
@@ -330,7 +330,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
     fprintf(c, "};\n");
   }
   if (ncode) {
-    fprintf(c, "static const uint8_t cgc_%s_code[] = {", gn);
+    fprintf(c, "static const uint8_t %s[] = {", graph_table_c_name(table, g, "code"));
     size_t i = 0;
     for (size_t v = 0; v < g->nodes.n; v++)
       for (size_t j = 0; j < conds[v].code.n; j++, i++)
@@ -338,7 +338,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
     fprintf(c, "\n};\n");
   }
   if (ncases) {
-    fprintf(c, "static const uint64_t cgc_%s_cases[] = {\n", gn);
+    fprintf(c, "static const uint64_t %s[] = {\n", graph_table_c_name(table, g, "cases"));
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
       if (n->kind == NK_SWITCH)
@@ -353,23 +353,24 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
     fprintf(c, "};\n");
   }
   if (g->loads.n) {
-    fprintf(c, "static const uint32_t cgc_%s_loads[] = {", gn);
+    fprintf(c, "static const uint32_t %s[] = {", graph_table_c_name(table, g, "loads"));
     for (size_t i = 0; i < g->loads.n; i++)
       fprintf(c, "%s%u", i ? ", " : "", g->loads.v[i]);
     fprintf(c, "};\n");
   }
-  fprintf(c, "static const cgrt_graph_desc cgc_%s_desc = {\n  .abi = CGRT_ABI, .name = \"%s\", .source = ",
-          gn, gn);
+  fprintf(c, "static const cgrt_graph_desc %s = {\n  .abi = CGRT_ABI, .name = \"%s\", .source = ",
+          graph_table_c_name(table, g, "desc"), gn);
   emit_string(c, source);
   fprintf(c, ",\n  .nbuffers = %zu, .nscalars = %zu, .nnodes = %zu, .nedges = %zu, .nkernels = %zu, "
              ".nloads = %zu, .ncode = %zu, .ncases = %zu",
           nbuf, nsc, g->nodes.n, g->edges.n, k->n, g->loads.n, ncode, ncases);
+  /* The description points to each table that is not empty. */
   static const char *const tables[] = {"buffers", "scalars", "nodes", "args",
                                        "edges",   "loads",   "code",  "cases"};
-  size_t sizes[] = {nbuf, nsc, g->nodes.n, nargs, g->edges.n, g->loads.n, ncode, ncases};
-  for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++)
-    if (sizes[t])
-      fprintf(c, ",\n  .%s = cgc_%s_%s", tables[t], gn, tables[t]);
+  size_t counts[] = {nbuf, nsc, g->nodes.n, nargs, g->edges.n, g->loads.n, ncode, ncases};
+  for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+    if (counts[i])
+      fprintf(c, ",\n  .%s = %s", tables[i], graph_table_c_name(table, g, tables[i]));
   if (k->n)
     fprintf(c, ",\n  .kernels = cgc_kernels, .kernel_names = cgc_kernel_names");
   if (captures->n)
@@ -385,123 +386,143 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
   free(index);
 }
 
+/* A graph's names in C that its functions and declarations spell. */
+typedef struct GraphNames {
+  char type[CNAME_SIZE], ext[CNAME_SIZE], create[CNAME_SIZE], launch[CNAME_SIZE],
+      destroy[CNAME_SIZE], user[CNAME_SIZE], desc[CNAME_SIZE];
+} GraphNames;
+
+static void graph_names(GraphNames *n, const Graph *g) {
+  graph_c_name(n->type, GN_TYPE, g, NULL);
+  graph_c_name(n->ext, GN_EXTERN, g, NULL);
+  graph_c_name(n->create, GN_CREATE, g, NULL);
+  graph_c_name(n->launch, GN_LAUNCH, g, NULL);
+  graph_c_name(n->destroy, GN_DESTROY, g, NULL);
+  graph_c_name(n->user, GN_USER, g, NULL);
+  graph_table_c_name(n->desc, g, "desc");
+}
+
+static bool is_extern(const Resource *r) {
+  return r->kind == RES_BUFFER &&
+         (r->buffer_kind == BUF_EXTERN || r->buffer_kind == BUF_EXTERN_HOST);
+}
+
 /* The definitions name their parameters cgc_*, which no name of the
  * program can be, so a graph's type never hides behind a parameter. */
 static void emit_functions(FILE *c, const Graph *g) {
-  const char *gn = g->name->name;
+  GraphNames n;
+  graph_names(&n, g);
+  const char *gt = n.type;
   size_t next = 0;
-  for (size_t r = 0; r < g->res.n; r++) {
-    BufferKind k = g->res.v[r].buffer_kind;
-    if (g->res.v[r].kind == RES_BUFFER && (k == BUF_EXTERN || k == BUF_EXTERN_HOST))
-      next++;
-  }
+  for (size_t r = 0; r < g->res.n; r++)
+    next += is_extern(&g->res.v[r]);
   fprintf(c, "\n");
   if (next) {
     fprintf(c,
-            "cgrt_status %s_create(%s **cgc_out, const %s_extern *cgc_ext, const cgrt_options "
+            "cgrt_status %s(%s **cgc_out, const %s *cgc_ext, const cgrt_options "
             "*cgc_opt) {\n"
             "  void *cgc_externs[%zu];\n"
             "  cgrt_graph *cgc_graph = NULL;\n"
             "  cgrt_status cgc_status;\n"
             "  if (!cgc_out || !cgc_ext)\n"
-            "    return cgrt_invalid(&cgc_%s_desc, cgc_out ? \"create: ext is NULL\" : \"create: "
+            "    return cgrt_invalid(&%s, cgc_out ? \"create: ext is NULL\" : \"create: "
             "out is NULL\");\n",
-            gn, gn, gn, next, gn);
+            n.create, gt, n.ext, next, n.desc);
     size_t e = 0;
-    for (size_t r = 0; r < g->res.n; r++) {
-      const Resource *res = &g->res.v[r];
-      if (res->kind == RES_BUFFER &&
-          (res->buffer_kind == BUF_EXTERN || res->buffer_kind == BUF_EXTERN_HOST))
-        fprintf(c, "  cgc_externs[%zu] = cgc_ext->%s;\n", e++, res->name->name);
-    }
-    fprintf(c, "  cgc_status = cgrt_create(&cgc_graph, &cgc_%s_desc, cgc_externs, cgc_opt);\n", gn);
+    for (size_t r = 0; r < g->res.n; r++)
+      if (is_extern(&g->res.v[r]))
+        fprintf(c, "  cgc_externs[%zu] = cgc_ext->%s;\n", e++, member_c_name(&g->res.v[r]));
+    fprintf(c, "  cgc_status = cgrt_create(&cgc_graph, &%s, cgc_externs, cgc_opt);\n", n.desc);
   } else {
     fprintf(c,
-            "cgrt_status %s_create(%s **cgc_out, const cgrt_options *cgc_opt) {\n"
+            "cgrt_status %s(%s **cgc_out, const cgrt_options *cgc_opt) {\n"
             "  cgrt_graph *cgc_graph = NULL;\n"
             "  cgrt_status cgc_status;\n"
             "  if (!cgc_out)\n"
-            "    return cgrt_invalid(&cgc_%s_desc, \"create: out is NULL\");\n"
-            "  cgc_status = cgrt_create(&cgc_graph, &cgc_%s_desc, NULL, cgc_opt);\n",
-            gn, gn, gn, gn);
+            "    return cgrt_invalid(&%s, \"create: out is NULL\");\n"
+            "  cgc_status = cgrt_create(&cgc_graph, &%s, NULL, cgc_opt);\n",
+            n.create, gt, n.desc, n.desc);
   }
-  fprintf(c, "  *cgc_out = (%s *)cgc_graph;\n  return cgc_status;\n}\n\n", gn);
+  fprintf(c, "  *cgc_out = (%s *)cgc_graph;\n  return cgc_status;\n}\n\n", gt);
   fprintf(c,
-          "cgrt_status %s_launch(%s *cgc_graph, cudaStream_t cgc_stream) {\n"
+          "cgrt_status %s(%s *cgc_graph, cudaStream_t cgc_stream) {\n"
           "  return cgrt_launch((cgrt_graph *)cgc_graph, cgc_stream);\n}\n\n",
-          gn, gn);
+          n.launch, gt);
   uint32_t nb = 0, ns = 0;
+  char fn[CNAME_SIZE], fn2[CNAME_SIZE];
   for (size_t r = 0; r < g->res.n; r++) {
     const Resource *res = &g->res.v[r];
-    const char *rn = res->name->name;
     if (res->kind == RES_SCALAR) {
       fprintf(c,
-              "cgrt_status %s_set_%s(%s *cgc_graph, %s cgc_value) {\n"
+              "cgrt_status %s(%s *cgc_graph, %s cgc_value) {\n"
               "  return cgrt_set_scalar((cgrt_graph *)cgc_graph, %u, &cgc_value);\n}\n\n"
-              "cgrt_status %s_get_%s(%s *cgc_graph, %s *cgc_value) {\n"
+              "cgrt_status %s(%s *cgc_graph, %s *cgc_value) {\n"
               "  return cgrt_get_scalar((cgrt_graph *)cgc_graph, %u, cgc_value);\n}\n\n",
-              gn, rn, gn, c_type(res->type), ns, gn, rn, gn, c_type(res->type), ns);
+              graph_c_name(fn, GN_SET, g, res), gt, c_type(res->type), ns,
+              graph_c_name(fn2, GN_GET, g, res), gt, c_type(res->type), ns);
       ns++;
       continue;
     }
-    if (res->buffer_kind == BUF_EXTERN || res->buffer_kind == BUF_EXTERN_HOST)
+    if (is_extern(res))
       fprintf(c,
-              "cgrt_status %s_bind_%s(%s *cgc_graph, void *cgc_ptr) {\n"
+              "cgrt_status %s(%s *cgc_graph, void *cgc_ptr) {\n"
               "  return cgrt_bind((cgrt_graph *)cgc_graph, %u, cgc_ptr);\n}\n\n",
-              gn, rn, gn, nb);
+              graph_c_name(fn, GN_BIND, g, res), gt, nb);
     else
       fprintf(c,
-              "void *%s_buffer_%s(%s *cgc_graph) {\n"
+              "void *%s(%s *cgc_graph) {\n"
               "  return cgrt_buffer((cgrt_graph *)cgc_graph, %u);\n}\n\n",
-              gn, rn, gn, nb);
+              graph_c_name(fn, GN_BUFFER, g, res), gt, nb);
     nb++;
   }
   fprintf(c,
-          "void *%s_user(%s *cgc_graph) {\n  return cgrt_user((cgrt_graph *)cgc_graph);\n}\n\n"
-          "void %s_destroy(%s *cgc_graph) {\n  cgrt_destroy((cgrt_graph *)cgc_graph);\n}\n",
-          gn, gn, gn, gn);
+          "void *%s(%s *cgc_graph) {\n  return cgrt_user((cgrt_graph *)cgc_graph);\n}\n\n"
+          "void %s(%s *cgc_graph) {\n  cgrt_destroy((cgrt_graph *)cgc_graph);\n}\n",
+          n.user, gt, n.destroy, gt);
 }
 
 static void emit_declarations(FILE *h, const Graph *g) {
-  const char *gn = g->name->name;
-  char buf[256];
+  GraphNames n;
+  graph_names(&n, g);
+  const char *gt = n.type;
+  char buf[256], fn[CNAME_SIZE], fn2[CNAME_SIZE];
   bool has_extern = false;
-  fprintf(h, "\n/* graph %s */\ntypedef struct %s %s;\n", gn, gn, gn);
+  fprintf(h, "\n/* graph %s */\ntypedef struct %s %s;\n", g->name->name, gt, gt);
   for (size_t r = 0; r < g->res.n; r++) {
     const Resource *res = &g->res.v[r];
-    if (res->kind != RES_BUFFER ||
-        (res->buffer_kind != BUF_EXTERN && res->buffer_kind != BUF_EXTERN_HOST))
+    if (!is_extern(res))
       continue;
     if (!has_extern)
-      fprintf(h, "\ntypedef struct %s_extern {\n", gn);
+      fprintf(h, "\ntypedef struct %s {\n", n.ext);
     has_extern = true;
-    fprintf(h, "  void *%s; /* %s%s */\n", res->name->name, shape(buf, sizeof buf, res),
+    fprintf(h, "  void *%s; /* %s%s */\n", member_c_name(res), shape(buf, sizeof buf, res),
             res->buffer_kind == BUF_EXTERN_HOST ? ", pinned host memory" : "");
   }
   if (has_extern)
-    fprintf(h, "} %s_extern;\n", gn);
+    fprintf(h, "} %s;\n", n.ext);
   fprintf(h, "\n");
   if (has_extern)
-    fprintf(h, "cgrt_status %s_create(%s **out, const %s_extern *ext, const cgrt_options *opt);\n",
-            gn, gn, gn);
+    fprintf(h, "cgrt_status %s(%s **out, const %s *ext, const cgrt_options *opt);\n", n.create,
+            gt, n.ext);
   else
-    fprintf(h, "cgrt_status %s_create(%s **out, const cgrt_options *opt);\n", gn, gn);
-  fprintf(h, "cgrt_status %s_launch(%s *graph, cudaStream_t stream);\n", gn, gn);
+    fprintf(h, "cgrt_status %s(%s **out, const cgrt_options *opt);\n", n.create, gt);
+  fprintf(h, "cgrt_status %s(%s *graph, cudaStream_t stream);\n", n.launch, gt);
   for (size_t r = 0; r < g->res.n; r++) {
     const Resource *res = &g->res.v[r];
-    const char *rn = res->name->name;
     if (res->kind == RES_SCALAR)
       fprintf(h,
-              "cgrt_status %s_set_%s(%s *graph, %s value); /* %s */\n"
-              "cgrt_status %s_get_%s(%s *graph, %s *value);\n",
-              gn, rn, gn, c_type(res->type), type_name(res->type), gn, rn, gn, c_type(res->type));
-    else if (res->buffer_kind == BUF_EXTERN || res->buffer_kind == BUF_EXTERN_HOST)
-      fprintf(h, "cgrt_status %s_bind_%s(%s *graph, void *ptr);\n", gn, rn, gn);
+              "cgrt_status %s(%s *graph, %s value); /* %s */\n"
+              "cgrt_status %s(%s *graph, %s *value);\n",
+              graph_c_name(fn, GN_SET, g, res), gt, c_type(res->type), type_name(res->type),
+              graph_c_name(fn2, GN_GET, g, res), gt, c_type(res->type));
+    else if (is_extern(res))
+      fprintf(h, "cgrt_status %s(%s *graph, void *ptr);\n", graph_c_name(fn, GN_BIND, g, res),
+              gt);
     else
-      fprintf(h, "void *%s_buffer_%s(%s *graph); /* %s%s */\n", gn, rn, gn,
+      fprintf(h, "void *%s(%s *graph); /* %s%s */\n", graph_c_name(fn, GN_BUFFER, g, res), gt,
               shape(buf, sizeof buf, res), res->buffer_kind == BUF_HOST ? ", pinned host" : "");
   }
-  fprintf(h, "void *%s_user(%s *graph);\nvoid %s_destroy(%s *graph);\n", gn, gn, gn, gn);
+  fprintf(h, "void *%s(%s *graph);\nvoid %s(%s *graph);\n", n.user, gt, n.destroy, gt);
 }
 
 static bool has_half_param(const Item *k) {
@@ -596,11 +617,11 @@ static void emit_capture_callers(FILE *c, const Kernels *captures) {
 }
 
 static void emit_kernel_declaration(FILE *h, const Item *k) {
-  fprintf(h, "extern \"C\" __global__ void %s(", k->name->name);
+  fprintf(h, "extern \"C\" __global__ void %s(", kernel_c_name(k));
   for (int i = 0; i < k->nparams; i++) {
     const Param *p = &k->params[i];
     fprintf(h, "%s%s%s%s%s", i ? ", " : "", p->pointer && p->mode == MODE_IN ? "const " : "",
-            cuda_type(p->type), p->pointer ? " *" : " ", p->name->name);
+            cuda_type(p->type), p->pointer ? " *" : " ", param_c_name(p));
   }
   fprintf(h, "%s);\n", k->nparams ? "" : "void");
 }
@@ -628,21 +649,15 @@ static void emit_comment_text(FILE *f, const char *s) {
 
 void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source,
             const char *header) {
-  /* The header's guard comes from its file name. */
   const char *base = strrchr(header, '/') ? strrchr(header, '/') + 1 : header;
-  char guard[256];
-  size_t n = 0;
-  for (const char *s = base; *s && n < sizeof guard - 8; s++)
-    guard[n++] = isalnum((unsigned char)*s) ? (char)toupper((unsigned char)*s) : '_';
-  memcpy(guard + n, "_", 2);
-  if (isdigit((unsigned char)guard[0]))
-    guard[0] = '_';
+  char buf[HEADER_GUARD_SIZE];
+  const char *guard = header_guard(buf, header, cc, p);
 
   fprintf(h, "/* DO NOT EDIT: generated by cgc %s from ", CGC_VERSION);
   emit_comment_text(h, source);
   fputs(" */\n", h);
-  fprintf(h, "#ifndef %s\n#define %s\n\n#include <stdint.h>\n\n#include \"cgrt.h\"\n\n", guard,
-          guard);
+  fprintf(h, "#ifndef %s\n#define %s\n\n#include <stdint.h>\n\n#include \"" CGRT_HEADER "\"\n\n",
+          guard, guard);
   fprintf(h, "#if !defined(CGRT_ABI) || CGRT_ABI != %d\n"
              "#error \"this header was generated by cgc " CGC_VERSION
              " for cgrt ABI %d, but cgrt.h is another version: regenerate it\"\n#endif\n\n",
@@ -680,10 +695,10 @@ void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source
   if (k.n) {
     fprintf(c, "\n/* The kernels' host stubs: only their addresses are used. */\n");
     for (size_t i = 0; i < k.n; i++)
-      fprintf(c, "extern void %s(void);\n", k.v[i]->name->name);
+      fprintf(c, "extern void %s(void);\n", kernel_c_name(k.v[i]));
     fprintf(c, "\nstatic const cgrt_kernel cgc_kernels[] = {");
     for (size_t i = 0; i < k.n; i++)
-      fprintf(c, "%s%s", i ? ", " : "", k.v[i]->name->name);
+      fprintf(c, "%s%s", i ? ", " : "", kernel_c_name(k.v[i]));
     fprintf(c, "};\nstatic const char *const cgc_kernel_names[] = {");
     for (size_t i = 0; i < k.n; i++)
       fprintf(c, "%s\"%s\"", i ? ", " : "", k.v[i]->name->name);

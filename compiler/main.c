@@ -317,6 +317,11 @@ int main(int argc, char **argv) {
                              files[j].what, files[j].path);
         goto done;
       }
+  if (hpath && header_hides_runtime(hpath)) {
+    status = usage_error("the header '%s' would include itself in place of the runtime's "
+                         CGRT_HEADER "; name it otherwise (-o or -H)", hpath);
+    goto done;
+  }
 
   Compiler c = {.include_dirs = incs, .ninclude_dirs = ninc, .defines = defs,
                 .ndefines = ndef};

@@ -1494,86 +1494,67 @@ static void check_graph(Sema *s, Item *it) {
   vec_push(&((Program *)s->c->program)->graphs, g);
 }
 
-/* ---- names in the generated C ---- */
+/* ---- names in the generated C (cname.c makes and judges them) ---- */
 
-static bool c_keyword(const char *s) {
-  static const char *const words[] = {
-      /* C11 */
-      "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-      "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-      "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-      "typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas", "_Alignof",
-      "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
-      "_Thread_local",
-      /* C++, for the kernel declarations that .cu files include */
-      "alignas", "alignof", "and", "and_eq", "asm", "bitand", "bitor", "bool", "catch",
-      "char16_t", "char32_t", "char8_t", "class", "compl", "concept", "consteval", "constexpr",
-      "constinit", "const_cast", "co_await", "co_return", "co_yield", "decltype", "delete",
-      "dynamic_cast", "explicit", "export", "false", "friend", "mutable", "namespace", "new",
-      "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
-      "protected", "public", "reinterpret_cast", "requires", "static_assert", "static_cast",
-      "template", "this", "thread_local", "throw", "true", "try", "typeid", "typename", "using",
-      "virtual", "wchar_t", "xor", "xor_eq"};
-  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-    if (!strcmp(words[i], s))
-      return true;
-  return false;
+/* A name of the program that the C spells on its own must be free there. */
+static bool check_c_word(Sema *s, const char *name, Pos p, const char *what, bool file_scope) {
+  const char *why = c_name_refused(name, file_scope);
+  if (why)
+    error_at(s->d, p, "%s '%s' cannot be a C name: it %s", what, name, why);
+  return !why;
 }
 
-static void check_c_word(Sema *s, Sym *name, Pos p, const char *what) {
-  if (!strncmp(name->name, "cgc_", 4) || !strncmp(name->name, "cgrt_", 5))
-    error_at(s->d, p, "%s '%s' starts with a prefix the generated code reserves (cgc_, cgrt_)",
-             what, name->name);
-  else if (c_keyword(name->name))
-    error_at(s->d, p, "%s '%s' is a C or C++ keyword, which the generated code cannot use",
-             what, name->name);
-}
-
-/* Each generated identifier must be unique across the file's graphs. */
-static void claim(Sema *s, Map *names, Pos p, const char *id) {
+/* Each generated identifier must be unique across the file's graphs and
+ * not already a name of C, its library or CUDA. */
+static void claim(Sema *s, Map *names, Pos p, const char *what, const char *owner,
+                  const char *id) {
   Pos *old = map_get(names, id);
   if (old) {
     error_at(s->d, p, "the generated C name '%s' is used twice", id);
     note_at(s->d, *old, "it is also generated for this");
     return;
   }
+  const char *why = strcmp(id, owner) ? c_name_taken(id) : NULL;
+  if (why)
+    error_at(s->d, p, "%s '%s' gives the C name '%s', which %s", what, owner, id, why);
   Pos *at = arena_alloc(s->c->arena, sizeof *at);
   *at = p;
-  map_put(names, id, at);
+  map_put(names, arena_strdup(s->c->arena, id), at);
 }
 
 static void check_c_names(Sema *s, Program *p) {
-  Arena *a = s->c->arena;
   Map names = {.by_string = true};
+  char id[CNAME_SIZE];
   for (size_t i = 0; i < s->c->items.n; i++) {
     Item *it = s->c->items.v[i];
     if (it->kind != IT_KERNEL)
       continue;
-    check_c_word(s, it->name, it->name_pos, "kernel");
+    bool free_name = check_c_word(s, kernel_c_name(it), it->name_pos, "kernel", true);
     for (int j = 0; j < it->nparams; j++)
-      check_c_word(s, it->params[j].name, it->params[j].pos, "parameter");
-    claim(s, &names, it->name_pos, it->name->name);
+      check_c_word(s, param_c_name(&it->params[j]), it->params[j].pos, "parameter", false);
+    if (free_name)
+      claim(s, &names, it->name_pos, "kernel", it->name->name, kernel_c_name(it));
   }
-  static const char *const fixed[] = {"", "_extern", "_create", "_launch", "_destroy", "_user"};
+  static const GraphName fixed[] = {GN_TYPE, GN_EXTERN, GN_CREATE, GN_LAUNCH, GN_DESTROY, GN_USER};
   for (size_t i = 0; i < p->graphs.n; i++) {
     Graph *g = p->graphs.v[i];
     const char *gn = g->name->name;
     Pos at = g->item->name_pos;
-    check_c_word(s, g->name, at, "graph");
+    if (!check_c_word(s, graph_c_name(id, GN_TYPE, g, NULL), at, "graph", true))
+      continue;
     for (size_t j = 0; j < sizeof fixed / sizeof *fixed; j++)
-      claim(s, &names, at, arena_printf(a, "%s%s", gn, fixed[j]));
+      claim(s, &names, at, "graph", gn, graph_c_name(id, fixed[j], g, NULL));
     for (size_t r = 0; r < g->res.n; r++) {
       Resource *res = &g->res.v[r];
-      const char *rn = res->name->name;
-      if (res->kind == RES_SCALAR) {
-        claim(s, &names, res->pos, arena_printf(a, "%s_set_%s", gn, rn));
-        claim(s, &names, res->pos, arena_printf(a, "%s_get_%s", gn, rn));
-      } else if (res->buffer_kind == BUF_EXTERN || res->buffer_kind == BUF_EXTERN_HOST) {
-        check_c_word(s, res->name, res->pos, "extern buffer");
-        claim(s, &names, res->pos, arena_printf(a, "%s_bind_%s", gn, rn));
-      } else {
-        claim(s, &names, res->pos, arena_printf(a, "%s_buffer_%s", gn, rn));
+      const char *what = res->kind == RES_SCALAR ? "scalar" : "buffer";
+      GraphName made[2];
+      int nmade = resource_c_names(res, made);
+      if (made[0] == GN_BIND) {
+        what = "extern buffer";
+        check_c_word(s, member_c_name(res), res->pos, what, false);
       }
+      for (int j = 0; j < nmade; j++)
+        claim(s, &names, res->pos, what, res->name->name, graph_c_name(id, made[j], g, res));
     }
   }
   map_free(&names);

@@ -123,6 +123,17 @@ check "-H names the header" [ "$status" = 0 ]
 check "-H writes the header there" [ -f "$tmp/inc_dir/ok2.h" ]
 check "-H writes no header beside the C" [ ! -e "$tmp/ok2.h" ]
 
+# A header named cgrt.h would include itself instead of the runtime's.
+mkdir "$tmp/rt"
+run -o "$tmp/rt/cgrt.c" "$tmp/ok.cgraph"
+check "-o cgrt.c is a usage error" [ "$status" = 2 ]
+check "-o cgrt.c says why" grep -q "the header '$tmp/rt/cgrt.h' would include itself in place of the runtime's cgrt.h" "$tmp/err"
+run -o "$tmp/rt/x.c" -H "$tmp/rt/CGRT.h" "$tmp/ok.cgraph"
+check "-H CGRT.h is a usage error (case-blind file systems)" [ "$status" = 2 ]
+check "neither writes a file" [ -z "$(ls "$tmp/rt")" ]
+run -o "$tmp/rt/cgrt.c" -H "$tmp/rt/rt_graph.h" "$tmp/ok.cgraph"
+check "a C file named cgrt.c with another header is fine" [ "$status" = 0 ]
+
 printf 'previous\n' > "$tmp/bad_graph.c"
 printf 'previous\n' > "$tmp/bad_graph.h"
 printf 'const N = 1 / 0;\n' > "$tmp/bad.cgraph"
