@@ -7,6 +7,7 @@
  * each distinct message once). */
 #include "cgc.h"
 
+#include <assert.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ typedef struct Global {
   Item *item;
   int64_t value; /* IT_CONST */
   bool valid;    /* its value could be computed */
+  bool defining; /* its initialiser is being evaluated */
 } Global;
 
 typedef enum BindKind { B_CONST, B_LOOP, B_RES } BindKind;
@@ -45,6 +47,8 @@ typedef struct Sema {
   Compiler *c;
   Diag *d;
   Map globals; /* Sym -> Global */
+  Map consts;  /* Sym -> Item, every top-level const, defined or not yet */
+  Sym *defining; /* the graph's or loop's constant being evaluated */
   /* The graph being checked: */
   Graph *g;
   Map names;         /* Sym -> Binding, graph level */
@@ -81,7 +85,14 @@ static Binding *lookup(Sema *s, Sym *name) {
 
 static void undefined(Sema *s, Pos p, Sym *name) {
   Stmt *decl = map_get(&s->later, name);
-  if (decl) {
+  Item *top = map_get(&s->consts, name);
+  if (name == s->defining) {
+    error_at(s->d, p, "'%s' is used in its own definition", name->name);
+  } else if (top && !map_get(&s->globals, name)) {
+    error_at(s->d, p, "'%s' is used before its declaration; a top-level constant sees those above it",
+             name->name);
+    note_at(s->d, top->name_pos, "'%s' is declared here", name->name);
+  } else if (decl) {
     error_at(s->d, p, "'%s' is used before its declaration", name->name);
     note_at(s->d, decl->name_pos, "'%s' is declared here", name->name);
   } else if (map_get(&s->node_decls, name)) {
@@ -106,6 +117,19 @@ static bool check_new_name(Sema *s, Sym *name, Pos p) {
     return false;
   }
   return true;
+}
+
+/* Whatever needs a value that could not be computed is dropped without
+ * a message of its own: the value's error was reported where it was
+ * computed, and any error stops the compilation before output.  This
+ * holds the checks to that, so that nothing is ever dropped silently: a
+ * debug build stops, a release build reports the place. */
+static bool dropped(Sema *s, Pos p) {
+  if (diag_errors(s->d) == 0) {
+    assert(!"a value was dropped without a diagnostic");
+    error_at(s->d, p, "internal error: this has no value, and no error said why");
+  }
+  return false;
 }
 
 /* ---- constant expressions ---- */
@@ -137,12 +161,16 @@ static bool eval_name(Sema *s, Expr *e, Value *out) {
       return false;
     }
     *out = (Value){.i = b->value};
-    return b->valid;
+    return b->valid || dropped(s, e->pos);
   }
   Global *gl = map_get(&s->globals, e->name);
   if (gl && gl->item->kind == IT_CONST) {
+    if (gl->defining) {
+      error_at(s->d, e->pos, "'%s' is used in its own definition", e->name->name);
+      return false;
+    }
     *out = (Value){.i = gl->value};
-    return gl->valid;
+    return gl->valid || dropped(s, e->pos);
   }
   if (gl) {
     error_at(s->d, e->pos, "'%s' is a %s, not a constant", e->name->name,
@@ -388,6 +416,17 @@ static bool define_global(Sema *s, Item *it) {
   map_put(&s->globals, it->name, gl);
   if (it->kind != IT_CONST)
     return true;
+  /* The initialiser is checked even when -D overrides it, so that an
+   * error in it does not depend on the command line. */
+  Value v;
+  gl->defining = true;
+  if (eval(s, it->value, &v)) {
+    if (v.is_float)
+      error_at(s->d, it->value->pos, "constant '%s' must be an integer", it->name->name);
+    else
+      gl->value = v.i, gl->valid = true;
+  }
+  gl->defining = false;
   for (int i = 0; i < s->c->ndefines; i++)
     if (!strcmp(s->c->defines[i].name, it->name->name)) {
       s->c->defines[i].used = true;
@@ -395,13 +434,6 @@ static bool define_global(Sema *s, Item *it) {
       gl->valid = true;
       return true;
     }
-  Value v;
-  if (eval(s, it->value, &v)) {
-    if (v.is_float)
-      error_at(s->d, it->value->pos, "constant '%s' must be an integer", it->name->name);
-    else
-      gl->value = v.i, gl->valid = true;
-  }
   return true;
 }
 
@@ -499,7 +531,9 @@ static void declare_buffer(Sema *s, Stmt *st) {
 
 static void declare_const(Sema *s, Stmt *st) {
   Value v;
+  s->defining = st->name;
   bool valid = eval(s, st->value, &v);
+  s->defining = NULL;
   if (valid && v.is_float) {
     error_at(s->d, st->value->pos, "constant '%s' must be an integer", st->name->name);
     valid = false;
@@ -554,7 +588,7 @@ static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
   }
   arg->kind = ARG_VIEW;
   if (r->count == 0)
-    return false; /* the declaration was in error */
+    return dropped(s, root->pos); /* the declaration was in error */
   int64_t offset = 0, lead = r->ndims > 0 ? r->dims[0] : 1;
   int dim = 0;                    /* the buffer dimension now leading */
   int64_t slice = r->count / lead; /* elements in one slice of it */
@@ -1561,6 +1595,9 @@ Program *check_program(Compiler *c) {
   memset(p, 0, sizeof *p);
   c->program = p;
   Sema s = {.c = c, .d = c->diag, .node_index = {.by_string = true}};
+  for (size_t i = 0; i < c->items.n; i++)
+    if (c->items.v[i]->kind == IT_CONST && !map_get(&s.consts, c->items.v[i]->name))
+      map_put(&s.consts, c->items.v[i]->name, c->items.v[i]);
   for (size_t i = 0; i < c->items.n && !diag_stopped(c->diag); i++) {
     Item *it = c->items.v[i];
     if (it->kind == IT_CONST || it->kind == IT_KERNEL) {
@@ -1576,6 +1613,7 @@ Program *check_program(Compiler *c) {
   if (!diag_errors(c->diag))
     check_c_names(&s, p);
   map_free(&s.globals);
+  map_free(&s.consts);
   return p;
 }
 
