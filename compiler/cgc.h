@@ -24,8 +24,10 @@ enum {
   MAX_ERRORS = 20,                 /* errors reported before cgc stops */
   MAX_NODES = 2 * 1024 * 1024,    /* nodes in one graph after unrolling */
   MAX_EXPANSION = 8 * 1024 * 1024, /* statements run by unrolling, per graph */
-  MAX_COND_CMP = 16                /* comparisons in one condition (the
+  MAX_COND_CMP = 16,               /* comparisons in one condition (the
                                       runtime's CGRT_COND_MAX_CMP) */
+  MAX_PARAM_BYTES = 32764          /* a kernel's parameters, laid out as in C:
+                                      CUDA's limit since 12.1 (4096 before) */
 };
 #define MAX_FILE_SIZE ((int64_t)256 << 20) /* bytes in one source file */
 

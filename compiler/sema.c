@@ -388,13 +388,20 @@ static const char *shape_text(Sema *s, Type t, const int64_t *dims, int ndims) {
 /* ---- top level ---- */
 
 static void check_kernel(Sema *s, Item *k) {
+  Map seen = {0}; /* Sym -> its first Param */
+  int64_t bytes = 0;
   for (int i = 0; i < k->nparams; i++) {
     Param *p = &k->params[i];
-    for (int j = 0; j < i; j++)
-      if (k->params[j].name == p->name) {
-        error_at(s->d, p->pos, "duplicate parameter '%s'", p->name->name);
-        note_at(s->d, k->params[j].pos, "'%s' was declared here", p->name->name);
-      }
+    Param *first = map_get(&seen, p->name);
+    if (first) {
+      error_at(s->d, p->pos, "duplicate parameter '%s'", p->name->name);
+      note_at(s->d, first->pos, "'%s' was declared here", p->name->name);
+    } else {
+      map_put(&seen, p->name, p);
+    }
+    /* Laid out as C lays out arguments: each aligned to its size. */
+    int64_t size = p->pointer ? 8 : type_size(p->type);
+    bytes = (bytes + size - 1) / size * size + size;
     if (!p->pointer && p->mode != MODE_NONE)
       error_at(s->d, p->pos,
                "value parameter '%s' takes no access mode; only pointers are in, out or inout",
@@ -402,6 +409,12 @@ static void check_kernel(Sema *s, Item *k) {
     if (p->pointer && p->mode == MODE_NONE)
       p->mode = MODE_INOUT;
   }
+  map_free(&seen);
+  if (bytes > MAX_PARAM_BYTES)
+    error_at(s->d, k->name_pos,
+             "the parameters of kernel '%s' take %lld bytes; CUDA allows at most %d "
+             "(CUDA 12.1 and later, compute capability 7.0 and later)",
+             k->name->name, (long long)bytes, MAX_PARAM_BYTES);
 }
 
 static bool define_global(Sema *s, Item *it) {
@@ -510,8 +523,10 @@ static void declare_buffer(Sema *s, Stmt *st) {
   r->count = count;
   r->bytes = bytes;
   if (st->buffer_kind == BUF_DEVICE || st->buffer_kind == BUF_HOST) {
-    int64_t aligned = (bytes + 255) & ~(int64_t)255;
-    if (bytes > INT64_MAX - 255 || __builtin_add_overflow(s->owned_bytes, aligned, &s->owned_bytes))
+    int64_t aligned = 0;
+    if (bytes > INT64_MAX - 255 ||
+        (aligned = (bytes + 255) & ~(int64_t)255,
+         __builtin_add_overflow(s->owned_bytes, aligned, &s->owned_bytes)))
       error_at(s->d, st->name_pos, "the buffers of graph '%s' total more than 2^63 bytes",
                s->g->name->name);
   }
@@ -867,8 +882,8 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
                  "xyz"[i], (long long)n->block[i], (long long)limit[i]);
         ok = false;
       }
-    int64_t threads = n->block[0] * n->block[1] * n->block[2];
-    if (ok && threads > 1024)
+    int64_t threads = ok ? n->block[0] * n->block[1] * n->block[2] : 0;
+    if (threads > 1024)
       error_at(s->d, block->pos, "a block of %lld threads is more than the 1024 CUDA allows",
                (long long)threads);
   }
@@ -885,8 +900,12 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
     LaunchItem *l = seen[LK_CLUSTER];
     if (launch_extents(s, l, n->cluster)) {
       n->has_cluster = true;
-      int64_t blocks = n->cluster[0] * n->cluster[1] * n->cluster[2];
-      if (blocks > 8)
+      int64_t blocks;
+      if (__builtin_mul_overflow(n->cluster[0], n->cluster[1], &blocks) ||
+          __builtin_mul_overflow(blocks, n->cluster[2], &blocks))
+        error_at(s->d, l->pos, "a cluster of %lld x %lld x %lld blocks is more than the portable 8",
+                 (long long)n->cluster[0], (long long)n->cluster[1], (long long)n->cluster[2]);
+      else if (blocks > 8)
         error_at(s->d, l->pos, "a cluster of %lld blocks is more than the portable 8",
                  (long long)blocks);
       else if (grid_ok)
@@ -1280,6 +1299,39 @@ static int check_selector(Sema *s, Expr *e, AccessVec *reads) {
   return a.res;
 }
 
+typedef struct CaseKey {
+  int64_t value;
+  int k; /* the case's index */
+} CaseKey;
+typedef VEC(CaseKey) CaseKeys;
+
+static int cmp_case_key(const void *pa, const void *pb) {
+  const CaseKey *a = pa, *b = pb;
+  if (a->value != b->value)
+    return a->value < b->value ? -1 : 1;
+  return (a->k > b->k) - (a->k < b->k);
+}
+
+/* Each case value once: sorted, so that many cases cost n log n. */
+static void check_case_values(Sema *s, Stmt *st, CaseKeys *keys, const int64_t *values) {
+  if (!keys->n)
+    return;
+  qsort(keys->v, keys->n, sizeof *keys->v, cmp_case_key);
+  int *first = xrealloc(NULL, (size_t)st->ncases * sizeof *first);
+  for (int k = 0; k < st->ncases; k++)
+    first[k] = -1;
+  for (size_t i = 1; i < keys->n; i++)
+    if (keys->v[i].value == keys->v[i - 1].value)
+      first[keys->v[i].k] = first[keys->v[i - 1].k] >= 0 ? first[keys->v[i - 1].k]
+                                                            : keys->v[i - 1].k;
+  for (int k = 0; k < st->ncases; k++)
+    if (first[k] >= 0) {
+      error_at(s->d, st->cases[k].pos, "case %lld is given twice", (long long)values[k]);
+      note_at(s->d, st->cases[first[k]].pos, "first given here");
+    }
+  free(first);
+}
+
 /* while, if and switch are nodes in their own body, holding bodies of
  * nodes; their accesses are their bodies' and their condition's. */
 static void walk_control(Sema *s, Stmt *st) {
@@ -1303,6 +1355,9 @@ static void walk_control(Sema *s, Stmt *st) {
     n.nbodies = st->kind == ST_IF && st->has_else ? 2 : 1;
   } else {
     n.selector = check_selector(s, st->selector, &acc);
+    if (st->ncases == 0)
+      error_at(s->d, st->pos,
+               "this switch has no case and no default; a switch node needs at least one body");
     n.nbodies = st->ncases;
     n.case_values = arena_alloc(s->c->arena, (size_t)st->ncases * sizeof *n.case_values + 1);
   }
@@ -1324,6 +1379,7 @@ static void walk_control(Sema *s, Stmt *st) {
       bodies[1] = st->else_body, nbody[1] = st->nelse;
   } else {
     Resource *sel = n.selector >= 0 ? &g->res.v[n.selector] : NULL;
+    CaseKeys keys = {0};
     for (int k = 0; k < st->ncases; k++) {
       CaseItem *c = &st->cases[k];
       bodies[k] = c->body, nbody[k] = c->nbody;
@@ -1344,13 +1400,12 @@ static void walk_control(Sema *s, Stmt *st) {
         if (!check_fits(s, c->value->pos, (Value){.i = v}, sel->type, what))
           continue;
       }
-      for (int j = 0; j < k; j++)
-        if (st->cases[j].value && n.case_values[j] == v) {
-          error_at(s->d, c->pos, "case %lld is given twice", (long long)v);
-          note_at(s->d, st->cases[j].pos, "first given here");
-        }
       n.case_values[k] = v;
+      CaseKey key = {v, k};
+      vec_push(&keys, key);
     }
+    check_case_values(s, st, &keys, n.case_values);
+    vec_free(&keys);
   }
   vec_push(&g->nodes, n);
   int32_t self = (int32_t)g->nodes.n - 1;
