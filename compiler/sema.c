@@ -233,6 +233,10 @@ static bool eval_bin(Sema *s, Expr *e, Value *out) {
       error_at(s->d, e->pos, "floating-point constant expression is not finite");
       return false;
     }
+    if (r == 0 && x != 0 && (e->op == '/' || (e->op == '*' && y != 0))) {
+      error_at(s->d, e->pos, "floating-point constant expression underflows to zero");
+      return false;
+    }
     *out = (Value){.is_float = true, .f = r};
     return true;
   }
@@ -350,15 +354,58 @@ static bool int_fits(Type t, int64_t v) {
   }
 }
 
-/* Checks that a constant fits an element type; `what` names the use. */
+/* The shortest text that reads back as exactly v, so that a message
+ * shows the value as it is, not rounded as %g would. */
+static const char *float_text(Sema *s, double v) {
+  char buf[40];
+  int digits = 1;
+  for (; digits < 17; digits++) {
+    snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (strtod(buf, NULL) == v)
+      break;
+  }
+  /* Whole numbers below 10^17 in full: 70000, not 7e+04. */
+  int exp10 = v != 0 ? (int)floor(log10(fabs(v))) : 0;
+  if (exp10 >= digits && exp10 < 17)
+    digits = exp10 + 1;
+  snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return arena_strdup(s->c->arena, buf);
+}
+
+/* The bits of infinity in a floating-point type. */
+static uint64_t float_inf_bits(Type t) {
+  switch (t) {
+  case TY_F16: return 0x7c00;
+  case TY_BF16: return 0x7f80;
+  case TY_F32: return 0x7f800000;
+  default: return 0x7ff0000000000000;
+  }
+}
+
+/* Checks that a constant fits an element type; `what` names the use.  A
+ * floating-point value is rounded to the type to nearest even, as the
+ * generated code stores it: it must neither overflow to infinity nor,
+ * unless it is zero, underflow to zero. */
 static bool check_fits(Sema *s, Pos p, Value v, Type t, const char *what) {
   if (v.is_float) {
     if (!type_is_float(t)) {
       error_at(s->d, p, "%s is %s; a floating-point value does not fit", what, type_name(t));
       return false;
     }
-    if (fabs(v.f) > float_max(t)) {
-      error_at(s->d, p, "%g does not fit %s, which is %s", v.f, what, type_name(t));
+    uint64_t sign = (uint64_t)1 << (8 * type_size(t) - 1);
+    uint64_t bits = value_bits(t, true, 0, v.f) & ~sign;
+    if (bits == float_inf_bits(t)) {
+      error_at(s->d, p, "%s does not fit %s, which is %s: the largest %s is %s",
+               float_text(s, v.f), what, type_name(t), type_name(t),
+               float_text(s, float_max(t)));
+      return false;
+    }
+    if (bits == 0 && v.f != 0) {
+      /* The smallest subnormal: 2^(1 - bias - stored mantissa bits). */
+      int least = t == TY_F16 ? -24 : t == TY_BF16 ? -133 : t == TY_F32 ? -149 : -1074;
+      error_at(s->d, p, "%s rounds to zero in %s, which is %s: the smallest nonzero %s is %s",
+               float_text(s, v.f), what, type_name(t), type_name(t),
+               float_text(s, ldexp(1.0, least)));
       return false;
     }
     return true;
