@@ -22,8 +22,17 @@ enum {
   MAX_EXPR_DEPTH = 1000,           /* depth of one expression tree */
   MAX_INCLUDE_DEPTH = 32,          /* files open at once through include */
   MAX_ERRORS = 20,                 /* errors reported before cgc stops */
-  MAX_NODES = 2 * 1024 * 1024,    /* nodes in one graph after unrolling */
-  MAX_EXPANSION = 8 * 1024 * 1024, /* statements run by unrolling, per graph */
+  /* The whole program's, all graphs together, after unrolling: */
+  MAX_NODES = 2 * 1024 * 1024,     /* nodes */
+  MAX_EXPANSION = 8 * 1024 * 1024, /* statements run, each loop iteration one */
+  MAX_ACCESSES = 16 * 1024 * 1024, /* node arguments, and the accesses a control
+                                      node repeats from its bodies */
+  MAX_EDGES = 16 * 1024 * 1024,    /* edges: written, and inferred from data flow */
+  MAX_NODE_NAME = 512,             /* bytes in a node's name with its indices */
+  /* Per graph: reachability search steps (edges looked at) for each node
+   * and edge, at least SEARCH_STEPS_MIN; order.c says what it does then. */
+  SEARCH_STEPS_PER_ITEM = 64,
+  SEARCH_STEPS_MIN = 1 << 28,
   MAX_COND_CMP = 16,               /* comparisons in one condition (the
                                       runtime's CGRT_COND_MAX_CMP) */
   MAX_PARAM_BYTES = 32764          /* a kernel's parameters, laid out as in C:
@@ -358,7 +367,15 @@ typedef struct Compiler {
   struct Program *program; /* sema.c's result */
   int64_t max_nodes;       /* 0: MAX_NODES */
   int64_t max_statements;  /* 0: MAX_EXPANSION */
+  int64_t max_accesses;    /* 0: MAX_ACCESSES */
+  int64_t max_edges;       /* 0: MAX_EDGES */
+  int64_t nedges;          /* edges made so far (sema.c, order.c) */
 } Compiler;
+
+/* The message of the edge limit, reported where it is reached. */
+#define EDGE_LIMIT_TEXT                                                        \
+  "edges, all graphs together (written ones once its loops are unrolled, and those inferred " \
+  "from data flow)"
 
 /* A compiler's arena, diagnostics and symbols; compiler_free releases them. */
 void compiler_init(Compiler *c);

@@ -35,6 +35,7 @@ typedef struct Binding {
   int64_t value; /* B_CONST, B_LOOP */
   bool valid;
   int res;       /* B_RES */
+  uintptr_t shadowed; /* locals: index + 1 of the binding it hides, or 0 */
 } Binding;
 
 typedef struct PendingEdge {
@@ -56,12 +57,17 @@ typedef struct Sema {
   Map node_decls;    /* Sym (base name) -> Stmt */
   Map node_index;    /* node name -> index + 1 */
   VEC(Binding) locals; /* loop variables and loop-body constants */
+  Map local_index;     /* Sym -> index + 1 of its innermost local */
+  VEC(uint32_t) subtree_end; /* per node: a control node's end of its bodies' nodes */
   Stmt *loops[MAX_NESTING];
   int64_t index[MAX_NESTING];
   int depth;
   VEC(PendingEdge) pending;
-  int64_t expanded;
-  bool too_big; /* reported the unroll limit */
+  /* The whole program's budgets (cgc.h): */
+  int64_t expanded;     /* statements run by unrolling */
+  int64_t nodes_before; /* nodes of the graphs already checked */
+  int64_t accesses;     /* node arguments, and accesses copied into control nodes */
+  bool too_big;         /* a limit was reported: checking stops */
   int64_t owned_bytes;
   int32_t scope, branch; /* the body nodes go into: a control node, or -1 */
   int blocks;            /* control-flow bodies open */
@@ -72,10 +78,22 @@ static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
 /* ---- names ---- */
 
 static Binding *lookup_local(Sema *s, Sym *name) {
-  for (size_t i = s->locals.n; i-- > 0;)
-    if (s->locals.v[i].name == name)
-      return &s->locals.v[i];
-  return NULL;
+  uintptr_t i = (uintptr_t)map_get(&s->local_index, name);
+  return i ? &s->locals.v[i - 1] : NULL;
+}
+
+static void push_local(Sema *s, Binding b) {
+  b.shadowed = (uintptr_t)map_get(&s->local_index, b.name);
+  vec_push(&s->locals, b);
+  map_put(&s->local_index, b.name, (void *)(uintptr_t)s->locals.n);
+}
+
+/* Ends the scopes opened since the locals numbered `mark`. */
+static void pop_locals(Sema *s, size_t mark) {
+  while (s->locals.n > mark) {
+    const Binding *b = &s->locals.v[--s->locals.n];
+    map_put(&s->local_index, b->name, (void *)b->shadowed);
+  }
 }
 
 static Binding *lookup(Sema *s, Sym *name) {
@@ -605,7 +623,7 @@ static void declare_const(Sema *s, Stmt *st) {
   Binding b = {.kind = B_CONST, .name = st->name, .pos = st->name_pos,
                .value = valid ? v.i : 0, .valid = valid};
   if (s->depth > 0 || s->blocks > 0) {
-    vec_push(&s->locals, b);
+    push_local(s, b);
   } else {
     Binding *p = arena_alloc(s->c->arena, sizeof *p);
     *p = b;
@@ -979,25 +997,87 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
   }
 }
 
-static const char *node_name(Sema *s, Sym *base, int depth) {
-  if (depth == 0)
-    return base->name;
-  char buf[MAX_IDENT_LEN + 32 * 22];
-  int n = snprintf(buf, sizeof buf, "%s", base->name);
-  for (int i = 0; i < depth && n < (int)sizeof buf - 24; i++)
-    n += snprintf(buf + n, sizeof buf - (size_t)n, "[%lld]", (long long)s->index[i]);
-  return arena_strdup(s->c->arena, buf);
+/* Room for any name: a base and an index per loop, "[-9223372036854775808]"
+ * at most, so that distinct nodes never share a clipped name. */
+enum { NAME_BUF = MAX_IDENT_LEN + MAX_NESTING * 22 + 1 };
+
+/* A node's name is never clipped: one longer than MAX_NODE_NAME is an
+ * error at `p`, and NULL. */
+static const char *checked_name(Sema *s, Pos p, const char *buf, int len, const char *has) {
+  if (len <= MAX_NODE_NAME)
+    return arena_strdup(s->c->arena, buf);
+  error_at(s->d, p, "node '%.40s...' %s a name of %d bytes; a node's name with its indices has at "
+           "most %d", buf, has, len, MAX_NODE_NAME);
+  return NULL;
 }
 
-static bool budget(Sema *s, Pos p) {
-  int64_t max_nodes = s->c->max_nodes ? s->c->max_nodes : MAX_NODES;
-  int64_t max_statements = s->c->max_statements ? s->c->max_statements : MAX_EXPANSION;
-  if (++s->expanded <= max_statements && (int64_t)s->g->nodes.n < max_nodes)
-    return true;
+/* "norm[0][1]": the node of base name `base` in this iteration. */
+static const char *node_name(Sema *s, Pos p, Sym *base, int depth) {
+  if (depth == 0)
+    return base->name;
+  char buf[NAME_BUF];
+  int n = snprintf(buf, sizeof buf, "%s", base->name);
+  for (int i = 0; i < depth; i++)
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "[%lld]", (long long)s->index[i]);
+  assert(n < (int)sizeof buf);
+  return checked_name(s, p, buf, n, "has");
+}
+
+/* ---- limits on the whole program (cgc.h) ---- */
+
+/* The first limit reached is reported where it was reached, and checking
+ * stops there: the rest of the program is not unrolled. */
+static void limit_reached(Sema *s, Pos p, int64_t limit, const char *what) {
   if (!s->too_big)
-    error_at(s->d, p, "graph '%s' unrolls to more than %lld nodes or %lld statements",
-             s->g->name->name, (long long)max_nodes, (long long)max_statements);
+    error_at(s->d, p, "the program has more than %lld %s", (long long)limit, what);
   s->too_big = true;
+}
+
+static void statement_limit(Sema *s, Pos p) {
+  limit_reached(s, p, s->c->max_statements ? s->c->max_statements : MAX_EXPANSION,
+                "statements once its loops are unrolled, all graphs together (each "
+                "iteration counts as one)");
+}
+
+/* Counts one statement run by unrolling. */
+static bool budget(Sema *s, Pos p) {
+  int64_t max_statements = s->c->max_statements ? s->c->max_statements : MAX_EXPANSION;
+  if (s->too_big)
+    return false;
+  if (++s->expanded <= max_statements)
+    return true;
+  statement_limit(s, p);
+  return false;
+}
+
+/* Room for one more node, with `accesses` arguments or accesses. */
+static bool node_budget(Sema *s, Pos p, int64_t accesses) {
+  int64_t max_nodes = s->c->max_nodes ? s->c->max_nodes : MAX_NODES;
+  int64_t max_accesses = s->c->max_accesses ? s->c->max_accesses : MAX_ACCESSES;
+  if (s->too_big)
+    return false;
+  if (s->nodes_before + (int64_t)s->g->nodes.n >= max_nodes) {
+    limit_reached(s, p, max_nodes, "nodes once its loops are unrolled, all graphs together");
+    return false;
+  }
+  if (accesses > max_accesses - s->accesses) {
+    limit_reached(s, p, max_accesses,
+                  "node arguments once its loops are unrolled, all graphs together (a while, "
+                  "if or switch counts its bodies' accesses again)");
+    return false;
+  }
+  s->accesses += accesses;
+  return true;
+}
+
+/* Counts one written edge. */
+static bool edge_budget(Sema *s, Pos p) {
+  int64_t max_edges = s->c->max_edges ? s->c->max_edges : MAX_EDGES;
+  if (s->too_big)
+    return false;
+  if (++s->c->nedges <= max_edges)
+    return true;
+  limit_reached(s, p, max_edges, EDGE_LIMIT_TEXT);
   return false;
 }
 
@@ -1008,9 +1088,13 @@ static bool keyword_named(const Stmt *st) { return !st->name && !strchr(st->base
 static void add_node(Sema *s, Stmt *st) {
   if (!st->base)
     return; /* a duplicate name, reported */
-  Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .kind = st->node_kind,
-            .scope = s->scope, .branch = s->branch,
+  if (!node_budget(s, st->pos, st->node_kind == NK_KERNEL ? st->nargs : 2))
+    return;
+  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth), .pos = st->pos,
+            .kind = st->node_kind, .scope = s->scope, .branch = s->branch,
             .keyword_name = st->node_kind != NK_KERNEL && keyword_named(st)};
+  if (!n.name)
+    return;
   if (st->node_kind == NK_KERNEL) {
     Global *gl = map_get(&s->globals, st->kernel);
     if (!gl || gl->item->kind != IT_KERNEL) {
@@ -1046,6 +1130,7 @@ static void add_node(Sema *s, Stmt *st) {
       check_fill(s, &n, st);
   }
   vec_push(&s->g->nodes, n);
+  vec_push(&s->subtree_end, 0);
   map_put(&s->node_index, n.name, (void *)(uintptr_t)s->g->nodes.n);
 }
 
@@ -1080,7 +1165,7 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
                root->name->name, root->name->name);
       return NULL;
     }
-    return node_name(s, decl->base, depth);
+    return node_name(s, root->pos, decl->base, depth);
   }
   if (k != depth) {
     if (depth == 0)
@@ -1091,33 +1176,52 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
                root->name->name, depth, depth == 1 ? "ex" : "ices");
     return NULL;
   }
-  char buf[MAX_IDENT_LEN + 32 * 22];
+  char buf[NAME_BUF];
   int n = snprintf(buf, sizeof buf, "%s", decl->base->name);
   for (int i = k - 1; i >= 0; i--) {
     int64_t v;
     if (!eval_int(s, idx[i], &v))
       return NULL;
-    if (n < (int)sizeof buf - 24)
-      n += snprintf(buf + n, sizeof buf - (size_t)n, "[%lld]", (long long)v);
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "[%lld]", (long long)v);
   }
-  return arena_strdup(s->c->arena, buf);
+  assert(n < (int)sizeof buf);
+  return checked_name(s, e->pos, buf, n, "would have");
 }
 
+/* The node names of one side of an edge statement (NULL after an error). */
+static const char **edge_refs(Sema *s, Stmt *st, const EdgeGroup *group) {
+  const char **names = xrealloc(NULL, ((size_t)group->nrefs + 1) * sizeof *names);
+  for (int i = 0; i < group->nrefs; i++)
+    names[i] = edge_ref(s, st, group->refs[i]);
+  return names;
+}
+
+/* `{a, b} -> {c, d}` is an edge from each on the left to each on the right. */
 static void add_edges(Sema *s, Stmt *st) {
+  const char **to_names = st->ngroups ? edge_refs(s, st, &st->groups[0]) : NULL;
   for (int i = 0; i + 1 < st->ngroups; i++) {
     EdgeGroup *from = &st->groups[i], *to = &st->groups[i + 1];
+    const char **from_names = to_names;
+    to_names = edge_refs(s, st, to);
     for (int a = 0; a < from->nrefs; a++) {
-      const char *fa = edge_ref(s, st, from->refs[a]);
+      const char *fa = from_names[a];
       for (int b = 0; b < to->nrefs; b++) {
-        const char *tb = edge_ref(s, st, to->refs[b]);
+        const char *tb = to_names[b];
         if (fa && tb) {
+          if (!edge_budget(s, from->arrow)) {
+            free(from_names);
+            free(to_names);
+            return;
+          }
           PendingEdge pe = {fa, tb, from->refs[a]->pos, to->refs[b]->pos, from->arrow,
                             from->programmatic};
           vec_push(&s->pending, pe);
         }
       }
     }
+    free(from_names);
   }
+  free(to_names);
 }
 
 static void resolve_edges(Sema *s) {
@@ -1178,28 +1282,26 @@ static void walk_for(Sema *s, Stmt *st) {
   ok = eval_int(s, st->hi, &hi) && ok;
   if (!ok || !check_new_name(s, st->name, st->name_pos))
     return;
-  /* Refuse a loop too long to unroll before spending time on it. */
+  /* Refuse a loop too long to unroll before spending time on it: each
+   * iteration counts as a statement, and so does each statement of its
+   * body, however deep the loops go. */
   int64_t work;
-  int64_t max_nodes = s->c->max_nodes ? s->c->max_nodes : MAX_NODES;
   int64_t max_statements = s->c->max_statements ? s->c->max_statements : MAX_EXPANSION;
   if (hi > lo && (__builtin_sub_overflow(hi, lo, &work) ||
-                  __builtin_mul_overflow(work, (int64_t)(st->nbody ? st->nbody : 1), &work) ||
-                  work > max_statements)) {
-    if (!s->too_big)
-      error_at(s->d, st->pos, "graph '%s' unrolls to more than %lld nodes or %lld statements",
-               s->g->name->name, (long long)max_nodes, (long long)max_statements);
-    s->too_big = true;
+                  __builtin_mul_overflow(work, (int64_t)st->nbody + 1, &work) ||
+                  work > max_statements - s->expanded)) {
+    statement_limit(s, st->pos);
     return;
   }
-  for (int64_t i = lo; i < hi && !diag_stopped(s->d) && !s->too_big; i++) {
+  for (int64_t i = lo; i < hi && !diag_stopped(s->d) && budget(s, st->pos); i++) {
     size_t mark = s->locals.n;
     Binding b = {.kind = B_LOOP, .name = st->name, .pos = st->name_pos, .value = i, .valid = true};
-    vec_push(&s->locals, b);
+    push_local(s, b);
     s->loops[s->depth] = st;
     s->index[s->depth++] = i;
     walk(s, st->body, st->nbody);
     s->depth--;
-    s->locals.n = mark;
+    pop_locals(s, mark);
   }
 }
 
@@ -1379,15 +1481,48 @@ static void check_case_values(Sema *s, Stmt *st, CaseKeys *keys, const int64_t *
   free(first);
 }
 
+static int cmp_access(const void *pa, const void *pb) {
+  const Access *a = pa, *b = pb;
+  if (a->res != b->res)
+    return a->res < b->res ? -1 : 1;
+  if (a->mode != b->mode)
+    return a->mode < b->mode ? -1 : 1;
+  return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* A control node stands for all its bodies' accesses: per resource and
+ * mode, the union of their byte ranges is what orders it, so overlapping
+ * and adjacent ranges are merged, and nesting does not multiply them. */
+static void merge_accesses(AccessVec *acc) {
+  if (acc->n < 2)
+    return;
+  qsort(acc->v, acc->n, sizeof *acc->v, cmp_access);
+  size_t k = 0;
+  for (size_t i = 1; i < acc->n; i++) {
+    Access *last = &acc->v[k], *a = &acc->v[i];
+    if (a->res == last->res && a->mode == last->mode && a->lo <= last->hi) {
+      if (a->hi > last->hi)
+        last->hi = a->hi;
+    } else {
+      acc->v[++k] = *a;
+    }
+  }
+  acc->n = k + 1;
+}
+
 /* while, if and switch are nodes in their own body, holding bodies of
  * nodes; their accesses are their bodies' and their condition's. */
 static void walk_control(Sema *s, Stmt *st) {
   if (!st->base)
     return; /* a duplicate name, already reported */
+  if (!node_budget(s, st->pos, 0))
+    return;
   Graph *g = s->g;
-  Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .scope = s->scope,
-            .branch = s->branch, .default_body = -1, .selector = -1,
+  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth), .pos = st->pos,
+            .scope = s->scope, .branch = s->branch, .default_body = -1, .selector = -1,
             .keyword_name = keyword_named(st)};
+  if (!n.name)
+    return;
   n.kind = st->kind == ST_WHILE ? NK_WHILE : st->kind == ST_IF ? NK_IF : NK_SWITCH;
   AccessVec acc = {0};
   Stmt ***bodies = NULL;
@@ -1455,6 +1590,7 @@ static void walk_control(Sema *s, Stmt *st) {
     vec_free(&keys);
   }
   vec_push(&g->nodes, n);
+  vec_push(&s->subtree_end, 0);
   int32_t self = (int32_t)g->nodes.n - 1;
   map_put(&s->node_index, g->nodes.v[self].name, (void *)(uintptr_t)g->nodes.n);
   int32_t scope = s->scope, branch = s->branch;
@@ -1464,15 +1600,23 @@ static void walk_control(Sema *s, Stmt *st) {
     size_t mark = s->locals.n;
     s->branch = b;
     walk(s, bodies[b], nbody[b]);
-    s->locals.n = mark;
+    pop_locals(s, mark);
   }
   s->blocks--;
   s->scope = scope;
   s->branch = branch;
-  for (size_t i = (size_t)self + 1; i < g->nodes.n; i++)
-    if (g->nodes.v[i].scope == self)
-      for (int k = 0; k < g->nodes.v[i].nacc; k++)
-        vec_push(&acc, g->nodes.v[i].acc[k]);
+  /* The bodies' nodes follow this one; a nested control node already
+   * holds the accesses of its own bodies, which are skipped. */
+  s->subtree_end.v[self] = (uint32_t)g->nodes.n;
+  for (size_t i = (size_t)self + 1; i < g->nodes.n;) {
+    const Node *m = &g->nodes.v[i];
+    for (int k = 0; k < m->nacc; k++)
+      vec_push(&acc, m->acc[k]);
+    i = m->kind >= NK_WHILE ? s->subtree_end.v[i] : i + 1;
+  }
+  merge_accesses(&acc);
+  if (!node_budget(s, st->pos, (int64_t)acc.n))
+    acc.n = 0; /* reported; checking stops */
   Node *np = &g->nodes.v[self];
   np->nacc = (int)acc.n;
   np->acc = arena_alloc(s->c->arena, acc.n * sizeof *np->acc + 1);
@@ -1585,8 +1729,6 @@ static void check_graph(Sema *s, Item *it) {
   g->name = it->name;
   g->is_explicit = it->is_explicit;
   s->g = g;
-  s->expanded = 0;
-  s->too_big = false;
   s->owned_bytes = 0;
   s->scope = -1;
   s->branch = 0;
@@ -1603,7 +1745,10 @@ static void check_graph(Sema *s, Item *it) {
   map_free(&s->node_index);
   s->node_index.by_string = true;
   vec_free(&s->locals);
+  map_free(&s->local_index);
+  vec_free(&s->subtree_end);
   vec_free(&s->pending);
+  s->nodes_before += (int64_t)g->nodes.n;
   vec_push(&((Program *)s->c->program)->graphs, g);
 }
 
