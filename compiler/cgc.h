@@ -29,10 +29,11 @@ enum {
                                       node repeats from its bodies */
   MAX_EDGES = 16 * 1024 * 1024,    /* edges: written, and inferred from data flow */
   MAX_NODE_NAME = 512,             /* bytes in a node's name with its indices */
-  /* Per graph: reachability search steps (edges looked at) for each node
-   * and edge, at least SEARCH_STEPS_MIN; order.c says what it does then. */
+  /* Reachability search steps (edges looked at) in the whole program, this
+   * many for each node and edge ordered plus SEARCH_STEPS_BASE; order.c says
+   * what happens beyond. */
   SEARCH_STEPS_PER_ITEM = 64,
-  SEARCH_STEPS_MIN = 1 << 28,
+  SEARCH_STEPS_BASE = 1 << 28,
   MAX_COND_CMP = 16,               /* comparisons in one condition (the
                                       runtime's CGRT_COND_MAX_CMP) */
   MAX_PARAM_BYTES = 32764          /* a kernel's parameters, laid out as in C:
@@ -369,6 +370,10 @@ typedef struct Compiler {
   int64_t max_statements;  /* 0: MAX_EXPANSION */
   int64_t max_accesses;    /* 0: MAX_ACCESSES */
   int64_t max_edges;       /* 0: MAX_EDGES */
+  int64_t max_search_steps; /* 0: SEARCH_STEPS_PER_ITEM a node and edge
+                               ordered, plus SEARCH_STEPS_BASE */
+  int64_t search_steps;    /* order.c: reachability steps spent */
+  int64_t search_items;    /* order.c: nodes and edges searched */
   int64_t nedges;          /* edges made so far (sema.c, order.c) */
 } Compiler;
 

@@ -463,6 +463,19 @@ static bool within(const Labels *lab, uint32_t v, uint32_t t) {
   return true;
 }
 
+/* The searches of the whole program stop after SEARCH_STEPS_PER_ITEM steps
+ * for each node and edge ordered so far, plus SEARCH_STEPS_BASE, so that
+ * ordering takes linear time however the edges are tangled. */
+static int64_t search_budget(const Compiler *c) {
+  return c->max_search_steps ? c->max_search_steps
+                             : SEARCH_STEPS_BASE + SEARCH_STEPS_PER_ITEM * c->search_items;
+}
+
+static bool spend(Compiler *c, size_t steps) {
+  c->search_steps += (int64_t)steps;
+  return c->search_steps <= search_budget(c);
+}
+
 typedef struct Search {
   const Preds *p;
   const uint32_t *topo; /* node -> position in the topological order */
@@ -472,7 +485,7 @@ typedef struct Search {
   uint32_t *stack;
   uint32_t stamp;
   const bool *usable;   /* per edge; NULL: every edge */
-  uint64_t steps, max_steps; /* edges looked at, and the most allowed */
+  Compiler *c;          /* its search budget */
 } Search;
 
 static bool promising(const Search *s, uint32_t w, const uint32_t *targets, size_t ntargets,
@@ -490,7 +503,7 @@ static bool promising(const Search *s, uint32_t w, const uint32_t *targets, size
 
 /* Marks found[i] for each targets[i] reached by walking back from the
  * nodes in `from` (those count as reached).  Stops once `want` are found.
- * False when the graph's budget of steps is spent. */
+ * False when the program's budget of steps is spent. */
 static bool search(Search *s, const uint32_t *from, size_t nfrom, const uint32_t *targets,
                    size_t ntargets, bool *found, size_t want) {
   s->stamp++;
@@ -530,8 +543,7 @@ static bool search(Search *s, const uint32_t *from, size_t nfrom, const uint32_t
   while (sp && nfound < want) {
     uint32_t v = s->stack[--sp];
     uint32_t lo = s->p->start[v], hi = s->p->start[v + 1];
-    s->steps += hi - lo;
-    if (s->steps > s->max_steps)
+    if (!spend(s->c, hi - lo))
       return false;
     for (uint32_t i = lo; i < hi && nfound < want; i++)
       if (!s->usable || s->usable[i])
@@ -544,15 +556,15 @@ static bool search(Search *s, const uint32_t *from, size_t nfrom, const uint32_t
 }
 
 /* A search over the predecessors `p` of a graph whose edges are e[0..m). */
-static Search search_new(const Preds *p, const uint32_t *topo, const Labels *lab, size_t n,
-                         size_t m) {
-  Search s = {.p = p, .topo = topo, .lab = lab};
+static Search search_new(Compiler *c, const Preds *p, const uint32_t *topo, const Labels *lab,
+                         size_t n, size_t m) {
+  Search s = {.p = p, .topo = topo, .lab = lab, .c = c};
   s.visited = xrealloc(NULL, (n + 1) * sizeof *s.visited);
   s.target = xrealloc(NULL, (n + 1) * sizeof *s.target);
   s.stack = xrealloc(NULL, (n + 1) * sizeof *s.stack);
   memset(s.visited, 0, (n + 1) * sizeof *s.visited);
   memset(s.target, 0, (n + 1) * sizeof *s.target);
-  s.max_steps = (uint64_t)SEARCH_STEPS_PER_ITEM * (n + m) + SEARCH_STEPS_MIN;
+  c->search_items += (int64_t)(n + m);
   return s;
 }
 
@@ -562,19 +574,15 @@ static void search_free(Search *s) {
   free(s->stack);
 }
 
-/* The searches of one graph stop after SEARCH_STEPS_PER_ITEM steps for each
- * node and edge (and SEARCH_STEPS_MIN at least), so that no graph takes
- * more than linear time, however its edges are tangled. */
-static const char *const search_spent_text =
-    "ordering graph '%s' took %llu steps of search (%d for each node and edge at most)";
+#define SEARCH_SPENT "ordering graph '%s' spent the program's %lld steps of search"
 
 /* The transitive reduction of a DAG whose edges are sorted by (to, from). */
 static void reduce(Compiler *c, Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
   size_t n = g->nodes.n;
   Preds p = preds_build(n, e, m);
   Labels lab = labels_new(n, e, m);
-  Search s = search_new(&p, topo, &lab, n, m);
-  bool ok = true;
+  Search s = search_new(c, &p, topo, &lab, n, m);
+  bool ok = spend(c, 0); /* false: spent before, and reported then */
   uint32_t *cand = NULL, *from = NULL;
   bool *found = NULL;
   size_t cap = 0;
@@ -595,24 +603,23 @@ static void reduce(Compiler *c, Graph *g, const Edge *e, size_t m, const uint32_
       size_t nfrom = 0;
       for (size_t i = 0; i < k; i++)
         nfrom += p.start[cand[i] + 1] - p.start[cand[i]];
-      s.steps += nfrom;
-      from = xrealloc(from, (nfrom + 1) * sizeof *from);
-      nfrom = 0;
-      for (size_t i = 0; i < k; i++)
-        for (uint32_t j = p.start[cand[i]]; j < p.start[cand[i] + 1]; j++)
-          from[nfrom++] = e[j].from;
-      ok = search(&s, from, nfrom, cand, k, found, k - 1);
+      if ((ok = spend(c, nfrom))) {
+        from = xrealloc(from, (nfrom + 1) * sizeof *from);
+        nfrom = 0;
+        for (size_t i = 0; i < k; i++)
+          for (uint32_t j = p.start[cand[i]]; j < p.start[cand[i] + 1]; j++)
+            from[nfrom++] = e[j].from;
+        ok = search(&s, from, nfrom, cand, k, found, k - 1);
+      }
       if (!ok) {
         /* Every edge is kept from here: the graph is as correct, only
          * some of its edges are redundant. */
         for (size_t i = 0; i < k; i++)
           found[i] = false;
-        char text[200];
-        snprintf(text, sizeof text, search_spent_text, g->name->name,
-                 (unsigned long long)s.max_steps, SEARCH_STEPS_PER_ITEM);
         warning_at(c->diag, g->item->name_pos,
-                   "%s; the edges into its nodes after '%s' are kept without reduction", text,
-                   g->nodes.v[v].name);
+                   SEARCH_SPENT "; the edges into node '%s' and every node ordered after it are "
+                   "kept without reduction",
+                   g->name->name, (long long)search_budget(c), g->nodes.v[v].name);
       }
     }
     for (size_t i = 0; i < k; i++)
@@ -648,7 +655,7 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
   for (size_t i = 0; i < m; i++)
     usable[i] = all[i].written;
   Labels lab = labels_new(n, all, m);
-  Search s = search_new(&p, topo, &lab, n, m);
+  Search s = search_new(c, &p, topo, &lab, n, m);
   s.usable = usable;
   bool ok = true;
   uint32_t *targets = NULL, *from = NULL;
@@ -712,11 +719,9 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
   free(p.start);
   free(all);
   if (!ok) {
-    char text[200];
-    snprintf(text, sizeof text, search_spent_text, g->name->name,
-             (unsigned long long)s.max_steps, SEARCH_STEPS_PER_ITEM);
-    error_at(c->diag, g->item->name_pos, "%s, and could not tell whether its written edges order "
-             "every access", text);
+    error_at(c->diag, g->item->name_pos,
+             SEARCH_SPENT ", and could not tell whether its written edges order every access",
+             g->name->name, (long long)search_budget(c));
   }
   return ok;
 }
