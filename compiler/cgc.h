@@ -403,6 +403,7 @@ typedef struct ParseState {
   bool depth_error;   /* an expression too deep was reported */
   char last[48];      /* the text of the last token, clipped, for messages */
   int lex_error_line; /* the line of the last error the scanner reported */
+  bool lone_cr;       /* a lone CR was reported */
 } ParseState;
 
 /* ---- sema.c: checked graphs ---- */
