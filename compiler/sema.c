@@ -1050,16 +1050,11 @@ static bool budget(Sema *s, Pos p) {
   return false;
 }
 
-/* Room for one more node, with `accesses` arguments or accesses. */
-static bool node_budget(Sema *s, Pos p, int64_t accesses) {
-  int64_t max_nodes = s->c->max_nodes ? s->c->max_nodes : MAX_NODES;
+/* Counts `accesses` node arguments or accesses a control node repeats. */
+static bool access_budget(Sema *s, Pos p, int64_t accesses) {
   int64_t max_accesses = s->c->max_accesses ? s->c->max_accesses : MAX_ACCESSES;
   if (s->too_big)
     return false;
-  if (s->nodes_before + (int64_t)s->g->nodes.n >= max_nodes) {
-    limit_reached(s, p, max_nodes, "nodes once its loops are unrolled, all graphs together");
-    return false;
-  }
   if (accesses > max_accesses - s->accesses) {
     limit_reached(s, p, max_accesses,
                   "node arguments once its loops are unrolled, all graphs together (a while, "
@@ -1068,6 +1063,18 @@ static bool node_budget(Sema *s, Pos p, int64_t accesses) {
   }
   s->accesses += accesses;
   return true;
+}
+
+/* Room for one more node, with `accesses` arguments. */
+static bool node_budget(Sema *s, Pos p, int64_t accesses) {
+  int64_t max_nodes = s->c->max_nodes ? s->c->max_nodes : MAX_NODES;
+  if (s->too_big)
+    return false;
+  if (s->nodes_before + (int64_t)s->g->nodes.n >= max_nodes) {
+    limit_reached(s, p, max_nodes, "nodes once its loops are unrolled, all graphs together");
+    return false;
+  }
+  return access_budget(s, p, accesses);
 }
 
 /* Counts one written edge. */
@@ -1615,7 +1622,7 @@ static void walk_control(Sema *s, Stmt *st) {
     i = m->kind >= NK_WHILE ? s->subtree_end.v[i] : i + 1;
   }
   merge_accesses(&acc);
-  if (!node_budget(s, st->pos, (int64_t)acc.n))
+  if (!access_budget(s, st->pos, (int64_t)acc.n))
     acc.n = 0; /* reported; checking stops */
   Node *np = &g->nodes.v[self];
   np->nacc = (int)acc.n;
