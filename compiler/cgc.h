@@ -23,9 +23,21 @@ enum {
   MAX_EXPR_DEPTH = 1000,           /* depth of one expression tree */
   MAX_INCLUDE_DEPTH = 32,          /* files open at once through include */
   MAX_ERRORS = 20,                 /* errors reported before cgc stops */
-  MAX_NODES = 2 * 1024 * 1024,    /* nodes in one graph after unrolling */
-  MAX_EXPANSION = 8 * 1024 * 1024, /* statements run by unrolling, per graph */
-  MAX_COND_CMP = CGRT_COND_MAX_CMP /* comparisons in one condition */
+  /* The whole program's, all graphs together, after unrolling: */
+  MAX_NODES = 2 * 1024 * 1024,     /* nodes */
+  MAX_EXPANSION = 8 * 1024 * 1024, /* statements run, each loop iteration one */
+  MAX_ACCESSES = 16 * 1024 * 1024, /* node arguments, and the accesses a control
+                                      node repeats from its bodies */
+  MAX_EDGES = 16 * 1024 * 1024,    /* edges: written, and inferred from data flow */
+  MAX_NODE_NAME = 512,             /* bytes in a node's name with its indices */
+  /* Reachability search steps (edges looked at) in the whole program, this
+   * many for each node and edge ordered plus SEARCH_STEPS_BASE; order.c says
+   * what happens beyond. */
+  SEARCH_STEPS_PER_ITEM = 64,
+  SEARCH_STEPS_BASE = 1 << 28,
+  MAX_COND_CMP = CGRT_COND_MAX_CMP, /* comparisons in one condition */
+  MAX_PARAM_BYTES = 32764          /* a kernel's parameters, laid out as in C:
+                                      CUDA's limit since 12.1 (4096 before) */
 };
 #define MAX_FILE_SIZE ((int64_t)256 << 20) /* bytes in one source file */
 
@@ -401,7 +413,19 @@ typedef struct Compiler {
   struct Program *program; /* sema.c's result */
   int64_t max_nodes;       /* 0: MAX_NODES */
   int64_t max_statements;  /* 0: MAX_EXPANSION */
+  int64_t max_accesses;    /* 0: MAX_ACCESSES */
+  int64_t max_edges;       /* 0: MAX_EDGES */
+  int64_t max_search_steps; /* 0: SEARCH_STEPS_PER_ITEM a node and edge
+                               ordered, plus SEARCH_STEPS_BASE */
+  int64_t search_steps;    /* order.c: reachability steps spent */
+  int64_t search_items;    /* order.c: nodes and edges searched */
+  int64_t nedges;          /* edges made so far (sema.c, order.c) */
 } Compiler;
+
+/* The message of the edge limit, reported where it is reached. */
+#define EDGE_LIMIT_TEXT                                                        \
+  "edges, all graphs together (written ones once its loops are unrolled, and those inferred " \
+  "from data flow)"
 
 /* A compiler's arena, diagnostics and symbols; compiler_free releases them. */
 void compiler_init(Compiler *c);
@@ -424,6 +448,7 @@ typedef struct ParseState {
   bool depth_error;   /* an expression too deep was reported */
   char last[48];      /* the text of the last token, clipped, for messages */
   int lex_error_line; /* the line of the last error the scanner reported */
+  bool lone_cr;       /* a lone CR was reported */
 } ParseState;
 
 /* ---- sema.c: checked graphs ---- */

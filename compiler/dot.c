@@ -2,6 +2,9 @@
  * node names; written edges are drawn bold. */
 #include "cgc.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static void emit_node(FILE *out, const Node *n, int indent) {
   const NodeKindInfo *k = &node_kinds[n->kind];
   fprintf(out, "%*s\"%s\" [label=\"%s\\n%s%s%s\"%s];\n", indent, "", n->name, n->name, k->name,
@@ -27,28 +30,73 @@ static const char *body_label(const Graph *g, const Node *c, int branch, char *b
   return buf;
 }
 
+/* Each body's nodes in order, and which nodes have a predecessor: worked
+ * out once, so that writing a graph costs its nodes and edges, however
+ * many bodies it has. */
+typedef struct Bodies {
+  uint32_t *base;    /* a control node's first body */
+  uint32_t *first;   /* per body: its first node in `members` */
+  uint32_t *members; /* nodes, body after body */
+  bool *has_pred;
+} Bodies;
+
+static Bodies bodies_new(const Graph *g) {
+  size_t n = g->nodes.n, nbodies = 1;
+  Bodies b = {.base = xrealloc(NULL, (n + 1) * sizeof *b.base)};
+  uint32_t *body = xrealloc(NULL, (n + 1) * sizeof *body);
+  for (size_t v = 0; v < n; v++) {
+    const Node *nd = &g->nodes.v[v];
+    body[v] = nd->scope < 0 ? 0 : b.base[nd->scope] + (uint32_t)nd->branch;
+    if (node_kinds[nd->kind].bodies) {
+      b.base[v] = (uint32_t)nbodies;
+      nbodies += (size_t)nd->nbodies;
+    }
+  }
+  b.first = xrealloc(NULL, (nbodies + 1) * sizeof *b.first);
+  memset(b.first, 0, (nbodies + 1) * sizeof *b.first);
+  for (size_t v = 0; v < n; v++)
+    b.first[body[v] + 1]++;
+  for (size_t i = 0; i < nbodies; i++)
+    b.first[i + 1] += b.first[i];
+  uint32_t *fill = xrealloc(NULL, (nbodies + 1) * sizeof *fill);
+  memcpy(fill, b.first, (nbodies + 1) * sizeof *fill);
+  b.members = xrealloc(NULL, (n + 1) * sizeof *b.members);
+  for (size_t v = 0; v < n; v++)
+    b.members[fill[body[v]]++] = (uint32_t)v;
+  b.has_pred = xrealloc(NULL, n + 1);
+  memset(b.has_pred, 0, n + 1);
+  for (size_t k = 0; k < g->edges.n; k++)
+    b.has_pred[g->edges.v[k].to] = true;
+  free(fill);
+  free(body);
+  return b;
+}
+
+static void bodies_free(Bodies *b) {
+  free(b->base);
+  free(b->first);
+  free(b->members);
+  free(b->has_pred);
+}
+
 /* The nodes of one body, each control node's bodies as nested clusters. */
-static void emit_scope(FILE *out, const Graph *g, int64_t scope, int branch, int indent) {
-  for (size_t v = 0; v < g->nodes.n; v++) {
+static void emit_scope(FILE *out, const Graph *g, const Bodies *bs, uint32_t body, int indent) {
+  for (uint32_t i = bs->first[body]; i < bs->first[body + 1]; i++) {
+    uint32_t v = bs->members[i];
     const Node *n = &g->nodes.v[v];
-    if (n->scope != scope || (scope >= 0 && n->branch != branch))
-      continue;
     emit_node(out, n, indent);
     for (int b = 0; node_kinds[n->kind].bodies && b < n->nbodies; b++) {
       char label[600];
-      fprintf(out, "%*ssubgraph \"cluster_%zu_%d\" {\n%*slabel=\"%s\";\n", indent, "", v, b,
+      uint32_t inner = bs->base[v] + (uint32_t)b;
+      fprintf(out, "%*ssubgraph \"cluster_%u_%d\" {\n%*slabel=\"%s\";\n", indent, "", v, b,
               indent + 2, "", body_label(g, n, b, label, sizeof label));
-      emit_scope(out, g, (int64_t)v, b, indent + 2);
+      emit_scope(out, g, bs, inner, indent + 2);
       fprintf(out, "%*s}\n", indent, "");
       /* The control node leads into each entry node of its body. */
-      for (size_t w = v + 1; w < g->nodes.n; w++) {
-        const Node *m = &g->nodes.v[w];
-        bool entry = m->scope == (int32_t)v && m->branch == b;
-        for (size_t k = 0; entry && k < g->edges.n; k++)
-          entry = g->edges.v[k].to != w;
-        if (entry)
-          fprintf(out, "%*s\"%s\" -> \"%s\" [style=dotted];\n", indent, "", n->name, m->name);
-      }
+      for (uint32_t j = bs->first[inner]; j < bs->first[inner + 1]; j++)
+        if (!bs->has_pred[bs->members[j]])
+          fprintf(out, "%*s\"%s\" -> \"%s\" [style=dotted];\n", indent, "", n->name,
+                  g->nodes.v[bs->members[j]].name);
     }
   }
 }
@@ -58,7 +106,9 @@ void emit_dot(FILE *out, const Program *p) {
     const Graph *g = p->graphs.v[i];
     fprintf(out, "digraph \"%s\" {\n", g->name->name);
     fprintf(out, "  node [shape=box, fontname=\"monospace\"];\n");
-    emit_scope(out, g, -1, 0, 2);
+    Bodies bs = bodies_new(g);
+    emit_scope(out, g, &bs, 0, 2);
+    bodies_free(&bs);
     for (size_t k = 0; k < g->edges.n; k++) {
       const Edge *e = &g->edges.v[k];
       fprintf(out, "  \"%s\" -> \"%s\"%s;\n", g->nodes.v[e->from].name, g->nodes.v[e->to].name,

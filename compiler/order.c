@@ -30,8 +30,12 @@ typedef struct Seg {
 } Seg;
 
 typedef struct Infer {
+  Compiler *c;
+  const Graph *g;
   EdgeVec *out;
   uint32_t rng;
+  int64_t max_edges;
+  bool over; /* the edge limit was reached */
 } Infer;
 
 static Seg *seg_new(Infer *in, int64_t lo, int64_t hi, int32_t writer) {
@@ -105,14 +109,21 @@ static Seg *cut_last(Infer *in, Seg *t, int64_t at) {
 }
 
 static void add_edge(Infer *in, uint32_t from, uint32_t to, int res, int why) {
-  if (from == to)
+  if (from == to || in->over)
     return;
+  if (++in->c->nedges > in->max_edges) {
+    /* Reported at the node whose accesses need one edge too many. */
+    error_at(in->c->diag, in->g->nodes.v[to].pos, "the program has more than %lld " EDGE_LIMIT_TEXT,
+             (long long)in->max_edges);
+    in->over = true;
+    return;
+  }
   Edge e = {.from = from, .to = to, .res = res, .why = (uint8_t)why};
   vec_push(in->out, e);
 }
 
 static void visit(Infer *in, Seg *s, uint32_t node, int res, AccessMode mode) {
-  if (!s)
+  if (!s || in->over)
     return;
   visit(in, s->l, node, res, mode);
   if (s->writer >= 0)
@@ -139,21 +150,33 @@ static Seg *access(Infer *in, Seg *root, uint32_t node, int res, const Access *a
   return merge(merge(left, mid), right);
 }
 
-/* The data-flow edges of the nodes taken in `order`. */
-static void infer_edges(Graph *g, const uint32_t *order, EdgeVec *out) {
-  Infer in = {.out = out, .rng = 12345};
-  Seg **roots = xrealloc(NULL, (g->res.n + 1) * sizeof *roots);
-  for (size_t r = 0; r < g->res.n; r++)
-    roots[r] = seg_new(&in, 0, g->res.v[r].bytes, -1);
-  for (size_t i = 0; i < g->nodes.n; i++) {
+/* The data-flow edges of the nodes taken in `order`; false when the edge
+ * limit was reached (reported).  `roots` has a NULL per resource of the
+ * graph, and is left so: only the resources these nodes touch cost time,
+ * however many bodies of a large graph are ordered one after another. */
+static bool infer_edges(Compiler *c, Graph *g, const uint32_t *order, EdgeVec *out, Seg **roots) {
+  Infer in = {.c = c, .g = g, .out = out, .rng = 12345,
+              .max_edges = c->max_edges ? c->max_edges : MAX_EDGES};
+  VEC(int32_t) touched = {0};
+  for (size_t i = 0; i < g->nodes.n && !in.over; i++) {
     const Node *n = &g->nodes.v[order[i]];
-    for (int k = 0; k < n->nacc; k++)
-      if (n->acc[k].hi > n->acc[k].lo)
-        roots[n->acc[k].res] = access(&in, roots[n->acc[k].res], order[i], n->acc[k].res, &n->acc[k]);
+    for (int k = 0; k < n->nacc; k++) {
+      const Access *a = &n->acc[k];
+      if (a->hi <= a->lo)
+        continue;
+      if (!roots[a->res]) {
+        roots[a->res] = seg_new(&in, 0, g->res.v[a->res].bytes, -1);
+        vec_push(&touched, a->res);
+      }
+      roots[a->res] = access(&in, roots[a->res], order[i], a->res, a);
+    }
   }
-  for (size_t r = 0; r < g->res.n; r++)
-    seg_free_tree(roots[r]);
-  free(roots);
+  for (size_t i = 0; i < touched.n; i++) {
+    seg_free_tree(roots[touched.v[i]]);
+    roots[touched.v[i]] = NULL;
+  }
+  vec_free(&touched);
+  return !in.over;
 }
 
 /* ---- edge sets ---- */
@@ -359,19 +382,129 @@ static void report_cycle(Compiler *c, Graph *g, const Preds *p, const uint32_t *
 
 /* ---- reachability ---- */
 
+/* Interval labels (GRAIL: Yildirim, Chaoji and Zaki, 2010).  A depth-first
+ * walk numbers each node after its successors (post) and gives it the
+ * least number below it (low).  If u reaches v, v's interval [low, post]
+ * lies within u's; so a node whose interval lies outside every target's
+ * in some labelling cannot lead back to a target, and a search skips it.
+ * Two walks, children taken in opposite orders, prune more than one. */
+enum { NLABELS = 2, FEW_TARGETS = 8 };
+
+typedef struct Labels {
+  uint32_t *low[NLABELS], *post[NLABELS];
+} Labels;
+
+static Labels labels_new(size_t n, const Edge *e, size_t m) {
+  Labels lab;
+  uint32_t *start = xrealloc(NULL, (n + 2) * sizeof *start);
+  uint32_t *succ = xrealloc(NULL, (m + 1) * sizeof *succ);
+  memset(start, 0, (n + 2) * sizeof *start);
+  for (size_t i = 0; i < m; i++)
+    start[e[i].from + 1]++;
+  for (size_t v = 0; v < n; v++)
+    start[v + 1] += start[v];
+  uint32_t *fill = xrealloc(NULL, (n + 1) * sizeof *fill);
+  memcpy(fill, start, (n + 1) * sizeof *fill);
+  for (size_t i = 0; i < m; i++)
+    succ[fill[e[i].from]++] = e[i].to;
+  uint32_t *stack = xrealloc(NULL, (n + 1) * sizeof *stack);
+  uint32_t *next = fill; /* per node on the stack: successors taken so far */
+  for (int l = 0; l < NLABELS; l++) {
+    uint32_t *low = lab.low[l] = xrealloc(NULL, (n + 1) * sizeof *low);
+    uint32_t *post = lab.post[l] = xrealloc(NULL, (n + 1) * sizeof *post);
+    memset(post, 0, (n + 1) * sizeof *post); /* 0: not yet numbered */
+    memset(next, 0, (n + 1) * sizeof *next);
+    uint32_t count = 0;
+    for (size_t r = 0; r < n; r++) {
+      uint32_t root = (uint32_t)(l ? n - 1 - r : r);
+      if (post[root] || next[root])
+        continue;
+      size_t sp = 0;
+      stack[sp++] = root;
+      next[root] = 1;
+      while (sp) {
+        uint32_t v = stack[sp - 1], deg = start[v + 1] - start[v];
+        if (next[v] <= deg) {
+          uint32_t k = next[v]++ - 1;
+          uint32_t w = succ[start[v] + (l ? deg - 1 - k : k)];
+          if (!post[w] && !next[w]) {
+            next[w] = 1;
+            stack[sp++] = w;
+          }
+          continue;
+        }
+        sp--;
+        post[v] = ++count;
+        low[v] = post[v];
+        for (uint32_t i = start[v]; i < start[v + 1]; i++)
+          if (low[succ[i]] < low[v])
+            low[v] = low[succ[i]];
+      }
+    }
+  }
+  free(stack);
+  free(fill);
+  free(start);
+  free(succ);
+  return lab;
+}
+
+static void labels_free(Labels *lab) {
+  for (int l = 0; l < NLABELS; l++) {
+    free(lab->low[l]);
+    free(lab->post[l]);
+  }
+}
+
+static bool within(const Labels *lab, uint32_t v, uint32_t t) {
+  for (int l = 0; l < NLABELS; l++)
+    if (lab->low[l][v] < lab->low[l][t] || lab->post[l][v] > lab->post[l][t])
+      return false;
+  return true;
+}
+
+/* The searches of the whole program stop after SEARCH_STEPS_PER_ITEM steps
+ * for each node and edge ordered so far, plus SEARCH_STEPS_BASE, so that
+ * ordering takes linear time however the edges are tangled. */
+static int64_t search_budget(const Compiler *c) {
+  return c->max_search_steps ? c->max_search_steps
+                             : SEARCH_STEPS_BASE + SEARCH_STEPS_PER_ITEM * c->search_items;
+}
+
+static bool spend(Compiler *c, size_t steps) {
+  c->search_steps += (int64_t)steps;
+  return c->search_steps <= search_budget(c);
+}
+
 typedef struct Search {
   const Preds *p;
   const uint32_t *topo; /* node -> position in the topological order */
+  const Labels *lab;
   uint32_t *visited;    /* stamp per node */
   uint32_t *target;     /* stamp per node: a candidate still unsettled */
   uint32_t *stack;
   uint32_t stamp;
   const bool *usable;   /* per edge; NULL: every edge */
+  Compiler *c;          /* its search budget */
 } Search;
 
+static bool promising(const Search *s, uint32_t w, const uint32_t *targets, size_t ntargets,
+                      const uint32_t *hull_low, const uint32_t *hull_post) {
+  for (int l = 0; l < NLABELS; l++)
+    if (s->lab->low[l][w] < hull_low[l] || s->lab->post[l][w] > hull_post[l])
+      return false;
+  if (ntargets > FEW_TARGETS)
+    return true;
+  for (size_t i = 0; i < ntargets; i++)
+    if (within(s->lab, w, targets[i]))
+      return true;
+  return false;
+}
+
 /* Marks found[i] for each targets[i] reached by walking back from the
- * nodes in `from` (those count as reached).  Stops once `want` are found. */
-static void search(Search *s, const uint32_t *from, size_t nfrom, const uint32_t *targets,
+ * nodes in `from` (those count as reached).  Stops once `want` are found.
+ * False when the program's budget of steps is spent. */
+static bool search(Search *s, const uint32_t *from, size_t nfrom, const uint32_t *targets,
                    size_t ntargets, bool *found, size_t want) {
   s->stamp++;
   uint32_t floor = UINT32_MAX;
@@ -380,11 +513,25 @@ static void search(Search *s, const uint32_t *from, size_t nfrom, const uint32_t
     if (s->topo[targets[i]] < floor)
       floor = s->topo[targets[i]];
   }
+  /* A node worth walking through lies within some target's intervals:
+   * each target's when they are few, else the hull of them all. */
+  uint32_t hull_low[NLABELS], hull_post[NLABELS];
+  for (int l = 0; l < NLABELS; l++) {
+    hull_low[l] = UINT32_MAX;
+    hull_post[l] = 0;
+    for (size_t i = 0; i < ntargets; i++) {
+      if (s->lab->low[l][targets[i]] < hull_low[l])
+        hull_low[l] = s->lab->low[l][targets[i]];
+      if (s->lab->post[l][targets[i]] > hull_post[l])
+        hull_post[l] = s->lab->post[l][targets[i]];
+    }
+  }
   size_t nfound = 0, sp = 0;
 #define PUSH(w)                                                                \
   do {                                                                         \
     uint32_t w_ = (w);                                                         \
-    if (s->topo[w_] >= floor && s->visited[w_] != s->stamp) {                  \
+    if (s->topo[w_] >= floor && s->visited[w_] != s->stamp &&                  \
+        promising(s, w_, targets, ntargets, hull_low, hull_post)) {            \
       s->visited[w_] = s->stamp;                                               \
       if (s->target[w_] == s->stamp)                                           \
         nfound++;                                                              \
@@ -395,22 +542,29 @@ static void search(Search *s, const uint32_t *from, size_t nfrom, const uint32_t
     PUSH(from[i]);
   while (sp && nfound < want) {
     uint32_t v = s->stack[--sp];
-    for (uint32_t i = s->p->start[v]; i < s->p->start[v + 1] && nfound < want; i++)
+    uint32_t lo = s->p->start[v], hi = s->p->start[v + 1];
+    if (!spend(s->c, hi - lo))
+      return false;
+    for (uint32_t i = lo; i < hi && nfound < want; i++)
       if (!s->usable || s->usable[i])
         PUSH(s->p->e[i].from);
   }
 #undef PUSH
   for (size_t i = 0; i < ntargets; i++)
     found[i] = s->visited[targets[i]] == s->stamp;
+  return true;
 }
 
-static Search search_new(const Preds *p, const uint32_t *topo, size_t n) {
-  Search s = {.p = p, .topo = topo};
+/* A search over the predecessors `p` of a graph whose edges are e[0..m). */
+static Search search_new(Compiler *c, const Preds *p, const uint32_t *topo, const Labels *lab,
+                         size_t n, size_t m) {
+  Search s = {.p = p, .topo = topo, .lab = lab, .c = c};
   s.visited = xrealloc(NULL, (n + 1) * sizeof *s.visited);
   s.target = xrealloc(NULL, (n + 1) * sizeof *s.target);
   s.stack = xrealloc(NULL, (n + 1) * sizeof *s.stack);
   memset(s.visited, 0, (n + 1) * sizeof *s.visited);
   memset(s.target, 0, (n + 1) * sizeof *s.target);
+  c->search_items += (int64_t)(n + m);
   return s;
 }
 
@@ -420,11 +574,15 @@ static void search_free(Search *s) {
   free(s->stack);
 }
 
+#define SEARCH_SPENT "ordering graph '%s' spent the program's %lld steps of search"
+
 /* The transitive reduction of a DAG whose edges are sorted by (to, from). */
-static void reduce(Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
+static void reduce(Compiler *c, Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
   size_t n = g->nodes.n;
   Preds p = preds_build(n, e, m);
-  Search s = search_new(&p, topo, n);
+  Labels lab = labels_new(n, e, m);
+  Search s = search_new(c, &p, topo, &lab, n, m);
+  bool ok = spend(c, 0); /* false: spent before, and reported then */
   uint32_t *cand = NULL, *from = NULL;
   bool *found = NULL;
   size_t cap = 0;
@@ -439,18 +597,30 @@ static void reduce(Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
       cand[i] = e[p.start[v] + i].from;
       found[i] = false;
     }
-    if (k > 1) {
+    if (k > 1 && ok) {
       /* Start from the candidates' own predecessors: a candidate reached
        * from there lies on a longer path to v. */
       size_t nfrom = 0;
       for (size_t i = 0; i < k; i++)
         nfrom += p.start[cand[i] + 1] - p.start[cand[i]];
-      from = xrealloc(from, (nfrom + 1) * sizeof *from);
-      nfrom = 0;
-      for (size_t i = 0; i < k; i++)
-        for (uint32_t j = p.start[cand[i]]; j < p.start[cand[i] + 1]; j++)
-          from[nfrom++] = e[j].from;
-      search(&s, from, nfrom, cand, k, found, k - 1);
+      if ((ok = spend(c, nfrom))) {
+        from = xrealloc(from, (nfrom + 1) * sizeof *from);
+        nfrom = 0;
+        for (size_t i = 0; i < k; i++)
+          for (uint32_t j = p.start[cand[i]]; j < p.start[cand[i] + 1]; j++)
+            from[nfrom++] = e[j].from;
+        ok = search(&s, from, nfrom, cand, k, found, k - 1);
+      }
+      if (!ok) {
+        /* Every edge is kept from here: the graph is as correct, only
+         * some of its edges are redundant. */
+        for (size_t i = 0; i < k; i++)
+          found[i] = false;
+        warning_at(c->diag, g->item->name_pos,
+                   SEARCH_SPENT "; the edges into node '%s' and every node ordered after it are "
+                   "kept without reduction",
+                   g->name->name, (long long)search_budget(c), g->nodes.v[v].name);
+      }
     }
     for (size_t i = 0; i < k; i++)
       if (!found[i])
@@ -462,6 +632,7 @@ static void reduce(Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
   free(from);
   free(found);
   search_free(&s);
+  labels_free(&lab);
   free(p.start);
 }
 
@@ -470,7 +641,7 @@ static void reduce(Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
  * checked by a search of the written edges and of the needed edges already
  * proven, which reach no further than the written ones but take the short
  * way round (a chain whose every node reads what its first node wrote). */
-static void check_hazards(Compiler *c, Graph *g, const uint32_t *order, const uint32_t *topo,
+static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const uint32_t *topo,
                           const Edge *written, size_t nwritten, const Edge *need, size_t nneed) {
   size_t n = g->nodes.n, m = 0;
   Edge *all = xrealloc(NULL, (nwritten + nneed + 1) * sizeof *all);
@@ -483,13 +654,15 @@ static void check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
   bool *usable = xrealloc(NULL, (m + 1) * sizeof *usable);
   for (size_t i = 0; i < m; i++)
     usable[i] = all[i].written;
-  Search s = search_new(&p, topo, n);
+  Labels lab = labels_new(n, all, m);
+  Search s = search_new(c, &p, topo, &lab, n, m);
   s.usable = usable;
+  bool ok = true;
   uint32_t *targets = NULL, *from = NULL;
   size_t *which = NULL;
   bool *found = NULL;
   size_t cap = 0;
-  for (size_t t = 0; t < n && !diag_stopped(c->diag); t++) {
+  for (size_t t = 0; t < n && ok && !diag_stopped(c->diag); t++) {
     uint32_t v = order[t];
     size_t k = 0, nfrom = 0, deg = p.start[v + 1] - p.start[v];
     if (deg > cap) {
@@ -509,7 +682,10 @@ static void check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
     }
     if (!k)
       continue;
-    search(&s, from, nfrom, targets, k, found, k);
+    if (!search(&s, from, nfrom, targets, k, found, k)) {
+      ok = false;
+      break;
+    }
     for (size_t j = 0; j < k; j++) {
       if (found[j]) {
         usable[which[j]] = true;
@@ -539,8 +715,15 @@ static void check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
   free(found);
   free(usable);
   search_free(&s);
+  labels_free(&lab);
   free(p.start);
   free(all);
+  if (!ok) {
+    error_at(c->diag, g->item->name_pos,
+             SEARCH_SPENT ", and could not tell whether its written edges order every access",
+             g->name->name, (long long)search_budget(c));
+  }
+  return ok;
 }
 
 /* Every edge from a kernel into a pdl kernel is programmatic: the pdl
@@ -595,7 +778,7 @@ static void find_loads(Graph *g, const uint32_t *order) {
 
 /* Orders one body of nodes (all of them, in a graph without control flow):
  * its edges into g->edges, and at the top level the scalar upload's. */
-static void order_flat(Compiler *c, Graph *g, bool top) {
+static void order_flat(Compiler *c, Graph *g, bool top, Seg **roots) {
   size_t n = g->nodes.n;
   uint32_t *order = xrealloc(NULL, (n + 1) * sizeof *order);
   uint32_t *topo = xrealloc(NULL, (n + 1) * sizeof *topo);
@@ -605,7 +788,12 @@ static void order_flat(Compiler *c, Graph *g, bool top) {
   if (!g->is_explicit) {
     for (size_t v = 0; v < n; v++)
       order[v] = (uint32_t)v;
-    infer_edges(g, order, &all);
+    if (!infer_edges(c, g, order, &all, roots)) {
+      vec_free(&all);
+      free(order);
+      free(topo);
+      return;
+    }
   }
   dedupe(all.v, &all.n);
   size_t placed = topo_sort(n, all.v, all.n, order);
@@ -618,11 +806,11 @@ static void order_flat(Compiler *c, Graph *g, bool top) {
       topo[order[i]] = (uint32_t)i;
     if (g->is_explicit) {
       EdgeVec need = {0};
-      infer_edges(g, order, &need);
-      check_hazards(c, g, order, topo, all.v, all.n, need.v, need.n);
+      if (infer_edges(c, g, order, &need, roots))
+        check_hazards(c, g, order, topo, all.v, all.n, need.v, need.n);
       vec_free(&need);
     }
-    reduce(g, all.v, all.n, topo);
+    reduce(c, g, all.v, all.n, topo);
     mark_programmatic(g);
     if (top)
       find_loads(g, order);
@@ -634,61 +822,93 @@ static void order_flat(Compiler *c, Graph *g, bool top) {
 
 /* With control flow each body is ordered on its own, its while, if or
  * switch standing in the enclosing body as one node with all the accesses
- * of what it holds (language reference, section 7). */
+ * of what it holds (language reference, section 7).  The nodes and the
+ * written edges are sorted into their bodies once, so that the cost is
+ * that of the bodies, not of the bodies times the graph. */
 void order_graph(Compiler *c, Graph *g) {
   size_t n = g->nodes.n;
-  bool control = false;
-  for (size_t v = 0; v < n; v++)
-    control |= g->nodes.v[v].scope >= 0;
-  if (!control) {
-    order_flat(c, g, true);
+  Seg **roots = xrealloc(NULL, (g->res.n + 1) * sizeof *roots);
+  memset(roots, 0, (g->res.n + 1) * sizeof *roots);
+  /* Body 0 is the top; a control node's bodies are numbered from its base. */
+  uint32_t *body = xrealloc(NULL, (n + 1) * sizeof *body);
+  uint32_t *base = xrealloc(NULL, (n + 1) * sizeof *base);
+  size_t nbodies = 1;
+  for (size_t v = 0; v < n; v++) {
+    const Node *nd = &g->nodes.v[v];
+    body[v] = nd->scope < 0 ? 0 : base[nd->scope] + (uint32_t)nd->branch;
+    if (node_kinds[nd->kind].bodies) {
+      base[v] = (uint32_t)nbodies;
+      nbodies += (size_t)nd->nbodies;
+    }
+  }
+  if (nbodies == 1) {
+    order_flat(c, g, true, roots);
+    free(roots);
+    free(body);
+    free(base);
     return;
   }
+  /* Counting sorts: each body's nodes in order, and its written edges. */
+  uint32_t *first = xrealloc(NULL, (nbodies + 1) * sizeof *first);
+  uint32_t *first_edge = xrealloc(NULL, (nbodies + 1) * sizeof *first_edge);
+  memset(first, 0, (nbodies + 1) * sizeof *first);
+  memset(first_edge, 0, (nbodies + 1) * sizeof *first_edge);
+  for (size_t v = 0; v < n; v++)
+    first[body[v] + 1]++;
+  for (size_t i = 0; i < g->written.n; i++)
+    first_edge[body[g->written.v[i].from] + 1]++;
+  for (size_t b = 0; b < nbodies; b++) {
+    first[b + 1] += first[b];
+    first_edge[b + 1] += first_edge[b];
+  }
+  uint32_t *members = xrealloc(NULL, (n + 1) * sizeof *members);
   uint32_t *local = xrealloc(NULL, (n + 1) * sizeof *local);
-  uint32_t *global = xrealloc(NULL, (n + 1) * sizeof *global);
-  /* Every (scope, branch) once: the top, then each control node's bodies. */
-  for (int64_t scope = -1; scope < (int64_t)n && !diag_errors(c->diag); scope++) {
-    int bodies = scope < 0 ? 1 : g->nodes.v[scope].nbodies;
-    if (scope >= 0 && !node_kinds[g->nodes.v[scope].kind].bodies)
-      continue;
-    for (int branch = 0; branch < bodies; branch++) {
-      Graph sub = {.item = g->item, .name = g->name, .is_explicit = g->is_explicit,
-                   .res = g->res};
-      size_t k = 0;
-      for (size_t v = 0; v < n; v++) {
-        const Node *nd = &g->nodes.v[v];
-        local[v] = UINT32_MAX;
-        if (nd->scope == scope && (scope < 0 || nd->branch == branch)) {
-          local[v] = (uint32_t)k;
-          global[k++] = (uint32_t)v;
-          vec_push(&sub.nodes, *nd);
-        }
-      }
-      for (size_t i = 0; i < g->written.n; i++) {
-        Edge e = g->written.v[i];
-        if (local[e.from] != UINT32_MAX && local[e.to] != UINT32_MAX) {
-          e.from = local[e.from];
-          e.to = local[e.to];
-          vec_push(&sub.written, e);
-        }
-      }
-      order_flat(c, &sub, scope < 0);
-      for (size_t i = 0; i < sub.edges.n; i++) {
-        Edge e = sub.edges.v[i];
-        e.from = global[e.from];
-        e.to = global[e.to];
-        vec_push(&g->edges, e);
-      }
-      for (size_t i = 0; i < sub.loads.n; i++)
-        vec_push(&g->loads, global[sub.loads.v[i]]);
-      vec_free(&sub.nodes);
-      vec_free(&sub.written);
-      vec_free(&sub.edges);
-      vec_free(&sub.loads);
+  Edge *written = xrealloc(NULL, (g->written.n + 1) * sizeof *written);
+  uint32_t *fill = xrealloc(NULL, (nbodies + 1) * sizeof *fill);
+  memcpy(fill, first, (nbodies + 1) * sizeof *fill);
+  for (size_t v = 0; v < n; v++) {
+    local[v] = fill[body[v]] - first[body[v]];
+    members[fill[body[v]]++] = (uint32_t)v;
+  }
+  memcpy(fill, first_edge, (nbodies + 1) * sizeof *fill);
+  for (size_t i = 0; i < g->written.n; i++) {
+    Edge e = g->written.v[i]; /* sema keeps an edge within one body */
+    uint32_t b = body[e.from];
+    e.from = local[e.from];
+    e.to = local[e.to];
+    written[fill[b]++] = e;
+  }
+  free(fill);
+  for (size_t b = 0; b < nbodies && !diag_errors(c->diag); b++) {
+    Graph sub = {.item = g->item, .name = g->name, .is_explicit = g->is_explicit,
+                 .res = g->res};
+    for (uint32_t i = first[b]; i < first[b + 1]; i++)
+      vec_push(&sub.nodes, g->nodes.v[members[i]]);
+    for (uint32_t i = first_edge[b]; i < first_edge[b + 1]; i++)
+      vec_push(&sub.written, written[i]);
+    order_flat(c, &sub, b == 0, roots);
+    const uint32_t *global = members + first[b];
+    for (size_t i = 0; i < sub.edges.n; i++) {
+      Edge e = sub.edges.v[i];
+      e.from = global[e.from];
+      e.to = global[e.to];
+      vec_push(&g->edges, e);
     }
+    for (size_t i = 0; i < sub.loads.n; i++)
+      vec_push(&g->loads, global[sub.loads.v[i]]);
+    vec_free(&sub.nodes);
+    vec_free(&sub.written);
+    vec_free(&sub.edges);
+    vec_free(&sub.loads);
   }
   if (g->edges.n)
     qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
+  free(first);
+  free(first_edge);
+  free(members);
   free(local);
-  free(global);
+  free(written);
+  free(body);
+  free(base);
+  free(roots);
 }

@@ -7,6 +7,7 @@
  * each distinct message once). */
 #include "cgc.h"
 
+#include <assert.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ typedef struct Global {
   Item *item;
   int64_t value; /* IT_CONST */
   bool valid;    /* its value could be computed */
+  bool defining; /* its initialiser is being evaluated */
 } Global;
 
 typedef enum BindKind { B_CONST, B_LOOP, B_RES } BindKind;
@@ -33,6 +35,7 @@ typedef struct Binding {
   int64_t value; /* B_CONST, B_LOOP */
   bool valid;
   int res;       /* B_RES */
+  uintptr_t shadowed; /* locals: index + 1 of the binding it hides, or 0 */
 } Binding;
 
 typedef struct PendingEdge {
@@ -45,6 +48,8 @@ typedef struct Sema {
   Compiler *c;
   Diag *d;
   Map globals; /* Sym -> Global */
+  Map consts;  /* Sym -> Item, every top-level const, defined or not yet */
+  Sym *defining; /* the graph's or loop's constant being evaluated */
   /* The graph being checked: */
   Graph *g;
   Map names;         /* Sym -> Binding, graph level */
@@ -52,12 +57,17 @@ typedef struct Sema {
   Map node_decls;    /* Sym (base name) -> Stmt */
   Map node_index;    /* node name -> index + 1 */
   VEC(Binding) locals; /* loop variables and loop-body constants */
+  Map local_index;     /* Sym -> index + 1 of its innermost local */
+  VEC(uint32_t) subtree_end; /* per node: a control node's end of its bodies' nodes */
   Stmt *loops[MAX_NESTING];
   int64_t index[MAX_NESTING];
   int depth;
   VEC(PendingEdge) pending;
-  int64_t expanded;
-  bool too_big; /* reported the unroll limit */
+  /* The whole program's budgets (cgc.h): */
+  int64_t expanded;     /* statements run by unrolling */
+  int64_t nodes_before; /* nodes of the graphs already checked */
+  int64_t accesses;     /* node arguments, and accesses copied into control nodes */
+  bool too_big;         /* a limit was reported: checking stops */
   int64_t owned_bytes;
   int32_t scope, branch; /* the body nodes go into: a control node, or -1 */
   int blocks;            /* control-flow bodies open */
@@ -68,10 +78,22 @@ static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
 /* ---- names ---- */
 
 static Binding *lookup_local(Sema *s, Sym *name) {
-  for (size_t i = s->locals.n; i-- > 0;)
-    if (s->locals.v[i].name == name)
-      return &s->locals.v[i];
-  return NULL;
+  uintptr_t i = (uintptr_t)map_get(&s->local_index, name);
+  return i ? &s->locals.v[i - 1] : NULL;
+}
+
+static void push_local(Sema *s, Binding b) {
+  b.shadowed = (uintptr_t)map_get(&s->local_index, b.name);
+  vec_push(&s->locals, b);
+  map_put(&s->local_index, b.name, (void *)(uintptr_t)s->locals.n);
+}
+
+/* Ends the scopes opened since the locals numbered `mark`. */
+static void pop_locals(Sema *s, size_t mark) {
+  while (s->locals.n > mark) {
+    const Binding *b = &s->locals.v[--s->locals.n];
+    map_put(&s->local_index, b->name, (void *)b->shadowed);
+  }
 }
 
 static Binding *lookup(Sema *s, Sym *name) {
@@ -81,7 +103,14 @@ static Binding *lookup(Sema *s, Sym *name) {
 
 static void undefined(Sema *s, Pos p, Sym *name) {
   Stmt *decl = map_get(&s->later, name);
-  if (decl) {
+  Item *top = map_get(&s->consts, name);
+  if (name == s->defining) {
+    error_at(s->d, p, "'%s' is used in its own definition", name->name);
+  } else if (top && !map_get(&s->globals, name)) {
+    error_at(s->d, p, "'%s' is used before its declaration; a top-level constant sees those above it",
+             name->name);
+    note_at(s->d, top->name_pos, "'%s' is declared here", name->name);
+  } else if (decl) {
     error_at(s->d, p, "'%s' is used before its declaration", name->name);
     note_at(s->d, decl->name_pos, "'%s' is declared here", name->name);
   } else if (map_get(&s->node_decls, name)) {
@@ -106,6 +135,19 @@ static bool check_new_name(Sema *s, Sym *name, Pos p) {
     return false;
   }
   return true;
+}
+
+/* Whatever needs a value that could not be computed is dropped without
+ * a message of its own: the value's error was reported where it was
+ * computed, and any error stops the compilation before output.  This
+ * holds the checks to that, so that nothing is ever dropped silently: a
+ * debug build stops, a release build reports the place. */
+static bool dropped(Sema *s, Pos p) {
+  if (diag_errors(s->d) == 0) {
+    assert(!"a value was dropped without a diagnostic");
+    error_at(s->d, p, "internal error: this has no value, and no error said why");
+  }
+  return false;
 }
 
 /* ---- constant expressions ---- */
@@ -137,12 +179,16 @@ static bool eval_name(Sema *s, Expr *e, Value *out) {
       return false;
     }
     *out = (Value){.i = b->value};
-    return b->valid;
+    return b->valid || dropped(s, e->pos);
   }
   Global *gl = map_get(&s->globals, e->name);
   if (gl && gl->item->kind == IT_CONST) {
+    if (gl->defining) {
+      error_at(s->d, e->pos, "'%s' is used in its own definition", e->name->name);
+      return false;
+    }
     *out = (Value){.i = gl->value};
-    return gl->valid;
+    return gl->valid || dropped(s, e->pos);
   }
   if (gl) {
     error_at(s->d, e->pos, "'%s' is a %s, not a constant", e->name->name,
@@ -203,6 +249,10 @@ static bool eval_bin(Sema *s, Expr *e, Value *out) {
     }
     if (!isfinite(r)) {
       error_at(s->d, e->pos, "floating-point constant expression is not finite");
+      return false;
+    }
+    if (r == 0 && x != 0 && (e->op == '/' || (e->op == '*' && y != 0))) {
+      error_at(s->d, e->pos, "floating-point constant expression underflows to zero");
       return false;
     }
     *out = (Value){.is_float = true, .f = r};
@@ -322,15 +372,58 @@ static bool int_fits(Type t, int64_t v) {
   }
 }
 
-/* Checks that a constant fits an element type; `what` names the use. */
+/* The shortest text that reads back as exactly v, so that a message
+ * shows the value as it is, not rounded as %g would. */
+static const char *float_text(Sema *s, double v) {
+  char buf[40];
+  int digits = 1;
+  for (; digits < 17; digits++) {
+    snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (strtod(buf, NULL) == v)
+      break;
+  }
+  /* Whole numbers below 10^17 in full: 70000, not 7e+04. */
+  int exp10 = v != 0 ? (int)floor(log10(fabs(v))) : 0;
+  if (exp10 >= digits && exp10 < 17)
+    digits = exp10 + 1;
+  snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return arena_strdup(s->c->arena, buf);
+}
+
+/* The bits of infinity in a floating-point type. */
+static uint64_t float_inf_bits(Type t) {
+  switch (t) {
+  case TY_F16: return 0x7c00;
+  case TY_BF16: return 0x7f80;
+  case TY_F32: return 0x7f800000;
+  default: return 0x7ff0000000000000;
+  }
+}
+
+/* Checks that a constant fits an element type; `what` names the use.  A
+ * floating-point value is rounded to the type to nearest even, as the
+ * generated code stores it: it must neither overflow to infinity nor,
+ * unless it is zero, underflow to zero. */
 static bool check_fits(Sema *s, Pos p, Value v, Type t, const char *what) {
   if (v.is_float) {
     if (!type_is_float(t)) {
       error_at(s->d, p, "%s is %s; a floating-point value does not fit", what, type_name(t));
       return false;
     }
-    if (fabs(v.f) > float_max(t)) {
-      error_at(s->d, p, "%g does not fit %s, which is %s", v.f, what, type_name(t));
+    uint64_t sign = (uint64_t)1 << (8 * type_size(t) - 1);
+    uint64_t bits = value_bits(t, true, 0, v.f) & ~sign;
+    if (bits == float_inf_bits(t)) {
+      error_at(s->d, p, "%s does not fit %s, which is %s: the largest %s is %s",
+               float_text(s, v.f), what, type_name(t), type_name(t),
+               float_text(s, float_max(t)));
+      return false;
+    }
+    if (bits == 0 && v.f != 0) {
+      /* The smallest subnormal: 2^(1 - bias - stored mantissa bits). */
+      int least = t == TY_F16 ? -24 : t == TY_BF16 ? -133 : t == TY_F32 ? -149 : -1074;
+      error_at(s->d, p, "%s rounds to zero in %s, which is %s: the smallest nonzero %s is %s",
+               float_text(s, v.f), what, type_name(t), type_name(t),
+               float_text(s, ldexp(1.0, least)));
       return false;
     }
     return true;
@@ -360,13 +453,20 @@ static const char *shape_text(Sema *s, Type t, const int64_t *dims, int ndims) {
 /* ---- top level ---- */
 
 static void check_kernel(Sema *s, Item *k) {
+  Map seen = {0}; /* Sym -> its first Param */
+  int64_t bytes = 0;
   for (int i = 0; i < k->nparams; i++) {
     Param *p = &k->params[i];
-    for (int j = 0; j < i; j++)
-      if (k->params[j].name == p->name) {
-        error_at(s->d, p->pos, "duplicate parameter '%s'", p->name->name);
-        note_at(s->d, k->params[j].pos, "'%s' was declared here", p->name->name);
-      }
+    Param *first = map_get(&seen, p->name);
+    if (first) {
+      error_at(s->d, p->pos, "duplicate parameter '%s'", p->name->name);
+      note_at(s->d, first->pos, "'%s' was declared here", p->name->name);
+    } else {
+      map_put(&seen, p->name, p);
+    }
+    /* Laid out as C lays out arguments: each aligned to its size. */
+    int64_t size = p->pointer ? 8 : type_size(p->type);
+    bytes = (bytes + size - 1) / size * size + size;
     if (!p->pointer && p->mode != MODE_NONE)
       error_at(s->d, p->pos,
                "value parameter '%s' takes no access mode; only pointers are in, out or inout",
@@ -374,6 +474,12 @@ static void check_kernel(Sema *s, Item *k) {
     if (p->pointer && p->mode == MODE_NONE)
       p->mode = MODE_INOUT;
   }
+  map_free(&seen);
+  if (bytes > MAX_PARAM_BYTES)
+    error_at(s->d, k->name_pos,
+             "the parameters of kernel '%s' take %lld bytes; CUDA allows at most %d "
+             "(CUDA 12.1 and later, compute capability 7.0 and later)",
+             k->name->name, (long long)bytes, MAX_PARAM_BYTES);
 }
 
 static bool define_global(Sema *s, Item *it) {
@@ -388,6 +494,17 @@ static bool define_global(Sema *s, Item *it) {
   map_put(&s->globals, it->name, gl);
   if (it->kind != IT_CONST)
     return true;
+  /* The initialiser is checked even when -D overrides it, so that an
+   * error in it does not depend on the command line. */
+  Value v;
+  gl->defining = true;
+  if (eval(s, it->value, &v)) {
+    if (v.is_float)
+      error_at(s->d, it->value->pos, "constant '%s' must be an integer", it->name->name);
+    else
+      gl->value = v.i, gl->valid = true;
+  }
+  gl->defining = false;
   for (int i = 0; i < s->c->ndefines; i++)
     if (!strcmp(s->c->defines[i].name, it->name->name)) {
       s->c->defines[i].used = true;
@@ -395,13 +512,6 @@ static bool define_global(Sema *s, Item *it) {
       gl->valid = true;
       return true;
     }
-  Value v;
-  if (eval(s, it->value, &v)) {
-    if (v.is_float)
-      error_at(s->d, it->value->pos, "constant '%s' must be an integer", it->name->name);
-    else
-      gl->value = v.i, gl->valid = true;
-  }
   return true;
 }
 
@@ -478,8 +588,10 @@ static void declare_buffer(Sema *s, Stmt *st) {
   r->count = count;
   r->bytes = bytes;
   if (st->buffer_kind == BUF_DEVICE || st->buffer_kind == BUF_HOST) {
-    int64_t aligned = (bytes + 255) & ~(int64_t)255;
-    if (bytes > INT64_MAX - 255 || __builtin_add_overflow(s->owned_bytes, aligned, &s->owned_bytes))
+    int64_t aligned = 0;
+    if (bytes > INT64_MAX - 255 ||
+        (aligned = (bytes + 255) & ~(int64_t)255,
+         __builtin_add_overflow(s->owned_bytes, aligned, &s->owned_bytes)))
       error_at(s->d, st->name_pos, "the buffers of graph '%s' total more than 2^63 bytes",
                s->g->name->name);
   }
@@ -499,7 +611,9 @@ static void declare_buffer(Sema *s, Stmt *st) {
 
 static void declare_const(Sema *s, Stmt *st) {
   Value v;
+  s->defining = st->name;
   bool valid = eval(s, st->value, &v);
+  s->defining = NULL;
   if (valid && v.is_float) {
     error_at(s->d, st->value->pos, "constant '%s' must be an integer", st->name->name);
     valid = false;
@@ -509,7 +623,7 @@ static void declare_const(Sema *s, Stmt *st) {
   Binding b = {.kind = B_CONST, .name = st->name, .pos = st->name_pos,
                .value = valid ? v.i : 0, .valid = valid};
   if (s->depth > 0 || s->blocks > 0) {
-    vec_push(&s->locals, b);
+    push_local(s, b);
   } else {
     Binding *p = arena_alloc(s->c->arena, sizeof *p);
     *p = b;
@@ -554,7 +668,7 @@ static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
   }
   arg->kind = ARG_VIEW;
   if (r->count == 0)
-    return false; /* the declaration was in error */
+    return dropped(s, root->pos); /* the declaration was in error */
   int64_t offset = 0, lead = r->ndims > 0 ? r->dims[0] : 1;
   int dim = 0;                    /* the buffer dimension now leading */
   int64_t slice = r->count / lead; /* elements in one slice of it */
@@ -844,8 +958,8 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
                  "xyz"[i], (long long)n->block[i], (long long)limit[i]);
         ok = false;
       }
-    int64_t threads = n->block[0] * n->block[1] * n->block[2];
-    if (ok && threads > 1024)
+    int64_t threads = ok ? n->block[0] * n->block[1] * n->block[2] : 0;
+    if (threads > 1024)
       error_at(s->d, block->pos, "a block of %lld threads is more than the 1024 CUDA allows",
                (long long)threads);
   }
@@ -862,8 +976,12 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
     LaunchItem *l = seen[LK_CLUSTER];
     if (launch_extents(s, l, n->cluster)) {
       n->has_cluster = true;
-      int64_t blocks = n->cluster[0] * n->cluster[1] * n->cluster[2];
-      if (blocks > 8)
+      int64_t blocks;
+      if (__builtin_mul_overflow(n->cluster[0], n->cluster[1], &blocks) ||
+          __builtin_mul_overflow(blocks, n->cluster[2], &blocks))
+        error_at(s->d, l->pos, "a cluster of %lld x %lld x %lld blocks is more than the portable 8",
+                 (long long)n->cluster[0], (long long)n->cluster[1], (long long)n->cluster[2]);
+      else if (blocks > 8)
         error_at(s->d, l->pos, "a cluster of %lld blocks is more than the portable 8",
                  (long long)blocks);
       else if (grid_ok)
@@ -890,25 +1008,94 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
   }
 }
 
-static const char *node_name(Sema *s, Sym *base, int depth) {
-  if (depth == 0)
-    return base->name;
-  char buf[MAX_IDENT_LEN + 32 * 22];
-  int n = snprintf(buf, sizeof buf, "%s", base->name);
-  for (int i = 0; i < depth && n < (int)sizeof buf - 24; i++)
-    n += snprintf(buf + n, sizeof buf - (size_t)n, "[%lld]", (long long)s->index[i]);
-  return arena_strdup(s->c->arena, buf);
+/* Room for any name: a base and an index per loop, "[-9223372036854775808]"
+ * at most, so that distinct nodes never share a clipped name. */
+enum { NAME_BUF = MAX_IDENT_LEN + MAX_NESTING * 22 + 1 };
+
+/* A node's name is never clipped: one longer than MAX_NODE_NAME is an
+ * error at `p`, and NULL. */
+static const char *checked_name(Sema *s, Pos p, const char *buf, int len, const char *has) {
+  if (len <= MAX_NODE_NAME)
+    return arena_strdup(s->c->arena, buf);
+  error_at(s->d, p, "node '%.40s...' %s a name of %d bytes; a node's name with its indices has at "
+           "most %d", buf, has, len, MAX_NODE_NAME);
+  return NULL;
 }
 
-static bool budget(Sema *s, Pos p) {
-  int64_t max_nodes = s->c->max_nodes ? s->c->max_nodes : MAX_NODES;
-  int64_t max_statements = s->c->max_statements ? s->c->max_statements : MAX_EXPANSION;
-  if (++s->expanded <= max_statements && (int64_t)s->g->nodes.n < max_nodes)
-    return true;
+/* "norm[0][1]": the node of base name `base` in this iteration. */
+static const char *node_name(Sema *s, Pos p, Sym *base, int depth) {
+  if (depth == 0)
+    return base->name;
+  char buf[NAME_BUF];
+  int n = snprintf(buf, sizeof buf, "%s", base->name);
+  for (int i = 0; i < depth; i++)
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "[%lld]", (long long)s->index[i]);
+  assert(n < (int)sizeof buf);
+  return checked_name(s, p, buf, n, "has");
+}
+
+/* ---- limits on the whole program (cgc.h) ---- */
+
+/* The first limit reached is reported where it was reached, and checking
+ * stops there: the rest of the program is not unrolled. */
+static void limit_reached(Sema *s, Pos p, int64_t limit, const char *what) {
   if (!s->too_big)
-    error_at(s->d, p, "graph '%s' unrolls to more than %lld nodes or %lld statements",
-             s->g->name->name, (long long)max_nodes, (long long)max_statements);
+    error_at(s->d, p, "the program has more than %lld %s", (long long)limit, what);
   s->too_big = true;
+}
+
+static void statement_limit(Sema *s, Pos p) {
+  limit_reached(s, p, s->c->max_statements ? s->c->max_statements : MAX_EXPANSION,
+                "statements once its loops are unrolled, all graphs together (each "
+                "iteration counts as one)");
+}
+
+/* Counts one statement run by unrolling. */
+static bool budget(Sema *s, Pos p) {
+  int64_t max_statements = s->c->max_statements ? s->c->max_statements : MAX_EXPANSION;
+  if (s->too_big)
+    return false;
+  if (++s->expanded <= max_statements)
+    return true;
+  statement_limit(s, p);
+  return false;
+}
+
+/* Counts `accesses` node arguments or accesses a control node repeats. */
+static bool access_budget(Sema *s, Pos p, int64_t accesses) {
+  int64_t max_accesses = s->c->max_accesses ? s->c->max_accesses : MAX_ACCESSES;
+  if (s->too_big)
+    return false;
+  if (accesses > max_accesses - s->accesses) {
+    limit_reached(s, p, max_accesses,
+                  "node arguments once its loops are unrolled, all graphs together (a while, "
+                  "if or switch counts its bodies' accesses again)");
+    return false;
+  }
+  s->accesses += accesses;
+  return true;
+}
+
+/* Room for one more node, with `accesses` arguments. */
+static bool node_budget(Sema *s, Pos p, int64_t accesses) {
+  int64_t max_nodes = s->c->max_nodes ? s->c->max_nodes : MAX_NODES;
+  if (s->too_big)
+    return false;
+  if (s->nodes_before + (int64_t)s->g->nodes.n >= max_nodes) {
+    limit_reached(s, p, max_nodes, "nodes once its loops are unrolled, all graphs together");
+    return false;
+  }
+  return access_budget(s, p, accesses);
+}
+
+/* Counts one written edge. */
+static bool edge_budget(Sema *s, Pos p) {
+  int64_t max_edges = s->c->max_edges ? s->c->max_edges : MAX_EDGES;
+  if (s->too_big)
+    return false;
+  if (++s->c->nedges <= max_edges)
+    return true;
+  limit_reached(s, p, max_edges, EDGE_LIMIT_TEXT);
   return false;
 }
 
@@ -950,9 +1137,13 @@ static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
 static void add_node(Sema *s, Stmt *st) {
   if (!st->base)
     return; /* a duplicate name, reported */
-  Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .kind = st->node_kind,
-            .scope = s->scope, .branch = s->branch,
+  if (!node_budget(s, st->pos, st->node_kind == NK_KERNEL ? st->nargs : 2))
+    return;
+  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth), .pos = st->pos,
+            .kind = st->node_kind, .scope = s->scope, .branch = s->branch,
             .keyword_name = st->node_kind != NK_KERNEL && keyword_named(st)};
+  if (!n.name)
+    return;
   switch (n.kind) {
   case NK_KERNEL:
   case NK_CAPTURE: /* which of the two, the declaration says */
@@ -973,6 +1164,7 @@ static void add_node(Sema *s, Stmt *st) {
   case NK_SWITCH: return; /* control statements make their nodes in walk_control */
   }
   vec_push(&s->g->nodes, n);
+  vec_push(&s->subtree_end, 0);
   map_put(&s->node_index, n.name, (void *)(uintptr_t)s->g->nodes.n);
 }
 
@@ -1007,7 +1199,7 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
                root->name->name, root->name->name);
       return NULL;
     }
-    return node_name(s, decl->base, depth);
+    return node_name(s, root->pos, decl->base, depth);
   }
   if (k != depth) {
     if (depth == 0)
@@ -1018,33 +1210,52 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
                root->name->name, depth, depth == 1 ? "ex" : "ices");
     return NULL;
   }
-  char buf[MAX_IDENT_LEN + 32 * 22];
+  char buf[NAME_BUF];
   int n = snprintf(buf, sizeof buf, "%s", decl->base->name);
   for (int i = k - 1; i >= 0; i--) {
     int64_t v;
     if (!eval_int(s, idx[i], &v))
       return NULL;
-    if (n < (int)sizeof buf - 24)
-      n += snprintf(buf + n, sizeof buf - (size_t)n, "[%lld]", (long long)v);
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "[%lld]", (long long)v);
   }
-  return arena_strdup(s->c->arena, buf);
+  assert(n < (int)sizeof buf);
+  return checked_name(s, e->pos, buf, n, "would have");
 }
 
+/* The node names of one side of an edge statement (NULL after an error). */
+static const char **edge_refs(Sema *s, Stmt *st, const EdgeGroup *group) {
+  const char **names = xrealloc(NULL, ((size_t)group->nrefs + 1) * sizeof *names);
+  for (int i = 0; i < group->nrefs; i++)
+    names[i] = edge_ref(s, st, group->refs[i]);
+  return names;
+}
+
+/* `{a, b} -> {c, d}` is an edge from each on the left to each on the right. */
 static void add_edges(Sema *s, Stmt *st) {
+  const char **to_names = st->ngroups ? edge_refs(s, st, &st->groups[0]) : NULL;
   for (int i = 0; i + 1 < st->ngroups; i++) {
     EdgeGroup *from = &st->groups[i], *to = &st->groups[i + 1];
+    const char **from_names = to_names;
+    to_names = edge_refs(s, st, to);
     for (int a = 0; a < from->nrefs; a++) {
-      const char *fa = edge_ref(s, st, from->refs[a]);
+      const char *fa = from_names[a];
       for (int b = 0; b < to->nrefs; b++) {
-        const char *tb = edge_ref(s, st, to->refs[b]);
+        const char *tb = to_names[b];
         if (fa && tb) {
+          if (!edge_budget(s, from->arrow)) {
+            free(from_names);
+            free(to_names);
+            return;
+          }
           PendingEdge pe = {fa, tb, from->refs[a]->pos, to->refs[b]->pos, from->arrow,
                             from->programmatic};
           vec_push(&s->pending, pe);
         }
       }
     }
+    free(from_names);
   }
+  free(to_names);
 }
 
 static void resolve_edges(Sema *s) {
@@ -1105,28 +1316,26 @@ static void walk_for(Sema *s, Stmt *st) {
   ok = eval_int(s, st->hi, &hi) && ok;
   if (!ok || !check_new_name(s, st->name, st->name_pos))
     return;
-  /* Refuse a loop too long to unroll before spending time on it. */
+  /* Refuse a loop too long to unroll before spending time on it: each
+   * iteration counts as a statement, and so does each statement of its
+   * body, however deep the loops go. */
   int64_t work;
-  int64_t max_nodes = s->c->max_nodes ? s->c->max_nodes : MAX_NODES;
   int64_t max_statements = s->c->max_statements ? s->c->max_statements : MAX_EXPANSION;
   if (hi > lo && (__builtin_sub_overflow(hi, lo, &work) ||
-                  __builtin_mul_overflow(work, (int64_t)(st->nbody ? st->nbody : 1), &work) ||
-                  work > max_statements)) {
-    if (!s->too_big)
-      error_at(s->d, st->pos, "graph '%s' unrolls to more than %lld nodes or %lld statements",
-               s->g->name->name, (long long)max_nodes, (long long)max_statements);
-    s->too_big = true;
+                  __builtin_mul_overflow(work, (int64_t)st->nbody + 1, &work) ||
+                  work > max_statements - s->expanded)) {
+    statement_limit(s, st->pos);
     return;
   }
-  for (int64_t i = lo; i < hi && !diag_stopped(s->d) && !s->too_big; i++) {
+  for (int64_t i = lo; i < hi && !diag_stopped(s->d) && budget(s, st->pos); i++) {
     size_t mark = s->locals.n;
     Binding b = {.kind = B_LOOP, .name = st->name, .pos = st->name_pos, .value = i, .valid = true};
-    vec_push(&s->locals, b);
+    push_local(s, b);
     s->loops[s->depth] = st;
     s->index[s->depth++] = i;
     walk(s, st->body, st->nbody);
     s->depth--;
-    s->locals.n = mark;
+    pop_locals(s, mark);
   }
 }
 
@@ -1273,15 +1482,81 @@ static int check_selector(Sema *s, Expr *e, AccessVec *reads) {
   return a.res;
 }
 
+typedef struct CaseKey {
+  int64_t value;
+  int k; /* the case's index */
+} CaseKey;
+typedef VEC(CaseKey) CaseKeys;
+
+static int cmp_case_key(const void *pa, const void *pb) {
+  const CaseKey *a = pa, *b = pb;
+  if (a->value != b->value)
+    return a->value < b->value ? -1 : 1;
+  return (a->k > b->k) - (a->k < b->k);
+}
+
+/* Each case value once: sorted, so that many cases cost n log n. */
+static void check_case_values(Sema *s, Stmt *st, CaseKeys *keys, const int64_t *values) {
+  if (!keys->n)
+    return;
+  qsort(keys->v, keys->n, sizeof *keys->v, cmp_case_key);
+  int *first = xrealloc(NULL, (size_t)st->ncases * sizeof *first);
+  for (int k = 0; k < st->ncases; k++)
+    first[k] = -1;
+  for (size_t i = 1; i < keys->n; i++)
+    if (keys->v[i].value == keys->v[i - 1].value)
+      first[keys->v[i].k] = first[keys->v[i - 1].k] >= 0 ? first[keys->v[i - 1].k]
+                                                            : keys->v[i - 1].k;
+  for (int k = 0; k < st->ncases; k++)
+    if (first[k] >= 0) {
+      error_at(s->d, st->cases[k].pos, "case %lld is given twice", (long long)values[k]);
+      note_at(s->d, st->cases[first[k]].pos, "first given here");
+    }
+  free(first);
+}
+
+static int cmp_access(const void *pa, const void *pb) {
+  const Access *a = pa, *b = pb;
+  if (a->res != b->res)
+    return a->res < b->res ? -1 : 1;
+  if (a->mode != b->mode)
+    return a->mode < b->mode ? -1 : 1;
+  return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* A control node stands for all its bodies' accesses: per resource and
+ * mode, the union of their byte ranges is what orders it, so overlapping
+ * and adjacent ranges are merged, and nesting does not multiply them. */
+static void merge_accesses(AccessVec *acc) {
+  if (acc->n < 2)
+    return;
+  qsort(acc->v, acc->n, sizeof *acc->v, cmp_access);
+  size_t k = 0;
+  for (size_t i = 1; i < acc->n; i++) {
+    Access *last = &acc->v[k], *a = &acc->v[i];
+    if (a->res == last->res && a->mode == last->mode && a->lo <= last->hi) {
+      if (a->hi > last->hi)
+        last->hi = a->hi;
+    } else {
+      acc->v[++k] = *a;
+    }
+  }
+  acc->n = k + 1;
+}
+
 /* while, if and switch are nodes in their own body, holding bodies of
  * nodes; their accesses are their bodies' and their condition's. */
 static void walk_control(Sema *s, Stmt *st) {
   if (!st->base)
     return; /* a duplicate name, already reported */
+  if (!node_budget(s, st->pos, 0))
+    return;
   Graph *g = s->g;
-  Node n = {.name = node_name(s, st->base, st->loop_depth), .pos = st->pos, .scope = s->scope,
-            .branch = s->branch, .default_body = -1, .selector = -1,
+  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth), .pos = st->pos,
+            .scope = s->scope, .branch = s->branch, .default_body = -1, .selector = -1,
             .keyword_name = keyword_named(st)};
+  if (!n.name)
+    return;
   n.kind = st->node_kind;
   AccessVec acc = {0};
   Stmt ***bodies = NULL;
@@ -1296,6 +1571,9 @@ static void walk_control(Sema *s, Stmt *st) {
     n.nbodies = st->kind == ST_IF && st->has_else ? 2 : 1;
   } else {
     n.selector = check_selector(s, st->selector, &acc);
+    if (st->ncases == 0)
+      error_at(s->d, st->pos,
+               "this switch has no case and no default; a switch node needs at least one body");
     n.nbodies = st->ncases;
     n.case_values = arena_alloc(s->c->arena, (size_t)st->ncases * sizeof *n.case_values + 1);
   }
@@ -1317,6 +1595,7 @@ static void walk_control(Sema *s, Stmt *st) {
       bodies[1] = st->else_body, nbody[1] = st->nelse;
   } else {
     Resource *sel = n.selector >= 0 ? &g->res.v[n.selector] : NULL;
+    CaseKeys keys = {0};
     for (int k = 0; k < st->ncases; k++) {
       CaseItem *c = &st->cases[k];
       bodies[k] = c->body, nbody[k] = c->nbody;
@@ -1337,15 +1616,15 @@ static void walk_control(Sema *s, Stmt *st) {
         if (!check_fits(s, c->value->pos, (Value){.i = v}, sel->type, what))
           continue;
       }
-      for (int j = 0; j < k; j++)
-        if (st->cases[j].value && n.case_values[j] == v) {
-          error_at(s->d, c->pos, "case %lld is given twice", (long long)v);
-          note_at(s->d, st->cases[j].pos, "first given here");
-        }
       n.case_values[k] = v;
+      CaseKey key = {v, k};
+      vec_push(&keys, key);
     }
+    check_case_values(s, st, &keys, n.case_values);
+    vec_free(&keys);
   }
   vec_push(&g->nodes, n);
+  vec_push(&s->subtree_end, 0);
   int32_t self = (int32_t)g->nodes.n - 1;
   map_put(&s->node_index, g->nodes.v[self].name, (void *)(uintptr_t)g->nodes.n);
   int32_t scope = s->scope, branch = s->branch;
@@ -1355,15 +1634,23 @@ static void walk_control(Sema *s, Stmt *st) {
     size_t mark = s->locals.n;
     s->branch = b;
     walk(s, bodies[b], nbody[b]);
-    s->locals.n = mark;
+    pop_locals(s, mark);
   }
   s->blocks--;
   s->scope = scope;
   s->branch = branch;
-  for (size_t i = (size_t)self + 1; i < g->nodes.n; i++)
-    if (g->nodes.v[i].scope == self)
-      for (int k = 0; k < g->nodes.v[i].nacc; k++)
-        vec_push(&acc, g->nodes.v[i].acc[k]);
+  /* The bodies' nodes follow this one; a nested control node already
+   * holds the accesses of its own bodies, which are skipped. */
+  s->subtree_end.v[self] = (uint32_t)g->nodes.n;
+  for (size_t i = (size_t)self + 1; i < g->nodes.n;) {
+    const Node *m = &g->nodes.v[i];
+    for (int k = 0; k < m->nacc; k++)
+      vec_push(&acc, m->acc[k]);
+    i = node_kinds[m->kind].bodies ? s->subtree_end.v[i] : i + 1;
+  }
+  merge_accesses(&acc);
+  if (!access_budget(s, st->pos, (int64_t)acc.n))
+    acc.n = 0; /* reported; checking stops */
   Node *np = &g->nodes.v[self];
   np->nacc = (int)acc.n;
   np->acc = arena_alloc(s->c->arena, acc.n * sizeof *np->acc + 1);
@@ -1472,8 +1759,6 @@ static void check_graph(Sema *s, Item *it) {
   g->name = it->name;
   g->is_explicit = it->is_explicit;
   s->g = g;
-  s->expanded = 0;
-  s->too_big = false;
   s->owned_bytes = 0;
   s->scope = -1;
   s->branch = 0;
@@ -1490,7 +1775,10 @@ static void check_graph(Sema *s, Item *it) {
   map_free(&s->node_index);
   s->node_index.by_string = true;
   vec_free(&s->locals);
+  map_free(&s->local_index);
+  vec_free(&s->subtree_end);
   vec_free(&s->pending);
+  s->nodes_before += (int64_t)g->nodes.n;
   vec_push(&((Program *)s->c->program)->graphs, g);
 }
 
@@ -1565,6 +1853,9 @@ Program *check_program(Compiler *c) {
   memset(p, 0, sizeof *p);
   c->program = p;
   Sema s = {.c = c, .d = c->diag, .node_index = {.by_string = true}};
+  for (size_t i = 0; i < c->items.n; i++)
+    if (c->items.v[i]->kind == IT_CONST && !map_get(&s.consts, c->items.v[i]->name))
+      map_put(&s.consts, c->items.v[i]->name, c->items.v[i]);
   for (size_t i = 0; i < c->items.n && !diag_stopped(c->diag); i++) {
     Item *it = c->items.v[i];
     if (it->kind == IT_CONST || it->kind == IT_KERNEL) {
@@ -1580,6 +1871,7 @@ Program *check_program(Compiler *c) {
   if (!diag_errors(c->diag))
     check_c_names(&s, p);
   map_free(&s.globals);
+  map_free(&s.consts);
   return p;
 }
 

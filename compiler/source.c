@@ -126,17 +126,34 @@ static void put_json_string(Diag *d, const char *s) {
   put_str(d, "\"");
 }
 
+/* Where a line's text ends: at LF, CR LF or a lone CR, as the scanner
+ * counts lines. */
+static const char *line_end(const char *line, const char *end) {
+  while (line < end && *line != '\n' && *line != '\r')
+    line++;
+  return line;
+}
+
+/* The start of 1-based line `n` of a source. */
+static const char *line_start(const Source *s, int n) {
+  const char *line = s->text, *end = s->text + s->len;
+  for (int i = 1; i < n && line < end; i++) {
+    line = line_end(line, end);
+    if (line < end && *line == '\r' && line + 1 < end && line[1] == '\n')
+      line++;
+    if (line < end)
+      line++;
+  }
+  return line;
+}
+
 /* The column just past the token that starts at p: a word or number, a
  * string, a two-character operator, or one character. */
 static int token_end(Diag *d, Pos p) {
   const Source *s = &d->sources.v[p.file];
-  const char *line = s->text, *end = s->text + s->len;
-  for (int n = 1; n < p.line && line < end; n++) {
-    const char *nl = memchr(line, '\n', (size_t)(end - line));
-    line = nl ? nl + 1 : end;
-  }
+  const char *line = line_start(s, p.line), *end = s->text + s->len;
   const char *c = line + p.col - 1;
-  if (c >= end || *c == '\n')
+  if (c >= end || *c == '\n' || *c == '\r')
     return p.col;
   const char *q = c + 1;
   if (isalnum((unsigned char)*c) || *c == '_') {
@@ -144,7 +161,7 @@ static int token_end(Diag *d, Pos p) {
                                                                    isdigit((unsigned char)q[1]))))
       q++;
   } else if (*c == '"') {
-    while (q < end && *q != '"' && *q != '\n')
+    while (q < end && *q != '"' && *q != '\n' && *q != '\r')
       q += *q == '\\' && q + 1 < end ? 2 : 1;
     if (q < end && *q == '"')
       q++;
@@ -270,16 +287,8 @@ static const char *col(const Diag *d, int which) {
 
 static void print_line(Diag *d, Pos p) {
   const Source *s = &d->sources.v[p.file];
-  const char *line = s->text, *end = s->text + s->len;
-  for (int n = 1; n < p.line && line < end; n++) {
-    const char *nl = memchr(line, '\n', (size_t)(end - line));
-    line = nl ? nl + 1 : end;
-  }
-  const char *eol = memchr(line, '\n', (size_t)(end - line));
-  if (!eol)
-    eol = end;
-  if (eol > line && eol[-1] == '\r')
-    eol--;
+  const char *line = line_start(s, p.line);
+  const char *eol = line_end(line, s->text + s->len);
   fputs("    ", d->out);
   for (const char *c = line; c < eol; c++)
     fputc(*c ? *c : ' ', d->out);

@@ -13,7 +13,8 @@ static FILE *sink;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!sink)
     sink = fopen("/dev/null", "w");
-  Compiler c = {.max_nodes = 20000, .max_statements = 200000};
+  Compiler c = {.max_nodes = 20000, .max_statements = 200000, .max_accesses = 200000,
+                .max_edges = 400000, .max_search_steps = 20000000};
   compiler_init(&c);
   diag_set_output(c.diag, sink);
   parse_program_text(&c, "fuzz.cgraph", (const char *)data, size);

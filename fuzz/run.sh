@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the fuzzer (clang, -fsanitize=fuzzer,address,undefined) and fuzzes
 # the whole compiler for SECONDS (default 120), starting from every .cgraph
-# of the project and the language's dictionary.  Any crash, leak, hang or
+# of the project, the hostile shapes in fuzz/seeds/ (line breaks, limits,
+# values at the edge of their types) and the language's dictionary.  Any crash, leak, hang or
 # sanitizer report fails the run and leaves the input in fuzz/findings/.
 #   bash fuzz/run.sh [SECONDS] [JOBS]
 set -euo pipefail
@@ -17,7 +18,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=De
 cmake --build build-fuzz --target fuzz_cgc
 corpus=build-fuzz/corpus
 mkdir -p "$corpus" fuzz/findings
-cp samples/*/*.cgraph tests/*/*.cgraph tests/diag/inc/*.cgraph bench/*.cgraph "$corpus/" 2> /dev/null || true
+cp samples/*/*.cgraph tests/*/*.cgraph tests/diag/inc/*.cgraph bench/*.cgraph fuzz/seeds/*.cgraph "$corpus/" 2> /dev/null || true
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   build-fuzz/fuzz/fuzz_cgc -dict=fuzz/cgraph.dict -max_total_time="$seconds" -timeout=20 \
   -rss_limit_mb=4096 -max_len=8192 -jobs="$jobs" -workers="$jobs" \

@@ -13,13 +13,16 @@ trap 'rm -rf "$tmp"' EXIT
 
 printf 'previous output\n' > "$tmp/out.dot"
 cd "$dir" || exit 1
+# Extra arguments come from a first line "// cgc-args: ...".
+args=$(sed -n '1s|^// cgc-args: ||p' "$name.cgraph")
 if [ "${CGC_VALGRIND:-0}" = 1 ]; then
   set -- valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=all \
     --errors-for-leak-kinds=all --log-file="$tmp/valgrind.log" "$cgc"
 else
   set -- "$cgc"
 fi
-NO_COLOR=1 "$@" --emit=dot -o "$tmp/out.dot" "$name.cgraph" > "$tmp/stdout" 2> "$tmp/stderr"
+# shellcheck disable=SC2086
+NO_COLOR=1 "$@" $args --emit=dot -o "$tmp/out.dot" "$name.cgraph" > "$tmp/stdout" 2> "$tmp/stderr"
 status=$?
 
 if [ "${CGC_UPDATE:-0}" = 1 ]; then

@@ -1,0 +1,60 @@
+/* cgc_limits: cgc with the limits on the whole program made small, so that
+ * each limit is reached by a small input (tests/limits/).  It checks and
+ * orders like cgc and writes nothing; each case runs through run_diag.sh,
+ * its limits in its first line ("// cgc-args: --max-edges=20"), and must
+ * end in a diagnostic: it exits 1 when it printed any, error or warning.
+ *   cgc_limits [--max-nodes=N] [--max-statements=N] [--max-accesses=N]
+ *              [--max-edges=N] [--max-search-steps=N] [--emit=dot] [-o IGNORED] FILE */
+#include "cgc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool limit_arg(const char *a, const char *flag, int64_t *out) {
+  size_t n = strlen(flag);
+  if (strncmp(a, flag, n) || a[n] != '=')
+    return false;
+  *out = strtoll(a + n + 1, NULL, 10);
+  return true;
+}
+
+int main(int argc, char **argv) {
+  Compiler c = {0};
+  const char *input = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (limit_arg(a, "--max-nodes", &c.max_nodes) ||
+        limit_arg(a, "--max-statements", &c.max_statements) ||
+        limit_arg(a, "--max-accesses", &c.max_accesses) ||
+        limit_arg(a, "--max-edges", &c.max_edges) ||
+        limit_arg(a, "--max-search-steps", &c.max_search_steps) || !strcmp(a, "--emit=dot"))
+      continue;
+    if (!strcmp(a, "-o") && i + 1 < argc) {
+      i++;
+      continue;
+    }
+    input = a;
+  }
+  if (!input) {
+    fputs("usage: cgc_limits [--max-KIND=N]... FILE\n", stderr);
+    return 2;
+  }
+  compiler_init(&c);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  diag_set_output(c.diag, out);
+  int status = 2;
+  if (parse_program(&c, input)) {
+    Program *p = check_program(&c);
+    for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
+      order_graph(&c, p->graphs.v[i]);
+    program_free(p);
+    status = 0;
+  }
+  compiler_free(&c);
+  fclose(out);
+  fwrite(text, 1, len, stderr);
+  free(text);
+  return status ? status : len ? 1 : 0;
+}
