@@ -475,7 +475,7 @@ static void check_kernel(Sema *s, Item *k) {
       p->mode = MODE_INOUT;
   }
   map_free(&seen);
-  if (bytes > MAX_PARAM_BYTES)
+  if (!k->capture && bytes > MAX_PARAM_BYTES) /* a capture function is a host function */
     error_at(s->d, k->name_pos,
              "the parameters of kernel '%s' take %lld bytes; CUDA allows at most %d "
              "(CUDA 12.1 and later, compute capability 7.0 and later)",
@@ -1817,11 +1817,12 @@ static void check_c_names(Sema *s, Program *p) {
     Item *it = s->c->items.v[i];
     if (it->kind != IT_KERNEL)
       continue;
-    bool free_name = check_c_word(s, kernel_c_name(it), it->name_pos, "kernel", true);
+    const char *what = it->capture ? "capture function" : "kernel";
+    bool free_name = check_c_word(s, kernel_c_name(it), it->name_pos, what, true);
     for (int j = 0; j < it->nparams; j++)
       check_c_word(s, param_c_name(&it->params[j]), it->params[j].pos, "parameter", false);
     if (free_name)
-      claim(s, &names, it->name_pos, "kernel", it->name->name, kernel_c_name(it));
+      claim(s, &names, it->name_pos, what, it->name->name, kernel_c_name(it));
   }
   static const GraphName fixed[] = {GN_TYPE, GN_EXTERN, GN_CREATE, GN_LAUNCH, GN_DESTROY, GN_USER};
   for (size_t i = 0; i < p->graphs.n; i++) {
