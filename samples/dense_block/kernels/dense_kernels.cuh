@@ -9,15 +9,37 @@
 #ifndef DENSE_KERNELS_CUH
 #define DENSE_KERNELS_CUH
 
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <math.h>
 #include <stdint.h>
 
+// mla_attention combines the shares of a head's keys through distributed
+// shared memory in a thread block cluster, on compute capability 9.0 and
+// later; built for an older GPU, or with DENSE_ATTN_CLUSTER defined as 0, it
+// combines them through global memory (part and count), the last block of
+// the head to finish doing it.
+#ifndef DENSE_ATTN_CLUSTER
+#define DENSE_ATTN_CLUSTER 1
+#endif
+#if DENSE_ATTN_CLUSTER && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+#define DENSE_ATTN_IN_CLUSTER 1
+#else
+#define DENSE_ATTN_IN_CLUSTER 0
+#endif
+
 namespace dense {
 
 constexpr int NOPE = 128, ROPE = 64, QK = NOPE + ROPE, VD = 128, KVR = 512;
-constexpr int ATTN_THREADS = 128; // one thread per NOPE and per VD dimension
-static_assert(ATTN_THREADS == NOPE && ATTN_THREADS == VD, "mla_attention's thread mapping");
+constexpr int ATTN_THREADS = 128; // 8 lanes a key's QK, 16 a key's VD, one a VD dimension
+static_assert(ATTN_THREADS == VD && QK == 8 * 8 * 3 && VD == 16 * 8,
+              "mla_attention's thread mappings");
+// With a cluster, the blocks of the first cluster along y share a head's
+// keys (the others have nothing to do); without, all gridDim.y blocks do.
+// A block loads ATTN_TILE keys at once, which covers its share of 512 keys.
+constexpr int ATTN_CLUSTER = 8; // the portable maximum
+constexpr int ATTN_TILE = DENSE_ATTN_IN_CLUSTER ? 64 : 32;
+static_assert(ATTN_TILE % 16 == 0, "a tile is whole passes of 16 keys (K) and of 8 (V)");
 constexpr float RMS_EPS = 1e-6f;
 constexpr float ROPE_THETA = 10000.0f;
 
@@ -55,20 +77,6 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
-// The sum (or max) over the block, in every thread; `red` holds 32 floats.
-// blockDim.x is a multiple of 32.
-template <bool MAX> __device__ float block_reduce(float v, float *red) {
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  v = MAX ? warp_max(v) : warp_sum(v);
-  if (lane == 0)
-    red[warp] = v;
-  __syncthreads();
-  v = lane < warps ? red[lane] : (MAX ? -INFINITY : 0.0f);
-  v = MAX ? warp_max(v) : warp_sum(v);
-  __syncthreads(); // red may be reused
-  return v;
-}
-
 // The rotation of RoPE pair i (0 .. ROPE/2 - 1) at position pos.
 __device__ __forceinline__ void rope_angle(uint32_t pos, int i, float *c, float *s) {
   float inv_freq = powf(ROPE_THETA, -(float)(2 * i) / (float)ROPE);
@@ -78,55 +86,50 @@ __device__ __forceinline__ void rope_angle(uint32_t pos, int i, float *c, float 
 } // namespace dense
 
 // y = x / rms(x) * w over n values (n a multiple of 8); one block.  Each
-// thread keeps its first NORM_REGS vectors of x and w in registers, so that
-// up to 8 * NORM_REGS * blockDim.x values are read once, x and w together.
+// thread keeps its first vector of x and w in registers, so that up to
+// 8 * blockDim.x values (2048 at 256 threads) are read once, x and w
+// together; the sum of squares takes one barrier: each warp leaves its sum
+// in shared memory and every thread adds those in the same order.
 extern "C" __global__ void rmsnorm_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *w,
                                         __nv_bfloat16 *y, uint32_t n) {
-  constexpr int NORM_REGS = 4;
   __shared__ float red[32];
   const uint4 *xv = reinterpret_cast<const uint4 *>(x);
   const uint4 *wv = reinterpret_cast<const uint4 *>(w);
   uint4 *yv = reinterpret_cast<uint4 *>(y);
-  const uint32_t nv = n / 8, rest = threadIdx.x + NORM_REGS * blockDim.x;
-  uint4 xr[NORM_REGS], wr[NORM_REGS];
-#pragma unroll
-  for (int k = 0; k < NORM_REGS; k++) {
-    const uint32_t i = threadIdx.x + k * blockDim.x;
-    xr[k] = wr[k] = make_uint4(0, 0, 0, 0);
-    if (i < nv) {
-      xr[k] = xv[i];
-      wr[k] = wv[i];
-    }
+  const uint32_t nv = n / 8, tid = threadIdx.x, warps = blockDim.x / 32;
+  uint4 xr = make_uint4(0, 0, 0, 0), wr = xr;
+  if (tid < nv) {
+    xr = xv[tid];
+    wr = wv[tid];
   }
   float ss = 0, f[8], g[8];
+  dense::unpack8(xr, f); // zero past the end
 #pragma unroll
-  for (int k = 0; k < NORM_REGS; k++) {
-    dense::unpack8(xr[k], f); // zero past the end
-#pragma unroll
-    for (int e = 0; e < 8; e++)
-      ss = fmaf(f[e], f[e], ss);
-  }
-  for (uint32_t i = rest; i < nv; i += blockDim.x) {
+  for (int e = 0; e < 8; e++)
+    ss = fmaf(f[e], f[e], ss);
+  for (uint32_t i = tid + blockDim.x; i < nv; i += blockDim.x) {
     dense::unpack8(xv[i], f);
 #pragma unroll
     for (int e = 0; e < 8; e++)
       ss = fmaf(f[e], f[e], ss);
   }
-  ss = dense::block_reduce<false>(ss, red);
+  ss = dense::warp_sum(ss);
+  if (tid % 32 == 0)
+    red[tid / 32] = ss;
+  __syncthreads();
+  ss = 0;
+  for (uint32_t k = 0; k < warps; k++)
+    ss += red[k];
   const float r = rsqrtf(ss / (float)n + dense::RMS_EPS);
+  if (tid < nv) {
+    dense::unpack8(xr, f);
+    dense::unpack8(wr, g);
 #pragma unroll
-  for (int k = 0; k < NORM_REGS; k++) {
-    const uint32_t i = threadIdx.x + k * blockDim.x;
-    if (i < nv) {
-      dense::unpack8(xr[k], f);
-      dense::unpack8(wr[k], g);
-#pragma unroll
-      for (int e = 0; e < 8; e++)
-        f[e] = f[e] * r * g[e];
-      yv[i] = dense::pack8(f);
-    }
+    for (int e = 0; e < 8; e++)
+      f[e] = f[e] * r * g[e];
+    yv[tid] = dense::pack8(f);
   }
-  for (uint32_t i = rest; i < nv; i += blockDim.x) {
+  for (uint32_t i = tid + blockDim.x; i < nv; i += blockDim.x) {
     dense::unpack8(xv[i], f);
     dense::unpack8(wv[i], g);
 #pragma unroll
@@ -150,9 +153,16 @@ extern "C" __global__ void swiglu_bf16(const __nv_bfloat16 *gu, __nv_bfloat16 *a
   reinterpret_cast<uint4 *>(act)[i] = dense::pack8(g);
 }
 
+#if DENSE_ATTN_IN_CLUSTER
+#define DENSE_ATTN_CLUSTER_DIMS __cluster_dims__(1, dense::ATTN_CLUSTER, 1)
+#else
+#define DENSE_ATTN_CLUSTER_DIMS
+#endif
+
 // Multi-head latent attention for one token, the non-absorbed way, with the
-// KV cache write.  Grid (heads, splits), ATTN_THREADS threads; dynamic shared
-// memory for cdiv(maxpos, splits) scores.
+// KV cache write.  Grid (heads, splits), ATTN_THREADS threads; the dynamic
+// shared memory that the launches give (cdiv(maxpos, splits) floats) is not
+// used.
 //
 //   qa:  [heads * QK queries (NOPE, then ROPE in interleaved pairs) | KVR
 //        compressed KV | ROPE key part shared by the heads]
@@ -160,155 +170,240 @@ extern "C" __global__ void swiglu_bf16(const __nv_bfloat16 *gu, __nv_bfloat16 *a
 //   kc:  [heads, maxpos, QK], vc: [heads, maxpos, VD]
 //
 // RoPE follows the Hugging Face DeepSeek-V2 code: the pairs (x[2i], x[2i+1])
-// rotate by pos * theta^(-2i/ROPE) and land at i and i + ROPE/2.  Block
-// (h, s) takes keys [s * chunk, (s + 1) * chunk) of the first *nkeys, chunk =
-// cdiv(*nkeys, splits); the block whose share holds row *pos writes head h's
-// row first, so no other block reads it.  Each block leaves its unnormalised
-// V sum, max and exponent sum in part; the last block of a head (counted in
-// count[h], which it resets) combines them in split order and writes o.
-extern "C" __global__ void __launch_bounds__(dense::ATTN_THREADS)
+// rotate by pos * theta^(-2i/ROPE) and land at i and i + ROPE/2.
+//
+// A head's keys, the first *nkeys, are shared by G blocks: with a cluster,
+// the G = ATTN_CLUSTER blocks of the first cluster along y (splits a
+// multiple of it; blocks further along y return at once), without one the
+// G = splits blocks.  Block s takes keys [s * chunk, (s + 1) * chunk),
+// chunk = cdiv(*nkeys, G), ATTN_TILE at a time: every K and V vector of a
+// tile is loaded at once, 16 bytes a lane (8 lanes a key's QK, 16 a key's
+// VD).  Row *pos is what this step adds: block min(pos / chunk, G - 1)
+// writes it to the caches, and the block whose share holds it takes its
+// values from shared memory, not the cache, so that no block reads the row
+// while it is written.  A block's scores go through shared memory once; its
+// softmax is exact over the tile and rescaled between tiles (online), its V
+// sum kept by lanes, then added over the block in a fixed order.  Each
+// block's unnormalised V sum, max and exponent sum are combined in split
+// order by one block: with a cluster, block 0 of it, which the others write
+// their shares to (distributed shared memory); without, the last block of
+// the head to finish (counted in count[h], which it resets), from part.
+extern "C" __global__ void DENSE_ATTN_CLUSTER_DIMS __launch_bounds__(dense::ATTN_THREADS)
     mla_attention(const __nv_bfloat16 *qa, const __nv_bfloat16 *kvb, __nv_bfloat16 *kc,
                   __nv_bfloat16 *vc, const uint32_t *pos_p, const uint32_t *nkeys_p, float *part,
                   uint32_t *count, __nv_bfloat16 *o, uint32_t maxpos) {
   using namespace dense;
-  extern __shared__ float score[];
-  __shared__ float q[QK], red[32], vsum[8][VD];
-  __shared__ bool last;
+  constexpr int KP = ATTN_TILE / 16, VP = ATTN_TILE / 8, WARPS = ATTN_THREADS / 32;
+  static_assert(WARPS == 4, "the block sums below add four warps' values");
+  __shared__ __align__(16) float q[QK];
+  __shared__ __align__(16) __nv_bfloat16 knew[QK], vnew[VD];
+  __shared__ __align__(16) float vred[WARPS][VD];
+  __shared__ float score[ATTN_TILE], wmax[WARPS], lred[WARPS];
   if (blockDim.x != ATTN_THREADS)
     __trap(); // the thread mappings below assume it
-  const uint32_t h = blockIdx.x, heads = gridDim.x, s = blockIdx.y, splits = gridDim.y;
-  const uint32_t tid = threadIdx.x;
+#if DENSE_ATTN_IN_CLUSTER
+  __shared__ float gather[ATTN_CLUSTER][VD + 2]; // block 0's: every block's share
+  const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  // The first cluster along y has the keys; a block further along returns
+  // with the rest of its cluster.
+  if (blockIdx.y >= ATTN_CLUSTER)
+    return;
+  cluster.barrier_arrive(); // waited for before block 0's shared memory is written
+  const uint32_t s = cluster.block_rank(), splits = ATTN_CLUSTER;
+#else
+  __shared__ bool last;
+  const uint32_t s = blockIdx.y, splits = gridDim.y;
+#endif
+  const uint32_t h = blockIdx.x, heads = gridDim.x, tid = threadIdx.x;
+  const uint32_t lane = tid % 32, warp = tid / 32;
   const uint32_t pos = *pos_p, nkeys = min(*nkeys_p, maxpos);
   const uint32_t chunk = (nkeys + splits - 1) / splits;
-  const uint32_t j0 = min(s * chunk, nkeys), j1 = min(j0 + chunk, nkeys), n = j1 - j0;
+  const uint32_t j0 = min(s * chunk, nkeys), n = min(j0 + chunk, nkeys) - j0;
   __nv_bfloat16 *kch = kc + (size_t)h * maxpos * QK, *vch = vc + (size_t)h * maxpos * VD;
   const __nv_bfloat16 *qh = qa + (size_t)h * QK, *kvh = kvb + (size_t)h * (NOPE + VD);
   const __nv_bfloat16 *kpe = qa + (size_t)heads * QK + KVR;
 
-  // Everything this step adds, loaded at once: this head's query, and its
-  // new k and v (which one block writes into the caches).
-  const __nv_bfloat16 qn = qh[tid], kn = kvh[tid], vn = kvh[NOPE + tid];
-  __nv_bfloat162 qp = __floats2bfloat162_rn(0, 0), kp = qp;
-  float c = 0, sn = 0;
-  if (tid < ROPE / 2) {
-    qp = reinterpret_cast<const __nv_bfloat162 *>(qh + NOPE)[tid];
-    kp = reinterpret_cast<const __nv_bfloat162 *>(kpe)[tid];
+  // K: this thread's key of each pass of 16 keys, and its 3 vectors of the
+  // key's 24; V: its key of each pass of 8, and its vector of the key's 16.
+  const uint32_t kkey = tid / 8, kvec = tid % 8, vkey = tid / 16, vvec = tid % 16;
+  uint4 kr[KP][3], vr[VP];
+  auto load = [&](uint32_t tb) {
+#pragma unroll
+    for (int p = 0; p < KP; p++) {
+      const uint32_t t = tb + 16 * p + kkey;
+      const bool live = t < n && j0 + t != pos;
+      const uint4 *row = reinterpret_cast<const uint4 *>(kch + (size_t)(j0 + t) * QK);
+#pragma unroll
+      for (int i = 0; i < 3; i++)
+        kr[p][i] = live ? row[kvec + 8 * i] : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int p = 0; p < VP; p++) {
+      const uint32_t t = tb + 8 * p + vkey;
+      const bool live = t < n && j0 + t != pos;
+      vr[p] = live ? reinterpret_cast<const uint4 *>(vch + (size_t)(j0 + t) * VD)[vvec]
+                   : make_uint4(0, 0, 0, 0);
+    }
+  };
+  load(0); // the first tile is on its way while the query is made
+
+  // This head's query, and the k and v rows this step adds (written to the
+  // caches by one block, kept in shared memory by every block).
+  const bool writer = s == (chunk ? min(pos / chunk, splits - 1) : 0) && pos < maxpos;
+  __nv_bfloat16 *krow = kch + (size_t)pos * QK, *vrow = vch + (size_t)pos * VD;
+  q[tid] = __bfloat162float(qh[tid]);
+  if (tid < 32) {
+    // kvh: 16 vectors of k, then 16 of v.
+    const uint4 kv = reinterpret_cast<const uint4 *>(kvh)[tid];
+    reinterpret_cast<uint4 *>(tid < 16 ? knew : vnew)[tid % 16] = kv;
+    if (writer)
+      reinterpret_cast<uint4 *>(tid < 16 ? krow : vrow)[tid % 16] = kv;
+    float c, sn;
     rope_angle(pos, tid, &c, &sn);
-  }
-  q[tid] = __bfloat162float(qn);
-  if (tid < ROPE / 2) {
-    const float2 x = __bfloat1622float2(qp);
+    const float2 x = __bfloat1622float2(reinterpret_cast<const __nv_bfloat162 *>(qh + NOPE)[tid]);
+    const float2 k = __bfloat1622float2(reinterpret_cast<const __nv_bfloat162 *>(kpe)[tid]);
     q[NOPE + tid] = x.x * c - x.y * sn;
     q[NOPE + ROPE / 2 + tid] = x.y * c + x.x * sn;
-  }
-  const uint32_t writer = chunk ? min(pos / chunk, splits - 1) : 0;
-  if (s == writer && pos < maxpos) {
-    __nv_bfloat16 *krow = kch + (size_t)pos * QK, *vrow = vch + (size_t)pos * VD;
-    krow[tid] = kn;
-    vrow[tid] = vn;
-    if (tid < ROPE / 2) {
-      const float2 x = __bfloat1622float2(kp);
-      krow[NOPE + tid] = __float2bfloat16_rn(x.x * c - x.y * sn);
-      krow[NOPE + ROPE / 2 + tid] = __float2bfloat16_rn(x.y * c + x.x * sn);
+    const __nv_bfloat16 k0 = __float2bfloat16_rn(k.x * c - k.y * sn);
+    const __nv_bfloat16 k1 = __float2bfloat16_rn(k.y * c + k.x * sn);
+    knew[NOPE + tid] = k0;
+    knew[NOPE + ROPE / 2 + tid] = k1;
+    if (writer) {
+      krow[NOPE + tid] = k0;
+      krow[NOPE + ROPE / 2 + tid] = k1;
     }
   }
-  __syncthreads(); // q, and the row this block wrote, are visible to the block
+  __syncthreads(); // q, knew and vnew
 
-  // This thread's share of V (keys vgroup, vgroup + 8, ...; 8 of its
-  // dimensions) for up to V_REGS keys, loaded now so that it arrives while
-  // the scores are worked out.
-  constexpr int V_REGS = 8;
-  const uint32_t vgroup = tid / 16, c16 = tid % 16;
-  uint4 vr[V_REGS];
+  float qr[24];
 #pragma unroll
-  for (int i = 0; i < V_REGS; i++) {
-    const uint32_t t = vgroup + 8 * i;
-    vr[i] = make_uint4(0, 0, 0, 0);
-    if (t < n)
-      vr[i] = reinterpret_cast<const uint4 *>(vch + (size_t)(j0 + t) * VD)[c16];
-  }
-
-  // Scores: 8 lanes a key, each lane 3 of the key's 24 vectors of 8.
-  {
-    const uint32_t group = tid / 8, l8 = tid % 8, groups = blockDim.x / 8;
-    float qr[24];
+  for (int i = 0; i < 3; i++)
 #pragma unroll
-    for (int i = 0; i < 3; i++)
+    for (int e = 0; e < 8; e++)
+      qr[8 * i + e] = q[64 * i + 8 * kvec + e];
+  const float scale = 0.07216878364870323f; // 1 / sqrt(QK)
+  float m = -INFINITY, l = 0, acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (uint32_t tb = 0; tb < n; tb += ATTN_TILE) {
+    if (tb)
+      load(tb);
+    const uint32_t own = pos - j0 - tb; // the step's row, if this tile has it (else large)
+    if (own < ATTN_TILE && tb + own < n) {
 #pragma unroll
-      for (int e = 0; e < 8; e++)
-        qr[8 * i + e] = q[64 * i + 8 * l8 + e];
-    const float scale = 0.07216878364870323f; // 1 / sqrt(QK)
-    for (uint32_t base = 0; base < n; base += groups) {
-      const uint32_t t = base + group;
-      float d = 0;
-      if (t < n) {
-        const uint4 *kr = reinterpret_cast<const uint4 *>(kch + (size_t)(j0 + t) * QK);
-        uint4 v[3];
+      for (int p = 0; p < KP; p++)
+        if (16 * p + kkey == own)
 #pragma unroll
-        for (int i = 0; i < 3; i++)
-          v[i] = kr[l8 + 8 * i];
+          for (int i = 0; i < 3; i++)
+            kr[p][i] = reinterpret_cast<const uint4 *>(knew)[kvec + 8 * i];
 #pragma unroll
-        for (int i = 0; i < 3; i++) {
-          float f[8];
-          unpack8(v[i], f);
+      for (int p = 0; p < VP; p++)
+        if (8 * p + vkey == own)
+          vr[p] = reinterpret_cast<const uint4 *>(vnew)[vvec];
+    }
+    // Scores: each lane 3 vectors' products, then the key's 8 lanes add.
+    float mx = -INFINITY;
 #pragma unroll
-          for (int e = 0; e < 8; e++)
-            d = fmaf(qr[8 * i + e], f[e], d);
-        }
+    for (int p = 0; p < KP; p++) {
+      const uint32_t t = tb + 16 * p + kkey;
+      float d3[3];
+#pragma unroll
+      for (int i = 0; i < 3; i++) {
+        float f[8];
+        unpack8(kr[p][i], f);
+        float d = 0;
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+          d = fmaf(qr[8 * i + e], f[e], d);
+        d3[i] = d;
       }
+      float d = d3[0] + d3[1] + d3[2];
       d += __shfl_xor_sync(0xffffffffu, d, 4);
       d += __shfl_xor_sync(0xffffffffu, d, 2);
       d += __shfl_xor_sync(0xffffffffu, d, 1);
-      if (t < n && l8 == 0)
-        score[t] = d * scale;
-    }
-  }
-  __syncthreads();
-
-  // Softmax over this block's keys, unnormalised.
-  float m = -INFINITY;
-  for (uint32_t t = tid; t < n; t += blockDim.x)
-    m = fmaxf(m, score[t]);
-  m = block_reduce<true>(m, red);
-  float l = 0;
-  for (uint32_t t = tid; t < n; t += blockDim.x) {
-    float p = expf(score[t] - m);
-    score[t] = p;
-    l += p;
-  }
-  l = block_reduce<false>(l, red); // its barrier also publishes score[]
-
-  // V sum: 16 lanes a key, each lane 8 of its dimensions; 8 keys at a time.
-  {
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, f[8];
-#pragma unroll
-    for (int i = 0; i < V_REGS; i++) {
-      const uint32_t t = vgroup + 8 * i;
+      d *= scale;
       if (t < n) {
-        unpack8(vr[i], f);
-        const float p = score[t];
-#pragma unroll
-        for (int e = 0; e < 8; e++)
-          acc[e] = fmaf(p, f[e], acc[e]);
+        mx = fmaxf(mx, d); // NaN scores do not count: they reach the sums below
+        if (kvec == 0)
+          score[16 * p + kkey] = d;
       }
     }
-    for (uint32_t t = vgroup + 8 * V_REGS; t < n; t += 8) {
-      unpack8(reinterpret_cast<const uint4 *>(vch + (size_t)(j0 + t) * VD)[c16], f);
-      const float p = score[t];
+    mx = warp_max(mx);
+    if (lane == 0)
+      wmax[warp] = mx;
+    __syncthreads(); // score, wmax
+    const float mt = fmaxf(fmaxf(wmax[0], wmax[1]), fmaxf(wmax[2], wmax[3]));
+    if (tb == 0) {
+      m = mt;
+    } else if (mt > m) {
+      const float f = expf(m - mt);
+      l *= f;
 #pragma unroll
       for (int e = 0; e < 8; e++)
-        acc[e] = fmaf(p, f[e], acc[e]);
+        acc[e] *= f;
+      m = mt;
     }
+    // V sum: each lane its vector of its keys; l over the same keys.
 #pragma unroll
-    for (int e = 0; e < 8; e++)
-      vsum[vgroup][8 * c16 + e] = acc[e];
+    for (int p = 0; p < VP; p++) {
+      const uint32_t t = tb + 8 * p + vkey;
+      if (t < n) {
+        float f[8];
+        unpack8(vr[p], f);
+        const float pr = expf(score[8 * p + vkey] - m);
+        l += pr;
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+          acc[e] = fmaf(pr, f[e], acc[e]);
+      }
+    }
+    if (tb + ATTN_TILE < n)
+      __syncthreads(); // score and wmax are written again
   }
+  // The block's V sum: the two keys of a warp's lanes l and l + 16, then the
+  // warps, in that order.
+#pragma unroll
+  for (int e = 0; e < 8; e++)
+    acc[e] += __shfl_xor_sync(0xffffffffu, acc[e], 16);
+  l += __shfl_xor_sync(0xffffffffu, l, 16);
+  if (lane < 16) {
+    reinterpret_cast<float4 *>(vred[warp])[2 * lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+    reinterpret_cast<float4 *>(vred[warp])[2 * lane + 1] =
+        make_float4(acc[4], acc[5], acc[6], acc[7]);
+  }
+  if (lane == 0)
+    lred[warp] = l;
   __syncthreads();
-  float a = 0;
-  for (int g = 0; g < 8; g++)
-    a += vsum[g][tid];
+  const float a = (vred[0][tid] + vred[1][tid]) + (vred[2][tid] + vred[3][tid]);
+  l = (lred[0] + lred[1]) + (lred[2] + lred[3]);
 
-  // Leave this block's share; the last block of the head combines them.
+  // Combine the shares in split order: the largest max, then each share
+  // weighted by exp(its max - that).  A share without keys has sum 0; one
+  // with keys at least 1, or NaN, which must reach o (a NaN key read from
+  // the cache has to show).
+#if DENSE_ATTN_IN_CLUSTER
+  cluster.barrier_wait(); // every block of the cluster has started
+  float *mine = cluster.map_shared_rank(&gather[0][0], 0) + s * (VD + 2);
+  mine[tid] = a;
+  if (tid == 0) {
+    mine[VD] = m;
+    mine[VD + 1] = l;
+  }
+  cluster.sync(); // the shares are in block 0's gather
+  if (s != 0)
+    return;
+  float big = -INFINITY, num = 0, den = 0;
+#pragma unroll
+  for (int r = 0; r < ATTN_CLUSTER; r++)
+    big = fmaxf(big, gather[r][VD]);
+#pragma unroll
+  for (int r = 0; r < ATTN_CLUSTER; r++) {
+    const float lr = gather[r][VD + 1];
+    if (lr != 0) {
+      const float wgt = expf(gather[r][VD] - big);
+      num = fmaf(wgt, gather[r][tid], num);
+      den = fmaf(wgt, lr, den);
+    }
+  }
+#else
   float *mine = part + ((size_t)h * splits + s) * (VD + 2);
   mine[tid] = a;
   if (tid == 0) {
@@ -323,24 +418,45 @@ extern "C" __global__ void __launch_bounds__(dense::ATTN_THREADS)
   if (!last)
     return;
   __threadfence();
+  // 16 shares' loads at a time, all issued before any is used; between
+  // groups the sums are rescaled to the new largest max.
   const float *all = part + (size_t)h * splits * (VD + 2);
-  float big = -INFINITY;
-  for (uint32_t r = 0; r < splits; r++)
-    big = fmaxf(big, __ldcg(all + r * (VD + 2) + VD));
-  float num = 0, den = 0;
-  for (uint32_t r = 0; r < splits; r++) {
-    // A share without keys has sum 0; one with keys at least 1, or NaN,
-    // which must reach o (a NaN key read from the cache has to show).
-    const float lr = __ldcg(all + r * (VD + 2) + VD + 1);
-    if (lr == 0)
-      continue;
-    const float wgt = expf(__ldcg(all + r * (VD + 2) + VD) - big);
-    num = fmaf(wgt, __ldcg(all + r * (VD + 2) + tid), num);
-    den = fmaf(wgt, lr, den);
+  float big = -INFINITY, num = 0, den = 0;
+  for (uint32_t r0 = 0; r0 < splits; r0 += 16) {
+    float mr[16], lr[16], ar[16];
+#pragma unroll
+    for (int k = 0; k < 16; k++) {
+      const bool in = r0 + k < splits;
+      const float *sh = all + (size_t)(r0 + k) * (VD + 2);
+      mr[k] = in ? __ldcg(sh + VD) : -INFINITY;
+      lr[k] = in ? __ldcg(sh + VD + 1) : 0.0f;
+      ar[k] = in ? __ldcg(sh + tid) : 0.0f;
+    }
+    float nb = big;
+#pragma unroll
+    for (int k = 0; k < 16; k++)
+      nb = fmaxf(nb, mr[k]);
+    if (nb > big) {
+      const float f = expf(big - nb);
+      num *= f;
+      den *= f;
+      big = nb;
+    }
+#pragma unroll
+    for (int k = 0; k < 16; k++) {
+      if (lr[k] != 0) {
+        const float wgt = expf(mr[k] - big);
+        num = fmaf(wgt, ar[k], num);
+        den = fmaf(wgt, lr[k], den);
+      }
+    }
   }
-  o[(size_t)h * VD + tid] = __float2bfloat16_rn(den == 0 ? 0.0f : num / den);
   if (tid == 0)
     count[h] = 0;
+#endif
+  o[(size_t)h * VD + tid] = __float2bfloat16_rn(den == 0 ? 0.0f : num / den);
+  (void)part;
+  (void)count;
 }
 
 #endif
