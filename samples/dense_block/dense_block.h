@@ -28,7 +28,7 @@ enum {
   DB_VD = 128,                             /* and value dimensions */
   DB_KVR = 512,                            /* the compressed KV */
   DB_F = 10944,                            /* FFN intermediate size */
-  DB_SPLITS = 16,                          /* attention blocks per head */
+  DB_SPLITS = 16,                          /* attention blocks per head (sm_90: 8 work) */
   DB_QA = DB_H * DB_QK + DB_KVR + DB_ROPE, /* q_proj and kv_a_proj_with_mqa, stacked */
   DB_KVB = DB_H * (DB_NOPE + DB_VD),       /* kv_b_proj */
   DB_ATTN_THREADS = 128,
@@ -69,8 +69,8 @@ typedef struct DenseState {
   void *x;                                 /* bf16[D]: the residual stream */
   void *kc, *vc;                           /* bf16[LAYERS, H, MAXPOS, QK or VD] */
   void *h, *qa, *ckv, *kvb, *a, *gu, *act; /* bf16 intermediates */
-  float *part;                             /* f32[H, SPLITS, VD + 2] */
-  uint32_t *count;                         /* u32[H], zero between steps */
+  float *part;                             /* f32[H, SPLITS, VD + 2], before sm_90 */
+  uint32_t *count;                         /* u32[H], zero between steps, before sm_90 */
   uint32_t *scalars;                       /* device: pos, nkeys */
   void *ws;                                /* cuBLAS's workspace, DB_WORKSPACE_BYTES */
 } DenseState;
