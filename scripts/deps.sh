@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building cgc needs and the machine lacks: flex, bison,
-# cmake, ninja and valgrind, from Debian's packages.
+# cmake, ninja, valgrind, clang and universal-ctags, from Debian's packages.
 set -euo pipefail
 need=()
 command -v flex > /dev/null || need+=(flex)
@@ -10,6 +10,8 @@ command -v ninja > /dev/null || need+=(ninja-build)
 command -v valgrind > /dev/null || need+=(valgrind)
 command -v cc > /dev/null || need+=(gcc)
 command -v clang > /dev/null || need+=(clang)
+# The names test reads every name the C and CUDA headers declare.
+ctags --version 2> /dev/null | grep -q 'Universal Ctags' || need+=(universal-ctags)
 # libFuzzer's runtime, for fuzz/run.sh.
 ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a > /dev/null 2>&1 ||
   need+=(libclang-rt-14-dev)
