@@ -10,7 +10,7 @@
 
 #include "capture_blas.h"
 #include "capture_graph.h"
-#include "cgrt_testing.h"
+#include "fault_sweep.h"
 #include "gpu_test.h"
 
 enum { N = 256 };
@@ -182,11 +182,9 @@ static void sweep(cgrt_options *opt, float *da1, float *da2) {
   long long bytes0 = cgrt_test_bytes();
   for (k = 1; k < 10000; k++) {
     chain *g = NULL;
-    long c = cgrt_test_calls();
-    cgrt_test_fail_call(k);
+    long c = fault_begin(k);
     cgrt_status st = chain_create(&g, &ext, opt);
-    cgrt_test_fail_call(0);
-    if (cgrt_test_calls() - c < k) {
+    if (!fault_end(k, c)) {
       EXPECT(st == CGRT_OK, "create past its last call: %s", cgrt_last_error());
       if (st == CGRT_OK)
         chain_destroy(g);
@@ -202,11 +200,9 @@ static void sweep(cgrt_options *opt, float *da1, float *da2) {
   CGRT(chain_create(&g, &ext, opt));
   long live1 = cgrt_test_live();
   for (k = 1; k < 10000; k++) {
-    long c = cgrt_test_calls();
-    cgrt_test_fail_call(k);
+    long c = fault_begin(k);
     cgrt_status st = chain_bind_a(g, da2);
-    cgrt_test_fail_call(0);
-    if (cgrt_test_calls() - c < k) {
+    if (!fault_end(k, c)) {
       EXPECT(st == CGRT_OK, "bind past its last call: %s", cgrt_last_error());
       break;
     }

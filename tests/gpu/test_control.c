@@ -8,25 +8,11 @@
  * on elements of extern buffers that are rebound.  Then every CUDA call of
  * create, and of a bind that moves body nodes and condition kernels, fails
  * in turn and is handled. */
-#include "cgrt_testing.h"
+#include "fault_sweep.h"
 #include "control_graph.h"
 #include "gpu_test.h"
 
 enum { REPLAYS = 300 };
-
-/* Fails call k of what runs between this and fault_end. */
-static long fault_begin(long k) {
-  long calls = cgrt_test_calls();
-  cgrt_test_fail_call(k);
-  return calls;
-}
-
-/* Whether the failure was injected: the operation made k calls or more.
- * A sweep ends at the first k it did not reach. */
-static int fault_end(long k, long calls_before) {
-  cgrt_test_fail_call(0);
-  return cgrt_test_calls() - calls_before >= k;
-}
 
 static int64_t pick_i64(const int64_t *v, size_t n) { return v[rand64() % n]; }
 #define PICK(arr) pick_i64(arr, sizeof arr / sizeof arr[0])

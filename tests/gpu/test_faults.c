@@ -10,24 +10,11 @@
  * the first k that the operation's calls did not reach, so it follows the
  * runtime however many calls it makes, and an operation that succeeded
  * although its k-th call failed is an error, not the end. */
-#include "cgrt_testing.h"
+#include "fault_sweep.h"
 #include "features_graph.h"
 #include "gpu_test.h"
 
 enum { N = 256 };
-
-/* Fails call k of what runs between this and fault_end. */
-static long fault_begin(long k) {
-  long calls = cgrt_test_calls();
-  cgrt_test_fail_call(k);
-  return calls;
-}
-
-/* Whether the failure was injected: the operation made k calls or more. */
-static int fault_end(long k, long calls_before) {
-  cgrt_test_fail_call(0);
-  return cgrt_test_calls() - calls_before >= k;
-}
 
 static void expect_written(const uint32_t *dev, uint32_t v, const char *what, long k) {
   uint32_t h[3 * N];
