@@ -532,15 +532,23 @@ static bool has_half_param(const Item *k) {
   return false;
 }
 
-/* A capture function's prototype; C has no half types, so there its
- * f16 and bf16 parameters are uint16_t, the same bits and ABI. */
-static void emit_capture_prototype(FILE *h, const Item *k, bool cxx) {
-  fprintf(h, "cudaError_t %s(cudaStream_t stream, void *user", k->name->name);
+/* A kernel's or capture function's parameters, after `sep`: as CUDA
+ * types (__half, __nv_bfloat16), or as C types, where f16 and bf16 are
+ * uint16_t, the same bits and ABI. */
+static void emit_params(FILE *h, const Item *k, const char *sep, bool cuda) {
   for (int i = 0; i < k->nparams; i++) {
     const Param *p = &k->params[i];
-    fprintf(h, ", %s%s%s%s", p->pointer && p->mode == MODE_IN ? "const " : "",
-            cxx ? cuda_type(p->type) : c_type(p->type), p->pointer ? " *" : " ", p->name->name);
+    fprintf(h, "%s%s%s%s%s", i ? ", " : sep, p->pointer && p->mode == MODE_IN ? "const " : "",
+            cuda ? cuda_type(p->type) : c_type(p->type), p->pointer ? " *" : " ",
+            param_c_name(p));
   }
+}
+
+/* A capture function's prototype.  The stream and user parameters are
+ * named cgc_*, which no parameter of the program can be. */
+static void emit_capture_prototype(FILE *h, const Item *k, bool cxx) {
+  fprintf(h, "cudaError_t %s(cudaStream_t cgc_stream, void *cgc_user", kernel_c_name(k));
+  emit_params(h, k, ", ", cxx);
   fprintf(h, ");\n");
 }
 
@@ -591,7 +599,7 @@ static void emit_capture_callers(FILE *c, const Kernels *captures) {
     const Item *k = captures->v[i];
     fprintf(c, "static int cgc_call_%s(void *cgc_stream, void *cgc_user, const uint64_t *cgc_arg) {\n"
                "  return (int)%s((cudaStream_t)cgc_stream, cgc_user",
-            k->name->name, k->name->name);
+            kernel_c_name(k), kernel_c_name(k));
     if (!k->nparams)
       fprintf(c, ");\n  (void)cgc_arg;\n}\n");
     for (int j = 0; j < k->nparams; j++) {
@@ -609,7 +617,7 @@ static void emit_capture_callers(FILE *c, const Kernels *captures) {
   }
   fprintf(c, "\nstatic const cgrt_capture cgc_captures[] = {");
   for (size_t i = 0; i < captures->n; i++)
-    fprintf(c, "%scgc_call_%s", i ? ", " : "", captures->v[i]->name->name);
+    fprintf(c, "%scgc_call_%s", i ? ", " : "", kernel_c_name(captures->v[i]));
   fprintf(c, "};\nstatic const char *const cgc_capture_names[] = {");
   for (size_t i = 0; i < captures->n; i++)
     fprintf(c, "%s\"%s\"", i ? ", " : "", captures->v[i]->name->name);
@@ -618,11 +626,7 @@ static void emit_capture_callers(FILE *c, const Kernels *captures) {
 
 static void emit_kernel_declaration(FILE *h, const Item *k) {
   fprintf(h, "extern \"C\" __global__ void %s(", kernel_c_name(k));
-  for (int i = 0; i < k->nparams; i++) {
-    const Param *p = &k->params[i];
-    fprintf(h, "%s%s%s%s%s", i ? ", " : "", p->pointer && p->mode == MODE_IN ? "const " : "",
-            cuda_type(p->type), p->pointer ? " *" : " ", param_c_name(p));
-  }
+  emit_params(h, k, "", true);
   fprintf(h, "%s);\n", k->nparams ? "" : "void");
 }
 

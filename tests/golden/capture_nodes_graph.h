@@ -37,11 +37,11 @@ void g_destroy(g *graph);
 /* The capture functions, as their definitions must be: each enqueues its
  * work on `stream`, which is being captured; `user` is cgrt_options.user. */
 #ifdef __cplusplus
-cudaError_t gemm_bf16(cudaStream_t stream, void *user, const __nv_bfloat16 *a, const __nv_bfloat16 *b, __nv_bfloat16 *c, uint32_t m, uint32_t n, uint32_t k);
+cudaError_t gemm_bf16(cudaStream_t cgc_stream, void *cgc_user, const __nv_bfloat16 *a, const __nv_bfloat16 *b, __nv_bfloat16 *c, uint32_t m, uint32_t n, uint32_t k);
 #else
-cudaError_t gemm_bf16(cudaStream_t stream, void *user, const uint16_t *a, const uint16_t *b, uint16_t *c, uint32_t m, uint32_t n, uint32_t k);
+cudaError_t gemm_bf16(cudaStream_t cgc_stream, void *cgc_user, const uint16_t *a, const uint16_t *b, uint16_t *c, uint32_t m, uint32_t n, uint32_t k);
 #endif
-cudaError_t axpy(cudaStream_t stream, void *user, float *y, const float *x, float alpha, uint32_t n);
+cudaError_t axpy(cudaStream_t cgc_stream, void *cgc_user, float *y, const float *x, float alpha, uint32_t n);
 
 #ifdef __cplusplus
 }

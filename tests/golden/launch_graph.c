@@ -8,6 +8,16 @@ extern void gather(void);
 static const cgrt_kernel cgc_kernels[] = {scale, gather};
 static const char *const cgc_kernel_names[] = {"scale", "gather"};
 
+/* The capture functions, called with the argument words the runtime builds. */
+static int cgc_call_stage(void *cgc_stream, void *cgc_user, const uint64_t *cgc_arg) {
+  return (int)stage((cudaStream_t)cgc_stream, cgc_user,
+      (float *)(uintptr_t)cgc_arg[0],
+      (uint32_t)cgc_arg[1]);
+}
+
+static const cgrt_capture cgc_captures[] = {cgc_call_stage};
+static const char *const cgc_capture_names[] = {"stage"};
+
 /* graph launch */
 static const cgrt_buffer_desc cgc_launch_buffers[] = {
   {.name = "staging", .kind = CGRT_EXTERN_HOST, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */
@@ -28,31 +38,37 @@ static const cgrt_arg_desc cgc_launch_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* copy: src = acc */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* copy_2: dst = acc */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* copy_2: src = staging */
+  {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* st: stream = acc */
+  {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x1)}, /* st: user */
 };
 static const cgrt_node_desc cgc_launch_nodes[] = {
-  [0] = {.name = "s", .line = 11, .col = 5, .kind = CGRT_KERNEL_NODE, .scope = CGRT_TOP,
+  [0] = {.name = "s", .line = 13, .col = 5, .kind = CGRT_KERNEL_NODE, .scope = CGRT_TOP,
      .arg = 0, .nargs = 3, .kernel = 0, .grid = {2, 1, 1}, .block = {32, 1, 1}, .smem = 1024, .has_cluster = 1, .cluster = {2, 1, 1}, .has_priority = 1, .priority = 1},
-  [1] = {.name = "g", .line = 12, .col = 5, .kind = CGRT_KERNEL_NODE, .scope = CGRT_TOP,
+  [1] = {.name = "g", .line = 14, .col = 5, .kind = CGRT_KERNEL_NODE, .scope = CGRT_TOP,
      .arg = 3, .nargs = 3, .kernel = 1, .grid = {1, 1, 1}, .block = {64, 1, 1}},
-  [2] = {.name = "copy", .line = 13, .col = 5, .kind = CGRT_COPY_NODE, .scope = CGRT_TOP,
+  [2] = {.name = "copy", .line = 15, .col = 5, .kind = CGRT_COPY_NODE, .scope = CGRT_TOP,
      .arg = 6, .nargs = 2, .bytes = UINT64_C(256)},
-  [3] = {.name = "copy_2", .line = 14, .col = 5, .kind = CGRT_COPY_NODE, .scope = CGRT_TOP,
+  [3] = {.name = "copy_2", .line = 16, .col = 5, .kind = CGRT_COPY_NODE, .scope = CGRT_TOP,
      .arg = 8, .nargs = 2, .bytes = UINT64_C(256)},
+  [4] = {.name = "st", .line = 17, .col = 5, .kind = CGRT_CAPTURE_NODE, .scope = CGRT_TOP,
+     .arg = 10, .nargs = 2, .kernel = 0},
 };
 static const uint32_t cgc_launch_edges[] = {
   0, 1, 0, /* s -> g */
   1, 2, 0, /* g -> copy */
   2, 3, 0, /* copy -> copy_2 */
+  3, 4, 0, /* copy_2 -> st */
 };
 static const cgrt_graph_desc cgc_launch_desc = {
   .abi = CGRT_ABI, .name = "launch", .source = "launch.cgraph",
-  .nbuffers = 3, .nscalars = 1, .nnodes = 4, .nedges = 3, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
+  .nbuffers = 3, .nscalars = 1, .nnodes = 5, .nedges = 4, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
   .buffers = cgc_launch_buffers,
   .scalars = cgc_launch_scalars,
   .nodes = cgc_launch_nodes,
   .args = cgc_launch_args,
   .edges = cgc_launch_edges,
-  .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
+  .kernels = cgc_kernels, .kernel_names = cgc_kernel_names,
+  .ncaptures = 1, .captures = cgc_captures, .capture_names = cgc_capture_names
 };
 
 cgrt_status launch_create(launch **cgc_out, const launch_extern *cgc_ext, const cgrt_options *cgc_opt) {

@@ -31,6 +31,10 @@ cgrt_status launch_get_factor(launch *graph, float *value);
 void *launch_user(launch *graph);
 void launch_destroy(launch *graph);
 
+/* The capture functions, as their definitions must be: each enqueues its
+ * work on `stream`, which is being captured; `user` is cgrt_options.user. */
+cudaError_t stage(cudaStream_t cgc_stream, void *cgc_user, float *stream, uint32_t user);
+
 #ifdef __cplusplus
 }
 #endif
