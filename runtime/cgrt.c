@@ -553,9 +553,10 @@ static cgrt_status capture_shape(cgrt_graph *g, uint32_t v, cudaGraph_t child, u
   cudaError_t err;
   uint64_t h = 14695981039346656037u;
 #define MIX(x) (h = (h ^ (uint64_t)(x)) * 1099511628211u)
-  if ((err = CU(cudaGraphGetNodes(child, NULL, &n))) != cudaSuccess ||
-      (err = CU(cudaGraphGetEdges(child, NULL, NULL, NULL, &m))) != cudaSuccess)
+  if ((err = CU(cudaGraphGetNodes(child, NULL, &n))) != cudaSuccess)
     return fail_node(d, &d->nodes[v], "cudaGraphGetNodes", err);
+  if ((err = CU(cudaGraphGetEdges(child, NULL, NULL, NULL, &m))) != cudaSuccess)
+    return fail_node(d, &d->nodes[v], "cudaGraphGetEdges", err);
   nodes = xcalloc(n, sizeof *nodes);
   ends = xcalloc(2 * m, sizeof *ends);
   data = xcalloc(m, sizeof *data); /* libraries capture programmatic edges too */
@@ -563,8 +564,11 @@ static cgrt_status capture_shape(cgrt_graph *g, uint32_t v, cudaGraph_t child, u
     s = no_memory(d);
     goto done;
   }
-  if ((n && (err = CU(cudaGraphGetNodes(child, nodes, &n))) != cudaSuccess) ||
-      (m && (err = CU(cudaGraphGetEdges(child, ends, ends + m, data, &m))) != cudaSuccess)) {
+  if (n && (err = CU(cudaGraphGetNodes(child, nodes, &n))) != cudaSuccess) {
+    s = fail_node(d, &d->nodes[v], "cudaGraphGetNodes", err);
+    goto done;
+  }
+  if (m && (err = CU(cudaGraphGetEdges(child, ends, ends + m, data, &m))) != cudaSuccess) {
     s = fail_node(d, &d->nodes[v], "cudaGraphGetEdges", err);
     goto done;
   }
