@@ -193,8 +193,7 @@ int main(void) {
   }
   CUDA(cudaStreamSynchronize(s));
 
-  dense_block_extern ext = {ways[0].st.x, w.attn_norm, w.w_qa,   w.kv_norm, w.w_kvb, w.w_o,
-                            w.ffn_norm,   w.w_gu,      w.w_down, kc,        vc};
+  dense_block_extern ext = {ways[0].st.x, w.qa_f, w.kvb_f, w.w_o, w.gu_f, w.w_down, kc, vc};
   cgrt_options opt = CGRT_OPTIONS_INIT;
   opt.user = blas;
   opt.stream = s;

@@ -32,7 +32,6 @@ enum {
   DB_QA = DB_H * DB_QK + DB_KVR + DB_ROPE, /* q_proj and kv_a_proj_with_mqa, stacked */
   DB_KVB = DB_H * (DB_NOPE + DB_VD),       /* kv_b_proj */
   DB_ATTN_THREADS = 128,
-  DB_NORM_THREADS = 256,
   DB_SWIGLU_THREADS = 128
 };
 
@@ -49,18 +48,21 @@ enum {
 #define DB_N_DOWN ((size_t)DB_LAYERS * DB_D * DB_F)
 #define DB_N_KC ((size_t)DB_LAYERS * DB_H * DB_MAXPOS * DB_QK)
 #define DB_N_VC ((size_t)DB_LAYERS * DB_H * DB_MAXPOS * DB_VD)
-/* Bytes of weights one step reads. */
-#define DB_WEIGHT_BYTES                                                                            \
-  (2 * (2 * DB_N_NORM + DB_N_QA + DB_N_KVNORM + DB_N_KVB + DB_N_O + DB_N_GU + DB_N_DOWN))
+/* Bytes of weights one step reads (the norms' are folded into the GEMMs'). */
+#define DB_WEIGHT_BYTES (2 * (DB_N_QA + DB_N_KVB + DB_N_O + DB_N_GU + DB_N_DOWN))
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* The weights of every layer, bf16 on the device, row-major [out, in] as
- * PyTorch's nn.Linear keeps them. */
+ * PyTorch's nn.Linear keeps them; and the projections that read a norm's
+ * output with that norm's weights folded in, W diag(g), which the step
+ * uses (qa_f: w_qa times attn_norm, kvb_f: w_kvb times kv_norm, gu_f: w_gu
+ * times ffn_norm). */
 typedef struct DenseWeights {
   void *attn_norm, *w_qa, *kv_norm, *w_kvb, *w_o, *ffn_norm, *w_gu, *w_down;
+  void *qa_f, *kvb_f, *gu_f;
 } DenseWeights;
 
 /* What one way of running the step works on (the graph's own buffers, or a
@@ -68,7 +70,7 @@ typedef struct DenseWeights {
 typedef struct DenseState {
   void *x;                                 /* bf16[D]: the residual stream */
   void *kc, *vc;                           /* bf16[LAYERS, H, MAXPOS, QK or VD] */
-  void *h, *qa, *ckv, *kvb, *a, *gu, *act; /* bf16 intermediates */
+  void *qa, *kvb, *a, *gu, *act;           /* bf16 intermediates */
   float *part;                             /* f32[H, SPLITS, VD + 2], before sm_90 */
   uint32_t *count;                         /* u32[H], zero between steps, before sm_90 */
   uint32_t *scalars;                       /* device: pos, nkeys */
@@ -77,14 +79,16 @@ typedef struct DenseState {
 
 /* kernels/dense_block.cu: the step as the graph runs it, its nodes in the
  * same order, as plain launches on `stream` (the caller copies pos and
- * nkeys to s->scalars first); and its GEMMs alone, the same cuBLAS calls. */
+ * nkeys to s->scalars first); its GEMMs alone, the same cuBLAS calls; and
+ * the folded weights, made from the others (run once, at load). */
 cudaError_t dense_block_stream_step(const DenseWeights *w, const DenseState *s, cublasHandle_t blas,
                                     cudaStream_t stream);
 cudaError_t dense_block_stream_gemms(const DenseWeights *w, const DenseState *s,
                                      cublasHandle_t blas, cudaStream_t stream);
+cudaError_t dense_fold_norms(DenseWeights *w);
 
 /* dense_block_host.c */
-void dense_weights_create(DenseWeights *w, uint64_t seed); /* random, fixed seed */
+void dense_weights_create(DenseWeights *w, uint64_t seed); /* random, fixed seed; folded */
 void dense_weights_destroy(DenseWeights *w);
 /* Device memory of NaN in bf16 and f32 alike: every byte 0xff. */
 void *dense_poisoned(size_t bytes);

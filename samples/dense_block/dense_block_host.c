@@ -48,12 +48,16 @@ void dense_weights_create(DenseWeights *w, uint64_t seed) {
   w->w_gu = random_bf16(DB_N_GU, DB_D, &rng, staging, piece);
   w->w_down = random_bf16(DB_N_DOWN, DB_F, &rng, staging, piece);
   free(staging);
-  CUDA(cudaDeviceSynchronize()); /* the copies are done before other streams read */
+  CUDA(cudaMalloc(&w->qa_f, DB_N_QA * sizeof(uint16_t)));
+  CUDA(cudaMalloc(&w->kvb_f, DB_N_KVB * sizeof(uint16_t)));
+  CUDA(cudaMalloc(&w->gu_f, DB_N_GU * sizeof(uint16_t)));
+  CUDA(dense_fold_norms(w));
+  CUDA(cudaDeviceSynchronize()); /* the copies and folds are done before other streams read */
 }
 
 void dense_weights_destroy(DenseWeights *w) {
-  void *all[] = {w->attn_norm, w->w_qa,     w->kv_norm, w->w_kvb,
-                 w->w_o,       w->ffn_norm, w->w_gu,    w->w_down};
+  void *all[] = {w->attn_norm, w->w_qa,   w->kv_norm, w->w_kvb, w->w_o, w->ffn_norm,
+                 w->w_gu,      w->w_down, w->qa_f,    w->kvb_f, w->gu_f};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     CUDA(cudaFree(all[i]));
 }
@@ -67,9 +71,7 @@ void *dense_poisoned(size_t bytes) {
 
 void dense_state_create(DenseState *s, int with_cache) {
   s->x = dense_poisoned(DB_D * sizeof(uint16_t));
-  s->h = dense_poisoned(DB_D * sizeof(uint16_t));
   s->qa = dense_poisoned(DB_QA * sizeof(uint16_t));
-  s->ckv = dense_poisoned(DB_KVR * sizeof(uint16_t));
   s->kvb = dense_poisoned(DB_KVB * sizeof(uint16_t));
   s->a = dense_poisoned(DB_H * DB_VD * sizeof(uint16_t));
   s->gu = dense_poisoned(2 * DB_F * sizeof(uint16_t));
@@ -88,8 +90,8 @@ void dense_state_create(DenseState *s, int with_cache) {
 }
 
 void dense_state_destroy(DenseState *s, int with_cache) {
-  void *all[] = {s->x,  s->h,   s->qa,   s->ckv,   s->kvb,    s->a,
-                 s->gu, s->act, s->part, s->count, s->scalars};
+  void *all[] = {s->x,   s->qa,   s->kvb,   s->a,       s->gu,
+                 s->act, s->part, s->count, s->scalars, s->ws};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     CUDA(cudaFree(all[i]));
   if (with_cache) {

@@ -64,8 +64,8 @@ static const bf16 *layer(const void *base, size_t per_layer, int l) {
 extern "C" cudaError_t dense_block_stream_step(const DenseWeights *w, const DenseState *s,
                                                cublasHandle_t blas, cudaStream_t stream) {
   void *user = (void *)blas;
-  bf16 *x = (bf16 *)s->x, *h = (bf16 *)s->h, *qa = (bf16 *)s->qa, *ckv = (bf16 *)s->ckv;
-  bf16 *kvb = (bf16 *)s->kvb, *a = (bf16 *)s->a, *gu = (bf16 *)s->gu, *act = (bf16 *)s->act;
+  bf16 *x = (bf16 *)s->x, *qa = (bf16 *)s->qa, *kvb = (bf16 *)s->kvb, *a = (bf16 *)s->a;
+  bf16 *gu = (bf16 *)s->gu, *act = (bf16 *)s->act;
   uint8_t *ws = (uint8_t *)s->ws;
   const dim3 attn_grid(DB_H, DB_SPLITS);
   const size_t attn_smem = (DB_MAXPOS + DB_SPLITS - 1) / DB_SPLITS * sizeof(float);
@@ -73,25 +73,18 @@ extern "C" cudaError_t dense_block_stream_step(const DenseWeights *w, const Dens
   for (int l = 0; l < DB_LAYERS; l++) {
     bf16 *kc = (bf16 *)s->kc + (size_t)l * DB_H * DB_MAXPOS * DB_QK;
     bf16 *vc = (bf16 *)s->vc + (size_t)l * DB_H * DB_MAXPOS * DB_VD;
-    rmsnorm_bf16<<<1, DB_NORM_THREADS, 0, stream>>>(x, layer(w->attn_norm, DB_D, l), h, DB_D);
-    TRY(cudaGetLastError());
-    TRY(linear_bf16(stream, user, layer(w->w_qa, (size_t)DB_QA * DB_D, l), h, qa, DB_QA, 1, DB_D,
+    TRY(linear_bf16(stream, user, layer(w->qa_f, (size_t)DB_QA * DB_D, l), x, qa, DB_QA, 1, DB_D,
                     ws, DB_WORKSPACE_BYTES));
-    rmsnorm_bf16<<<1, DB_NORM_THREADS, 0, stream>>>(qa + DB_H * DB_QK, layer(w->kv_norm, DB_KVR, l),
-                                                    ckv, DB_KVR);
-    TRY(cudaGetLastError());
-    TRY(linear_bf16(stream, user, layer(w->w_kvb, (size_t)DB_KVB * DB_KVR, l), ckv, kvb, DB_KVB, 1,
-                    DB_KVR, ws, DB_WORKSPACE_BYTES));
+    TRY(linear_bf16(stream, user, layer(w->kvb_f, (size_t)DB_KVB * DB_KVR, l), qa + DB_H * DB_QK,
+                    kvb, DB_KVB, 1, DB_KVR, ws, DB_WORKSPACE_BYTES));
     mla_attention<<<attn_grid, DB_ATTN_THREADS, attn_smem, stream>>>(
-        qa, kvb, kc, vc, s->scalars, s->scalars + 1, s->part, s->count, a, DB_MAXPOS);
+        qa, kvb, x, kc, vc, s->scalars, s->scalars + 1, s->part, s->count, a, DB_MAXPOS, DB_D);
     TRY(cudaGetLastError());
     TRY(linear_bf16_residual(stream, user, layer(w->w_o, (size_t)DB_D * DB_H * DB_VD, l), a, x,
                              DB_D, 1, DB_H * DB_VD, ws, DB_WORKSPACE_BYTES));
-    rmsnorm_bf16<<<1, DB_NORM_THREADS, 0, stream>>>(x, layer(w->ffn_norm, DB_D, l), h, DB_D);
-    TRY(cudaGetLastError());
-    TRY(linear_bf16(stream, user, layer(w->w_gu, (size_t)2 * DB_F * DB_D, l), h, gu, 2 * DB_F, 1,
+    TRY(linear_bf16(stream, user, layer(w->gu_f, (size_t)2 * DB_F * DB_D, l), x, gu, 2 * DB_F, 1,
                     DB_D, ws, DB_WORKSPACE_BYTES));
-    swiglu_bf16<<<swiglu_grid, DB_SWIGLU_THREADS, 0, stream>>>(gu, act, DB_F);
+    swiglu_bf16<<<swiglu_grid, DB_SWIGLU_THREADS, 0, stream>>>(gu, x, act, DB_F, DB_D);
     TRY(cudaGetLastError());
     TRY(linear_bf16_residual(stream, user, layer(w->w_down, (size_t)DB_D * DB_F, l), act, x, DB_D,
                              1, DB_F, ws, DB_WORKSPACE_BYTES));
@@ -103,20 +96,41 @@ extern "C" cudaError_t dense_block_stream_step(const DenseWeights *w, const Dens
 extern "C" cudaError_t dense_block_stream_gemms(const DenseWeights *w, const DenseState *s,
                                                 cublasHandle_t blas, cudaStream_t stream) {
   void *user = (void *)blas;
-  bf16 *x = (bf16 *)s->x, *h = (bf16 *)s->h, *qa = (bf16 *)s->qa, *ckv = (bf16 *)s->ckv;
-  bf16 *kvb = (bf16 *)s->kvb, *a = (bf16 *)s->a, *gu = (bf16 *)s->gu, *act = (bf16 *)s->act;
+  bf16 *x = (bf16 *)s->x, *qa = (bf16 *)s->qa, *kvb = (bf16 *)s->kvb, *a = (bf16 *)s->a;
+  bf16 *gu = (bf16 *)s->gu, *act = (bf16 *)s->act;
   uint8_t *ws = (uint8_t *)s->ws;
   for (int l = 0; l < DB_LAYERS; l++) {
-    TRY(linear_bf16(stream, user, layer(w->w_qa, (size_t)DB_QA * DB_D, l), h, qa, DB_QA, 1, DB_D,
+    TRY(linear_bf16(stream, user, layer(w->qa_f, (size_t)DB_QA * DB_D, l), x, qa, DB_QA, 1, DB_D,
                     ws, DB_WORKSPACE_BYTES));
-    TRY(linear_bf16(stream, user, layer(w->w_kvb, (size_t)DB_KVB * DB_KVR, l), ckv, kvb, DB_KVB, 1,
-                    DB_KVR, ws, DB_WORKSPACE_BYTES));
+    TRY(linear_bf16(stream, user, layer(w->kvb_f, (size_t)DB_KVB * DB_KVR, l), qa + DB_H * DB_QK,
+                    kvb, DB_KVB, 1, DB_KVR, ws, DB_WORKSPACE_BYTES));
     TRY(linear_bf16_residual(stream, user, layer(w->w_o, (size_t)DB_D * DB_H * DB_VD, l), a, x,
                              DB_D, 1, DB_H * DB_VD, ws, DB_WORKSPACE_BYTES));
-    TRY(linear_bf16(stream, user, layer(w->w_gu, (size_t)2 * DB_F * DB_D, l), h, gu, 2 * DB_F, 1,
+    TRY(linear_bf16(stream, user, layer(w->gu_f, (size_t)2 * DB_F * DB_D, l), x, gu, 2 * DB_F, 1,
                     DB_D, ws, DB_WORKSPACE_BYTES));
     TRY(linear_bf16_residual(stream, user, layer(w->w_down, (size_t)DB_D * DB_F, l), act, x, DB_D,
                              1, DB_F, ws, DB_WORKSPACE_BYTES));
   }
+  return cudaSuccess;
+}
+
+// w->qa_f, kvb_f and gu_f from the weights and the norms' weights, layer by
+// layer, on the legacy default stream.
+extern "C" cudaError_t dense_fold_norms(DenseWeights *w) {
+  struct {
+    const void *w, *g;
+    void *out;
+    size_t rows;
+    unsigned cols;
+  } const fold[] = {{w->w_qa, w->attn_norm, w->qa_f, DB_QA, DB_D},
+                    {w->w_kvb, w->kv_norm, w->kvb_f, DB_KVB, DB_KVR},
+                    {w->w_gu, w->ffn_norm, w->gu_f, 2 * DB_F, DB_D}};
+  for (const auto &f : fold)
+    for (int l = 0; l < DB_LAYERS; l++) {
+      const size_t n = f.rows * f.cols;
+      fold_norm_bf16<<<1024, 256>>>(layer(f.w, n, l), layer(f.g, f.cols, l),
+                                    (bf16 *)f.out + n * (size_t)l, f.rows, f.cols);
+      TRY(cudaGetLastError());
+    }
   return cudaSuccess;
 }

@@ -62,6 +62,16 @@ __device__ __forceinline__ uint4 pack8(const float *f) {
   return v;
 }
 
+// The sum of the squares of 8 values, in a fixed order.
+__device__ __forceinline__ float sumsq8(uint4 v) {
+  float f[8], s = 0;
+  unpack8(v, f);
+#pragma unroll
+  for (int e = 0; e < 8; e++)
+    s = fmaf(f[e], f[e], s);
+  return s;
+}
+
 // Butterfly reductions: every lane ends with the same bits (a + b == b + a).
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -85,71 +95,66 @@ __device__ __forceinline__ void rope_angle(uint32_t pos, int i, float *c, float 
 
 } // namespace dense
 
-// y = x / rms(x) * w over n values (n a multiple of 8); one block.  Each
-// thread keeps its first vector of x and w in registers, so that up to
-// 8 * blockDim.x values (2048 at 256 threads) are read once, x and w
-// together; the sum of squares takes one barrier: each warp leaves its sum
-// in shared memory and every thread adds those in the same order.
-extern "C" __global__ void rmsnorm_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *w,
-                                        __nv_bfloat16 *y, uint32_t n) {
-  __shared__ float red[32];
-  const uint4 *xv = reinterpret_cast<const uint4 *>(x);
-  const uint4 *wv = reinterpret_cast<const uint4 *>(w);
-  uint4 *yv = reinterpret_cast<uint4 *>(y);
-  const uint32_t nv = n / 8, tid = threadIdx.x, warps = blockDim.x / 32;
-  uint4 xr = make_uint4(0, 0, 0, 0), wr = xr;
-  if (tid < nv) {
-    xr = xv[tid];
-    wr = wv[tid];
-  }
-  float ss = 0, f[8], g[8];
-  dense::unpack8(xr, f); // zero past the end
-#pragma unroll
-  for (int e = 0; e < 8; e++)
-    ss = fmaf(f[e], f[e], ss);
-  for (uint32_t i = tid + blockDim.x; i < nv; i += blockDim.x) {
-    dense::unpack8(xv[i], f);
+// The RMSNorms are folded into the projections that read them.  RMSNorm(v)
+// = v * r(v) * g with r(v) = 1 / sqrt(mean(v^2) + eps), and a projection
+// is linear, so W RMSNorm(v) = r(v) * (W diag(g)) v: the model's W diag(g)
+// is made once, at load (fold_norm_bf16), the GEMM reads v itself, and the
+// kernel that reads the GEMM's output multiplies by r(v), which it works out
+// from v (a few KB, from L2).  So no kernel runs between a residual add and
+// the GEMM that reads the residual: per layer, the attention and SwiGLU are
+// the only kernels besides the GEMMs.
+
+// out = w diag(g): row-major rows x cols w and out, cols values of g (cols
+// a multiple of 8).  Run once, when the weights are loaded.
+extern "C" __global__ void fold_norm_bf16(const __nv_bfloat16 *w, const __nv_bfloat16 *g,
+                                          __nv_bfloat16 *out, uint64_t rows, uint32_t cols) {
+  const uint64_t nv = rows * cols / 8;
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < nv;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    float f[8], h[8];
+    dense::unpack8(reinterpret_cast<const uint4 *>(w)[i], f);
+    dense::unpack8(reinterpret_cast<const uint4 *>(g)[i % (cols / 8)], h);
 #pragma unroll
     for (int e = 0; e < 8; e++)
-      ss = fmaf(f[e], f[e], ss);
+      f[e] *= h[e];
+    reinterpret_cast<uint4 *>(out)[i] = dense::pack8(f);
   }
+}
+
+// act = silu(gate) * up, where gu = W_gu diag(g) x holds n gate values, then
+// n up values: both times r(x), the factor of the FFN's RMSNorm, for the d
+// values of x.  Every block works r(x) out the same way (the same bits).
+extern "C" __global__ void swiglu_bf16(const __nv_bfloat16 *gu, const __nv_bfloat16 *x,
+                                       __nv_bfloat16 *act, uint32_t n, uint32_t d) {
+  __shared__ float red[32];
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, tid = threadIdx.x;
+  const bool mine = i < n / 8;
+  uint4 gv = make_uint4(0, 0, 0, 0), uv = gv;
+  if (mine) { // on their way while r(x) is made
+    gv = reinterpret_cast<const uint4 *>(gu)[i];
+    uv = reinterpret_cast<const uint4 *>(gu + n)[i];
+  }
+  float ss = 0;
+  for (uint32_t j = tid; j < d / 8; j += blockDim.x)
+    ss += dense::sumsq8(reinterpret_cast<const uint4 *>(x)[j]);
   ss = dense::warp_sum(ss);
   if (tid % 32 == 0)
     red[tid / 32] = ss;
   __syncthreads();
   ss = 0;
-  for (uint32_t k = 0; k < warps; k++)
+  for (uint32_t k = 0; k < blockDim.x / 32; k++)
     ss += red[k];
-  const float r = rsqrtf(ss / (float)n + dense::RMS_EPS);
-  if (tid < nv) {
-    dense::unpack8(xr, f);
-    dense::unpack8(wr, g);
-#pragma unroll
-    for (int e = 0; e < 8; e++)
-      f[e] = f[e] * r * g[e];
-    yv[tid] = dense::pack8(f);
-  }
-  for (uint32_t i = tid + blockDim.x; i < nv; i += blockDim.x) {
-    dense::unpack8(xv[i], f);
-    dense::unpack8(wv[i], g);
-#pragma unroll
-    for (int e = 0; e < 8; e++)
-      f[e] = f[e] * r * g[e];
-    yv[i] = dense::pack8(f);
-  }
-}
-
-// act = silu(gate) * up, where gu holds n gate values, then n up values.
-extern "C" __global__ void swiglu_bf16(const __nv_bfloat16 *gu, __nv_bfloat16 *act, uint32_t n) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n / 8)
+  const float r = rsqrtf(ss / (float)d + dense::RMS_EPS);
+  if (!mine)
     return;
   float g[8], u[8];
-  dense::unpack8(reinterpret_cast<const uint4 *>(gu)[i], g);
-  dense::unpack8(reinterpret_cast<const uint4 *>(gu + n)[i], u);
+  dense::unpack8(gv, g);
+  dense::unpack8(uv, u);
 #pragma unroll
-  for (int e = 0; e < 8; e++)
-    g[e] = g[e] / (1.0f + expf(-g[e])) * u[e];
+  for (int e = 0; e < 8; e++) {
+    const float gate = g[e] * r;
+    g[e] = gate / (1.0f + expf(-gate)) * (u[e] * r);
+  }
   reinterpret_cast<uint4 *>(act)[i] = dense::pack8(g);
 }
 
@@ -165,9 +170,16 @@ extern "C" __global__ void swiglu_bf16(const __nv_bfloat16 *gu, __nv_bfloat16 *a
 // used.
 //
 //   qa:  [heads * QK queries (NOPE, then ROPE in interleaved pairs) | KVR
-//        compressed KV | ROPE key part shared by the heads]
-//   kvb: per head, NOPE key values, then VD values
+//        compressed KV | ROPE key part shared by the heads], times 1 / a
+//   kvb: per head, NOPE key values, then VD values, times 1 / (a b)
+//   x:   the d values of the residual that qa's GEMM read
 //   kc:  [heads, maxpos, QK], vc: [heads, maxpos, VD]
+//
+// The two RMSNorms are folded into the GEMMs' weights (see fold_norm_bf16):
+// qa is W_qa diag(g) x, so the true qa is a qa with a = r(x); the GEMM of
+// kv_b read the compressed KV c as qa holds it, and the true c is a c, so
+// b = r(a c) = 1 / sqrt(a^2 mean(c^2) + eps).  Every block works a and b
+// out from x and c in the same order (the same bits), before anything else.
 //
 // RoPE follows the Hugging Face DeepSeek-V2 code: the pairs (x[2i], x[2i+1])
 // rotate by pos * theta^(-2i/ROPE) and land at i and i + ROPE/2.
@@ -189,16 +201,17 @@ extern "C" __global__ void swiglu_bf16(const __nv_bfloat16 *gu, __nv_bfloat16 *a
 // their shares to (distributed shared memory); without, the last block of
 // the head to finish (counted in count[h], which it resets), from part.
 extern "C" __global__ void DENSE_ATTN_CLUSTER_DIMS __launch_bounds__(dense::ATTN_THREADS)
-    mla_attention(const __nv_bfloat16 *qa, const __nv_bfloat16 *kvb, __nv_bfloat16 *kc,
-                  __nv_bfloat16 *vc, const uint32_t *pos_p, const uint32_t *nkeys_p, float *part,
-                  uint32_t *count, __nv_bfloat16 *o, uint32_t maxpos) {
+    mla_attention(const __nv_bfloat16 *qa, const __nv_bfloat16 *kvb, const __nv_bfloat16 *x,
+                  __nv_bfloat16 *kc, __nv_bfloat16 *vc, const uint32_t *pos_p,
+                  const uint32_t *nkeys_p, float *part, uint32_t *count, __nv_bfloat16 *o,
+                  uint32_t maxpos, uint32_t d) {
   using namespace dense;
   constexpr int KP = ATTN_TILE / 16, VP = ATTN_TILE / 8, WARPS = ATTN_THREADS / 32;
   static_assert(WARPS == 4, "the block sums below add four warps' values");
   __shared__ __align__(16) float q[QK];
   __shared__ __align__(16) __nv_bfloat16 knew[QK], vnew[VD];
   __shared__ __align__(16) float vred[WARPS][VD];
-  __shared__ float score[ATTN_TILE], wmax[WARPS], lred[WARPS];
+  __shared__ float score[ATTN_TILE], wmax[WARPS], lred[WARPS], sred[WARPS][2];
   if (blockDim.x != ATTN_THREADS)
     __trap(); // the thread mappings below assume it
 #if DENSE_ATTN_IN_CLUSTER
@@ -247,23 +260,47 @@ extern "C" __global__ void DENSE_ATTN_CLUSTER_DIMS __launch_bounds__(dense::ATTN
   };
   load(0); // the first tile is on its way while the query is made
 
+  // The norms' factors a and b: the sums of squares of x and c.
+  float sx = 0, sc = 0;
+  for (uint32_t i = tid; i < d / 8; i += ATTN_THREADS)
+    sx += sumsq8(reinterpret_cast<const uint4 *>(x)[i]);
+  if (tid < KVR / 8)
+    sc = sumsq8(reinterpret_cast<const uint4 *>(qa + (size_t)heads * QK)[tid]);
+  sx = warp_sum(sx);
+  sc = warp_sum(sc);
+  if (lane == 0) {
+    sred[warp][0] = sx;
+    sred[warp][1] = sc;
+  }
+  __syncthreads();
+  sx = (sred[0][0] + sred[1][0]) + (sred[2][0] + sred[3][0]);
+  sc = (sred[0][1] + sred[1][1]) + (sred[2][1] + sred[3][1]);
+  const float fa = rsqrtf(sx / (float)d + RMS_EPS);
+  const float fab = fa * rsqrtf(fa * fa * sc / (float)KVR + RMS_EPS);
+
   // This head's query, and the k and v rows this step adds (written to the
   // caches by one block, kept in shared memory by every block).
   const bool writer = s == (chunk ? min(pos / chunk, splits - 1) : 0) && pos < maxpos;
   __nv_bfloat16 *krow = kch + (size_t)pos * QK, *vrow = vch + (size_t)pos * VD;
-  q[tid] = __bfloat162float(qh[tid]);
+  q[tid] = __bfloat162float(qh[tid]) * fa;
   if (tid < 32) {
     // kvh: 16 vectors of k, then 16 of v.
-    const uint4 kv = reinterpret_cast<const uint4 *>(kvh)[tid];
+    float f[8];
+    unpack8(reinterpret_cast<const uint4 *>(kvh)[tid], f);
+#pragma unroll
+    for (int e = 0; e < 8; e++)
+      f[e] *= fab;
+    const uint4 kv = pack8(f);
     reinterpret_cast<uint4 *>(tid < 16 ? knew : vnew)[tid % 16] = kv;
     if (writer)
       reinterpret_cast<uint4 *>(tid < 16 ? krow : vrow)[tid % 16] = kv;
     float c, sn;
     rope_angle(pos, tid, &c, &sn);
-    const float2 x = __bfloat1622float2(reinterpret_cast<const __nv_bfloat162 *>(qh + NOPE)[tid]);
-    const float2 k = __bfloat1622float2(reinterpret_cast<const __nv_bfloat162 *>(kpe)[tid]);
-    q[NOPE + tid] = x.x * c - x.y * sn;
-    q[NOPE + ROPE / 2 + tid] = x.y * c + x.x * sn;
+    float2 qp = __bfloat1622float2(reinterpret_cast<const __nv_bfloat162 *>(qh + NOPE)[tid]);
+    float2 k = __bfloat1622float2(reinterpret_cast<const __nv_bfloat162 *>(kpe)[tid]);
+    qp.x *= fa, qp.y *= fa, k.x *= fa, k.y *= fa;
+    q[NOPE + tid] = qp.x * c - qp.y * sn;
+    q[NOPE + ROPE / 2 + tid] = qp.y * c + qp.x * sn;
     const __nv_bfloat16 k0 = __float2bfloat16_rn(k.x * c - k.y * sn);
     const __nv_bfloat16 k1 = __float2bfloat16_rn(k.y * c + k.x * sn);
     knew[NOPE + tid] = k0;
