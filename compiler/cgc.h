@@ -584,6 +584,7 @@ typedef enum GraphName {
   GN_LAUNCH,  /* G_launch */
   GN_DESTROY, /* G_destroy */
   GN_USER,    /* G_user */
+  GN_POOL_BYTES, /* G_pool_bytes */
   GN_SET,     /* G_set_X, for scalar X */
   GN_GET,     /* G_get_X, for scalar X */
   GN_BIND,    /* G_bind_X, for extern buffer X */

@@ -32,6 +32,7 @@ const char *graph_c_name(char *buf, GraphName which, const Graph *g, const Resou
       [GN_LAUNCH] = "%s_launch",
       [GN_DESTROY] = "%s_destroy",
       [GN_USER] = "%s_user",
+      [GN_POOL_BYTES] = "%s_pool_bytes",
       [GN_SET] = "%s_set_%s",
       [GN_GET] = "%s_get_%s",
       [GN_BIND] = "%s_bind_%s",

@@ -389,7 +389,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
 /* A graph's names in C that its functions and declarations spell. */
 typedef struct GraphNames {
   char type[CNAME_SIZE], ext[CNAME_SIZE], create[CNAME_SIZE], launch[CNAME_SIZE],
-      destroy[CNAME_SIZE], user[CNAME_SIZE], desc[CNAME_SIZE];
+      destroy[CNAME_SIZE], user[CNAME_SIZE], pool_bytes[CNAME_SIZE], desc[CNAME_SIZE];
 } GraphNames;
 
 static void graph_names(GraphNames *n, const Graph *g) {
@@ -399,6 +399,7 @@ static void graph_names(GraphNames *n, const Graph *g) {
   graph_c_name(n->launch, GN_LAUNCH, g, NULL);
   graph_c_name(n->destroy, GN_DESTROY, g, NULL);
   graph_c_name(n->user, GN_USER, g, NULL);
+  graph_c_name(n->pool_bytes, GN_POOL_BYTES, g, NULL);
   graph_table_c_name(n->desc, g, "desc");
 }
 
@@ -477,8 +478,9 @@ static void emit_functions(FILE *c, const Graph *g) {
   }
   fprintf(c,
           "void *%s(%s *cgc_graph) {\n  return cgrt_user((cgrt_graph *)cgc_graph);\n}\n\n"
-          "void %s(%s *cgc_graph) {\n  cgrt_destroy((cgrt_graph *)cgc_graph);\n}\n",
-          n.user, gt, n.destroy, gt);
+          "void %s(%s *cgc_graph) {\n  cgrt_destroy((cgrt_graph *)cgc_graph);\n}\n\n"
+          "size_t %s(void) {\n  return cgrt_pool_bytes(&%s);\n}\n",
+          n.user, gt, n.destroy, gt, n.pool_bytes, n.desc);
 }
 
 static void emit_declarations(FILE *h, const Graph *g) {
@@ -523,6 +525,8 @@ static void emit_declarations(FILE *h, const Graph *g) {
               shape(buf, sizeof buf, res), res->buffer_kind == BUF_HOST ? ", pinned host" : "");
   }
   fprintf(h, "void *%s(%s *graph);\nvoid %s(%s *graph);\n", n.user, gt, n.destroy, gt);
+  fprintf(h, "size_t %s(void); /* the memory of its owned buffers, for a cgrt_pool */\n",
+          n.pool_bytes);
 }
 
 static bool has_half_param(const Item *k) {

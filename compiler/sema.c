@@ -1824,7 +1824,8 @@ static void check_c_names(Sema *s, Program *p) {
     if (free_name)
       claim(s, &names, it->name_pos, what, it->name->name, kernel_c_name(it));
   }
-  static const GraphName fixed[] = {GN_TYPE, GN_EXTERN, GN_CREATE, GN_LAUNCH, GN_DESTROY, GN_USER};
+  static const GraphName fixed[] = {GN_TYPE,    GN_EXTERN, GN_CREATE,
+                                    GN_LAUNCH,  GN_DESTROY, GN_USER, GN_POOL_BYTES};
   for (size_t i = 0; i < p->graphs.n; i++) {
     Graph *g = p->graphs.v[i];
     const char *gn = g->name->name;

@@ -110,10 +110,21 @@ extern void cgrt_entry(void);
 extern void cgrt_cond(void);
 extern void cgrt_switch(void);
 
+struct cgrt_pool {
+  int device;
+  unsigned char *mem;
+  size_t bytes;
+  long members;            /* graphs created with it and not yet destroyed */
+  int launched;            /* a member has been launched, last on last_stream */
+  cudaStream_t last_stream;
+  cudaEvent_t event;       /* recorded on last_stream when a launch changes stream */
+};
+
 struct cgrt_graph {
   const cgrt_graph_desc *d;
   int device;
   void *user;
+  cgrt_pool *pool;        /* where the owned device buffers are, or NULL */
   unsigned char *dmem;    /* owned device buffers, scalar slots, launch counter */
   unsigned char *hmem;    /* owned host buffers, then 8 bytes for get */
   uint64_t *ring;         /* mapped pinned host memory */
@@ -231,6 +242,21 @@ cgrt_status cgrt_invalid(const cgrt_graph_desc *d, const char *what) {
 static cgrt_status no_memory(const cgrt_graph_desc *d) {
   snprintf(last_error, sizeof last_error, "%s: graph %s: out of host memory", d->source, d->name);
   return CGRT_ERROR_NO_MEMORY;
+}
+
+static cgrt_status fail_pool(const char *call, cudaError_t err) {
+  snprintf(last_error, sizeof last_error, "cgrt_pool_create: %s: %s (%s)", call,
+           cudaGetErrorString(err), cudaGetErrorName(err));
+  return CGRT_ERROR_CUDA;
+}
+
+/* Freeing waits for the device, so no member's launch still uses it. */
+static void release_pool(cgrt_pool *p) {
+  if (p->mem && cudaFree(p->mem) == cudaSuccess)
+    account(-1, p->bytes);
+  if (p->event && cudaEventDestroy(p->event) == cudaSuccess)
+    account(-1, 0);
+  xfree(p);
 }
 
 static const void *kernel_address(cgrt_kernel k) {
@@ -646,6 +672,12 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     case CGRT_EXTERN_HOST: break;
     }
   }
+  if (g->pool) { /* the owned buffers are the pool's; the rest stays here */
+    if (dbytes > g->pool->bytes)
+      return invalid(d, "its owned buffers need %llu bytes of pool memory, and the pool has %llu",
+                     (unsigned long long)dbytes, (unsigned long long)g->pool->bytes);
+    dbytes = 0;
+  }
   g->slots = dbytes;
   g->counter = dbytes + 8 * (uint64_t)d->nscalars;
   g->extra = g->counter + 8;
@@ -700,7 +732,7 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     const cgrt_buffer_desc *b = &d->buffers[i];
     switch (buffer_kind(b)) {
     case CGRT_DEVICE:
-      g->base[i] = g->dmem + doff;
+      g->base[i] = (g->pool ? g->pool->mem : g->dmem) + doff;
       doff = (doff + b->bytes + ALIGN - 1) / ALIGN * ALIGN;
       break;
     case CGRT_HOST:
@@ -1380,6 +1412,25 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   return CGRT_OK;
 }
 
+/* g becomes a member of pool, if it can be one. */
+static cgrt_status join_pool(cgrt_graph *g, cgrt_pool *pool) {
+  const cgrt_graph_desc *d = g->d;
+  if (pool->device != g->device)
+    return invalid(d, "the pool is on device %d and the graph on device %d", pool->device,
+                   g->device);
+  for (uint32_t i = 0; i < d->nbuffers; i++)
+    if (buffer_kind(&d->buffers[i]) == CGRT_DEVICE && d->buffers[i].zero)
+      return invalid(d,
+                     "buffer '%s' is zeroed at create ('= 0') and keeps what the graph leaves "
+                     "in it from one launch to the next, which a pool's memory does not: the "
+                     "graph cannot share a pool (make the buffer extern, or create the graph "
+                     "without one)",
+                     d->buffers[i].name);
+  g->pool = pool;
+  pool->members++;
+  return CGRT_OK;
+}
+
 cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const *externs,
                         const cgrt_options *opt) {
   if (!out)
@@ -1408,7 +1459,9 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
     g->d = d;
     g->device = o.device == CGRT_CURRENT_DEVICE ? previous : o.device;
     g->user = o.user;
-    s = build(g, externs, &o);
+    s = o.pool ? join_pool(g, o.pool) : CGRT_OK;
+    if (s == CGRT_OK)
+      s = build(g, externs, &o);
     if (s != CGRT_OK) {
       cgrt_destroy(g);
       g = NULL;
@@ -1524,8 +1577,20 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
     memcpy(e + g->words, g->values, d->nscalars * sizeof *e);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
   }
+  cgrt_pool *pool = g->pool;
+  if (pool && pool->launched && pool->last_stream != stream) {
+    /* The pool's previous launch may be running: wait for its stream. */
+    if ((err = CU(cudaEventRecord(pool->event, pool->last_stream))) != cudaSuccess)
+      return fail(d, "cudaEventRecord (the pool's previous stream)", err);
+    if ((err = CU(cudaStreamWaitEvent(stream, pool->event, 0))) != cudaSuccess)
+      return fail(d, "cudaStreamWaitEvent (the pool's previous stream)", err);
+  }
   if ((err = CU(cudaGraphLaunch(g->exec, stream))) != cudaSuccess)
     return fail(d, "cudaGraphLaunch", err); /* the marks stay for the next launch */
+  if (pool) {
+    pool->launched = 1;
+    pool->last_stream = stream;
+  }
   g->launches++;
   g->last_stream = stream;
   if (d->nloads) {
@@ -1726,5 +1791,71 @@ void cgrt_destroy(cgrt_graph *g) {
   xfree(g->owner);
   xfree(g->evals);
   xfree(g->handles);
+  if (g->pool)
+    g->pool->members--;
   xfree(g);
 }
+
+/* ---- pools ---- */
+
+size_t cgrt_pool_bytes(const cgrt_graph_desc *d) {
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < d->nbuffers; i++)
+    if (buffer_kind(&d->buffers[i]) == CGRT_DEVICE)
+      bytes = (bytes + d->buffers[i].bytes + ALIGN - 1) / ALIGN * ALIGN;
+  return (size_t)bytes;
+}
+
+cgrt_status cgrt_pool_create(cgrt_pool **out, size_t bytes, int device) {
+  if (!out)
+    return invalid(NULL, "cgrt_pool_create: the result pointer is NULL");
+  *out = NULL;
+  int previous = 0;
+  cudaError_t err = CU(cudaGetDevice(&previous));
+  if (err != cudaSuccess)
+    return fail_pool("cudaGetDevice", err);
+  if (device != CGRT_CURRENT_DEVICE && device != previous &&
+      (err = CU(cudaSetDevice(device))) != cudaSuccess)
+    return fail_pool("cudaSetDevice", err);
+  cgrt_status s = CGRT_OK;
+  cgrt_pool *p = xcalloc(1, sizeof *p);
+  if (!p) {
+    snprintf(last_error, sizeof last_error, "cgrt_pool_create: out of host memory");
+    s = CGRT_ERROR_NO_MEMORY;
+  } else {
+    p->device = device == CGRT_CURRENT_DEVICE ? previous : device;
+    p->bytes = bytes;
+    void *m = NULL;
+    if (bytes && (err = CU(cudaMalloc(&m, bytes))) != cudaSuccess) {
+      s = fail_pool("cudaMalloc", err);
+    } else {
+      p->mem = m;
+      if (m)
+        account(1, bytes);
+      if ((err = CU(cudaEventCreateWithFlags(&p->event, cudaEventDisableTiming))) != cudaSuccess)
+        s = fail_pool("cudaEventCreateWithFlags", err);
+      else
+        account(1, 0);
+    }
+    if (s != CGRT_OK) {
+      release_pool(p);
+      p = NULL;
+    }
+  }
+  if (device != CGRT_CURRENT_DEVICE && device != previous)
+    cudaSetDevice(previous); /* restoring the caller's device cannot sensibly fail */
+  *out = p;
+  return s;
+}
+
+cgrt_status cgrt_pool_destroy(cgrt_pool *p) {
+  if (!p)
+    return CGRT_OK;
+  if (p->members)
+    return invalid(NULL, "cgrt_pool_destroy: %ld graph%s still use%s the pool; destroy them first",
+                   p->members, p->members == 1 ? "" : "s", p->members == 1 ? "s" : "");
+  release_pool(p);
+  return CGRT_OK;
+}
+
+size_t cgrt_pool_size(const cgrt_pool *p) { return p ? p->bytes : 0; }

@@ -34,16 +34,39 @@ const char *cgrt_last_error(void);
 
 #define CGRT_CURRENT_DEVICE (-1)
 
+/* Device memory that graphs which never run at the same time share for
+ * their owned buffers (`buffer NAME: T[...]`), so that a set of graphs
+ * needs the memory of its largest member, not the sum: a server's graph
+ * per batch size, say.  A member's owned buffers hold nothing from one of
+ * its launches to the next (another member may have used the memory in
+ * between): keep what must survive in extern buffers.  Its scalars, loop
+ * counters and switch tables stay its own.  A graph with a `= 0` owned
+ * buffer cannot be a member (the zeros are written once, at create).
+ * Members may be launched on different streams: a launch on another stream
+ * than the pool's previous launch first waits for everything queued on
+ * that stream, so two members never run at once.  That stream must still
+ * exist then (or be a default stream).  Create and launch members, and
+ * destroy the pool, from one thread at a time. */
+typedef struct cgrt_pool cgrt_pool;
+
+/* A pool of `bytes` (at least the largest member's G_pool_bytes()) on
+ * `device` (or CGRT_CURRENT_DEVICE). */
+cgrt_status cgrt_pool_create(cgrt_pool **out, size_t bytes, int device);
+/* Refused (CGRT_ERROR_INVALID, nothing released) while a member lives. */
+cgrt_status cgrt_pool_destroy(cgrt_pool *pool);
+size_t cgrt_pool_size(const cgrt_pool *pool);
+
 typedef struct cgrt_options {
   int device;           /* device ordinal, or CGRT_CURRENT_DEVICE */
   void *user;           /* returned by G_user() */
   int upload;           /* nonzero: upload the graph at create, so the first
                            launch costs no more than the others */
   cudaStream_t stream;  /* where to upload (create waits for it) */
+  cgrt_pool *pool;      /* NULL: the graph's owned buffers are its own */
 } cgrt_options;
 
 /* The options used when create is given NULL. */
-#define CGRT_OPTIONS_INIT {CGRT_CURRENT_DEVICE, NULL, 1, 0}
+#define CGRT_OPTIONS_INIT {CGRT_CURRENT_DEVICE, NULL, 1, 0, NULL}
 
 /* ---- for generated code ---- */
 
@@ -58,6 +81,8 @@ cgrt_status cgrt_bind(cgrt_graph *g, uint32_t buffer, void *ptr);
 void *cgrt_buffer(cgrt_graph *g, uint32_t buffer);
 void *cgrt_user(cgrt_graph *g);
 void cgrt_destroy(cgrt_graph *g);
+/* Bytes of pool memory a graph of this description takes (G_pool_bytes). */
+size_t cgrt_pool_bytes(const cgrt_graph_desc *desc);
 /* For generated code: a NULL argument before the runtime is reached. */
 cgrt_status cgrt_invalid(const cgrt_graph_desc *desc, const char *what);
 

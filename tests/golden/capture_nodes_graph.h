@@ -33,6 +33,7 @@ cgrt_status g_set_s(g *graph, uint32_t value); /* u32 */
 cgrt_status g_get_s(g *graph, uint32_t *value);
 void *g_user(g *graph);
 void g_destroy(g *graph);
+size_t g_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool */
 
 /* The capture functions, as their definitions must be: each enqueues its
  * work on `stream`, which is being captured; `user` is cgrt_options.user. */

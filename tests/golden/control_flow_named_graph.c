@@ -83,3 +83,7 @@ void *g_user(g *cgc_graph) {
 void g_destroy(g *cgc_graph) {
   cgrt_destroy((cgrt_graph *)cgc_graph);
 }
+
+size_t g_pool_bytes(void) {
+  return cgrt_pool_bytes(&cgc_g_desc);
+}

@@ -25,6 +25,7 @@ void *g_buffer_x(g *graph); /* f32[8] */
 void *g_buffer_resid(g *graph); /* f32[1] */
 void *g_user(g *graph);
 void g_destroy(g *graph);
+size_t g_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool */
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,7 @@ void *g_buffer_result(g *graph); /* f32[128], pinned host */
 cgrt_status g_bind_input(g *graph, void *ptr);
 void *g_user(g *graph);
 void g_destroy(g *graph);
+size_t g_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool */
 
 #ifdef __cplusplus
 }

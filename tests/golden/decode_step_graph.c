@@ -412,3 +412,7 @@ void *decode_step_user(decode_step *cgc_graph) {
 void decode_step_destroy(decode_step *cgc_graph) {
   cgrt_destroy((cgrt_graph *)cgc_graph);
 }
+
+size_t decode_step_pool_bytes(void) {
+  return cgrt_pool_bytes(&cgc_decode_step_desc);
+}

@@ -41,6 +41,7 @@ void *decode_step_buffer_q(decode_step *graph); /* f16[1024] */
 void *decode_step_buffer_o(decode_step *graph); /* f16[1024] */
 void *decode_step_user(decode_step *graph);
 void decode_step_destroy(decode_step *graph);
+size_t decode_step_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool */
 
 #ifdef __cplusplus
 }

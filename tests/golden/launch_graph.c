@@ -114,3 +114,7 @@ void *launch_user(launch *cgc_graph) {
 void launch_destroy(launch *cgc_graph) {
   cgrt_destroy((cgrt_graph *)cgc_graph);
 }
+
+size_t launch_pool_bytes(void) {
+  return cgrt_pool_bytes(&cgc_launch_desc);
+}

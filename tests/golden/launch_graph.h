@@ -30,6 +30,7 @@ cgrt_status launch_set_factor(launch *graph, float value); /* f32 */
 cgrt_status launch_get_factor(launch *graph, float *value);
 void *launch_user(launch *graph);
 void launch_destroy(launch *graph);
+size_t launch_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool */
 
 /* The capture functions, as their definitions must be: each enqueues its
  * work on `stream`, which is being captured; `user` is cgrt_options.user. */

@@ -30,6 +30,7 @@ void *g_buffer_y3(g *graph); /* f32[64] */
 void *g_buffer_y4(g *graph); /* f32[64] */
 void *g_user(g *graph);
 void g_destroy(g *graph);
+size_t g_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool */
 
 #ifdef __cplusplus
 }

@@ -61,6 +61,10 @@ void first_destroy(first *cgc_graph) {
   cgrt_destroy((cgrt_graph *)cgc_graph);
 }
 
+size_t first_pool_bytes(void) {
+  return cgrt_pool_bytes(&cgc_first_desc);
+}
+
 /* graph second */
 static const cgrt_buffer_desc cgc_second_buffers[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(16)}, /* f32[4] */
@@ -114,6 +118,10 @@ void second_destroy(second *cgc_graph) {
   cgrt_destroy((cgrt_graph *)cgc_graph);
 }
 
+size_t second_pool_bytes(void) {
+  return cgrt_pool_bytes(&cgc_second_desc);
+}
+
 /* graph empty */
 static const cgrt_graph_desc cgc_empty_desc = {
   .abi = CGRT_ABI, .name = "empty", .source = "several_graphs.cgraph",
@@ -141,4 +149,8 @@ void *empty_user(empty *cgc_graph) {
 
 void empty_destroy(empty *cgc_graph) {
   cgrt_destroy((cgrt_graph *)cgc_graph);
+}
+
+size_t empty_pool_bytes(void) {
+  return cgrt_pool_bytes(&cgc_empty_desc);
 }

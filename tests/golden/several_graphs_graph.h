@@ -22,6 +22,7 @@ cgrt_status first_launch(first *graph, cudaStream_t stream);
 void *first_buffer_x(first *graph); /* f32[4] */
 void *first_user(first *graph);
 void first_destroy(first *graph);
+size_t first_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool */
 
 /* graph second */
 typedef struct second second;
@@ -31,6 +32,7 @@ cgrt_status second_launch(second *graph, cudaStream_t stream);
 void *second_buffer_x(second *graph); /* f32[4] */
 void *second_user(second *graph);
 void second_destroy(second *graph);
+size_t second_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool */
 
 /* graph empty */
 typedef struct empty empty;
@@ -39,6 +41,7 @@ cgrt_status empty_create(empty **out, const cgrt_options *opt);
 cgrt_status empty_launch(empty *graph, cudaStream_t stream);
 void *empty_user(empty *graph);
 void empty_destroy(empty *graph);
+size_t empty_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool */
 
 #ifdef __cplusplus
 }
