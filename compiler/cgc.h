@@ -278,8 +278,10 @@ typedef enum NodeKind {
   NK_IF,
   NK_SWITCH,
   NK_CAPTURE, /* a capture function's stream work, as a child graph */
+  NK_COLLECTIVE, /* all_reduce, all_gather, reduce_scatter, broadcast: NCCL's
+                    work, captured into a child graph */
 } NodeKind;
-enum { NK_COUNT = NK_CAPTURE + 1 }; /* keep it one past the last kind */
+enum { NK_COUNT = NK_COLLECTIVE + 1 }; /* keep it one past the last kind */
 
 typedef struct NodeKindInfo {
   const char *name;    /* in messages, DOT and the names of unnamed nodes */
@@ -475,6 +477,7 @@ typedef struct Resource {
   bool memory;             /* scalars: has a device slot (a pointer argument,
                               a copy or a fill reaches it) */
   Pos written_at;          /* scalars: first out/inout use, file -1 if none */
+  int from_comm;           /* scalars: 0, or = rank (CGRT_RANK) or = ranks (CGRT_RANKS) */
 } Resource;
 
 typedef enum ArgKind {
@@ -533,6 +536,10 @@ typedef struct Node {
   int default_body;   /* switch: the default's body, or -1 */
   int selector;       /* switch: the scalar (index into Graph.res) */
   Item *kernel;     /* NK_KERNEL, NK_CAPTURE: the kernel or capture function */
+  /* NK_COLLECTIVE: which (CGRT_ALL_REDUCE ...), its reduction (CGRT_SUM ...),
+   * elements sent (args[1]) and received (args[0]), broadcast's root. */
+  int collective, reduce_op;
+  int64_t send_count, recv_count, root;
   Arg *args;
   int nargs;
   int64_t grid[3], block[3], cluster[3];

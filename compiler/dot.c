@@ -5,8 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const collective_names[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                               "broadcast"};
+static const char *const reduce_names[] = {"sum", "prod", "max", "min", "avg"};
+
 static void emit_node(FILE *out, const Node *n, int indent) {
   const NodeKindInfo *k = &node_kinds[n->kind];
+  if (n->kind == NK_COLLECTIVE) {
+    fprintf(out, "%*s\"%s\" [label=\"%s\\n%s", indent, "", n->name, n->name,
+            collective_names[n->collective]);
+    if (n->collective == CGRT_BROADCAST)
+      fprintf(out, " from %lld", (long long)n->root);
+    else if (n->collective != CGRT_ALL_GATHER)
+      fprintf(out, " %s", reduce_names[n->reduce_op]);
+    fprintf(out, "\"%s];\n", k->dot);
+    return;
+  }
   fprintf(out, "%*s\"%s\" [label=\"%s\\n%s%s%s\"%s];\n", indent, "", n->name, n->name, k->name,
           n->kernel ? " " : "", n->kernel ? n->kernel->name->name : "", k->dot);
 }
@@ -25,7 +39,8 @@ static const char *body_label(const Graph *g, const Node *c, int branch, char *b
   case NK_KERNEL:
   case NK_COPY:
   case NK_FILL:
-  case NK_CAPTURE: snprintf(buf, size, "%s", c->name); break; /* holds no body */
+  case NK_CAPTURE:
+  case NK_COLLECTIVE: snprintf(buf, size, "%s", c->name); break; /* holds no body */
   }
   return buf;
 }

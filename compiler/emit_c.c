@@ -165,6 +165,7 @@ static size_t node_args(const Node *n, const CondCode *cc) {
   switch (n->kind) {
   case NK_KERNEL:
   case NK_CAPTURE:
+  case NK_COLLECTIVE:
   case NK_COPY: return (size_t)n->nargs;
   case NK_FILL:
   case NK_SWITCH: return 1;
@@ -202,6 +203,16 @@ static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const 
       fprintf(c, ", .has_priority = 1, .priority = %lld", (long long)n->priority);
     break;
   case NK_CAPTURE: fprintf(c, ".kernel = %zu", kernel_index(captures, n->kernel)); break;
+  case NK_COLLECTIVE:
+    fprintf(c, ".collective = %s, .reduce_op = %s, .selector_type = %d, .root = %lld,\n     "
+               ".send_count = UINT64_C(%lld), .recv_count = UINT64_C(%lld)",
+            (const char *const[]){"CGRT_ALL_REDUCE", "CGRT_ALL_GATHER", "CGRT_REDUCE_SCATTER",
+                                  "CGRT_BROADCAST"}[n->collective],
+            (const char *const[]){"CGRT_SUM", "CGRT_PROD", "CGRT_MAX", "CGRT_MIN",
+                                  "CGRT_AVG"}[n->reduce_op],
+            abi_type(g->res.v[n->args[0].res].type), (long long)n->root,
+            (long long)n->send_count, (long long)n->recv_count);
+    break;
   case NK_COPY: fprintf(c, ".bytes = UINT64_C(%lld)", (long long)n->args[0].bytes); break;
   case NK_FILL:
     fprintf(c, ".elem_size = %d, .bytes = UINT64_C(%lld), .value = UINT64_C(0x%llx)",
@@ -263,9 +274,13 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
     for (size_t r = 0; r < g->res.n; r++) {
       const Resource *res = &g->res.v[r];
       if (res->kind == RES_SCALAR)
-        fprintf(c, "  {.name = \"%s\", .size = %d, .memory = %d, .init = UINT64_C(0x%llx)}, /* %s */\n",
+        fprintf(c, "  {.name = \"%s\", .size = %d, .memory = %d, .init = UINT64_C(0x%llx)%s}, /* %s */\n",
                 res->name->name, type_size(res->type), res->memory,
-                (unsigned long long)res->init_bits, type_name(res->type));
+                (unsigned long long)res->init_bits,
+                res->from_comm == CGRT_RANK    ? ", .from_comm = CGRT_RANK"
+                : res->from_comm == CGRT_RANKS ? ", .from_comm = CGRT_RANKS"
+                                               : "",
+                type_name(res->type));
     }
     fprintf(c, "};\n");
   }
@@ -291,6 +306,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
         }
         break;
       case NK_COPY:
+      case NK_COLLECTIVE:
         emit_arg(c, g, index, &n->args[0], 8, n->name, "dst");
         emit_arg(c, g, index, &n->args[1], 8, n->name, "src");
         break;
@@ -376,6 +392,13 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
   if (captures->n)
     fprintf(c, ",\n  .ncaptures = %zu, .captures = cgc_captures, .capture_names = cgc_capture_names",
             captures->n);
+  bool comm = false; /* collectives, or scalars the communicator sets: NCCL's part */
+  for (size_t v = 0; v < g->nodes.n; v++)
+    comm |= g->nodes.v[v].kind == NK_COLLECTIVE;
+  for (size_t r = 0; r < g->res.n; r++)
+    comm |= g->res.v[r].kind == RES_SCALAR && g->res.v[r].from_comm != CGRT_FROM_VALUE;
+  if (comm)
+    fprintf(c, ",\n  .collectives = &cgrt_nccl");
   fprintf(c, "\n};\n");
   for (size_t v = 0; v < g->nodes.n; v++) {
     vec_free(&conds[v].code);

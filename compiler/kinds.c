@@ -9,4 +9,5 @@ const NodeKindInfo node_kinds[NK_COUNT] = {
     [NK_IF] = {"if", "CGRT_IF_NODE", .bodies = true, .dot = ", shape=diamond"},
     [NK_SWITCH] = {"switch", "CGRT_SWITCH_NODE", .bodies = true, .dot = ", shape=diamond"},
     [NK_CAPTURE] = {"capture", "CGRT_CAPTURE_NODE", .dot = ", peripheries=2"},
+    [NK_COLLECTIVE] = {"collective", "CGRT_COLLECTIVE_NODE", .dot = ", peripheries=2, style=rounded"},
 };

@@ -17,7 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { WHY_RAW, WHY_WAR, WHY_WAW };
+/* Why an inferred edge is there: a resource's data flow, or two collectives,
+ * which run in the order written (every rank must run a communicator's
+ * collectives in one order, or they wait for each other forever). */
+enum { WHY_RAW, WHY_WAR, WHY_WAW, WHY_COMM };
 
 /* ---- segments of one resource ---- */
 
@@ -158,8 +161,14 @@ static bool infer_edges(Compiler *c, Graph *g, const uint32_t *order, EdgeVec *o
   Infer in = {.c = c, .g = g, .out = out, .rng = 12345,
               .max_edges = c->max_edges ? c->max_edges : MAX_EDGES};
   VEC(int32_t) touched = {0};
+  int64_t last_collective = -1;
   for (size_t i = 0; i < g->nodes.n && !in.over; i++) {
     const Node *n = &g->nodes.v[order[i]];
+    if (n->kind == NK_COLLECTIVE) {
+      if (last_collective >= 0)
+        add_edge(&in, (uint32_t)last_collective, order[i], -1, WHY_COMM);
+      last_collective = order[i];
+    }
     for (int k = 0; k < n->nacc; k++) {
       const Access *a = &n->acc[k];
       if (a->hi <= a->lo)
@@ -310,6 +319,11 @@ static void describe_step(Compiler *c, Graph *g, const Edge *e) {
   const Node *a = &g->nodes.v[e->from], *b = &g->nodes.v[e->to];
   if (e->written) {
     note_at(c->diag, e->pos, "'%s -> %s' is written here", a->name, b->name);
+    return;
+  }
+  if (e->why == WHY_COMM) {
+    note_at(c->diag, b->pos, "'%s' follows '%s' because collectives run in the order written",
+            b->name, a->name);
     return;
   }
   const char *res = g->res.v[e->res].name->name;
@@ -693,12 +707,19 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
       }
       const Edge *e = &all[which[j]];
       const Node *a = &g->nodes.v[e->from], *b = &g->nodes.v[e->to];
-      const char *res = g->res.v[e->res].name->name;
-      const char *ra = e->why == WHY_WAR ? "reads" : "writes";
-      error_at(c->diag, b->pos,
-               "hazard on '%s': node '%s' %s it and node '%s' %s it, with no path of edges "
-               "between them",
-               res, b->name, why_text(e->why), a->name, ra);
+      if (e->why == WHY_COMM) {
+        error_at(c->diag, b->pos,
+                 "collectives '%s' and '%s' have no path of edges between them: every rank "
+                 "must run a communicator's collectives in one order",
+                 a->name, b->name);
+      } else {
+        const char *res = g->res.v[e->res].name->name;
+        const char *ra = e->why == WHY_WAR ? "reads" : "writes";
+        error_at(c->diag, b->pos,
+                 "hazard on '%s': node '%s' %s it and node '%s' %s it, with no path of edges "
+                 "between them",
+                 res, b->name, why_text(e->why), a->name, ra);
+      }
       if (!a->keyword_name && !b->keyword_name)
         note_at(c->diag, a->pos, "node '%s' is here; add '%s -> %s;' to run it first", a->name,
                 a->name, b->name);

@@ -535,6 +535,21 @@ static void declare_scalar(Sema *s, Stmt *st) {
   r->count = 1;
   r->bytes = type_size(st->type);
   Value v;
+  /* `= rank` and `= ranks`, unless a constant has that name: the
+   * communicator's, given at create. */
+  if (st->value && st->value->kind == EX_NAME && !lookup(s, st->value->name) &&
+      !map_get(&s->globals, st->value->name) &&
+      (!strcmp(st->value->name->name, "rank") || !strcmp(st->value->name->name, "ranks"))) {
+    if (type_is_float(st->type) || type_size(st->type) < 4) {
+      error_at(s->d, st->value->pos,
+               "scalar '%s' takes the communicator's %s, which needs an integer type of 32 or 64 "
+               "bits, not %s",
+               st->name->name, st->value->name->name, type_name(st->type));
+      return;
+    }
+    r->from_comm = strcmp(st->value->name->name, "rank") ? CGRT_RANKS : CGRT_RANK;
+    return;
+  }
   if (st->value && eval(s, st->value, &v)) {
     char what[300];
     snprintf(what, sizeof what, "scalar '%s'", st->name->name);
@@ -896,6 +911,176 @@ static void check_fill(Sema *s, Node *n, Stmt *st) {
   add_access(s, n, dst, ACC_WRITE);
 }
 
+/* ---- collectives ---- */
+
+static const struct {
+  const char *name;
+  int collective, min_args, max_args;
+  const char *usage;
+} collectives[] = {
+    {"all_reduce", CGRT_ALL_REDUCE, 2, 3, "all_reduce(buffer, op) or all_reduce(dst, src, op)"},
+    {"all_gather", CGRT_ALL_GATHER, 2, 2, "all_gather(dst, src)"},
+    {"reduce_scatter", CGRT_REDUCE_SCATTER, 3, 3, "reduce_scatter(dst, src, op)"},
+    {"broadcast", CGRT_BROADCAST, 2, 3, "broadcast(buffer, root) or broadcast(dst, src, root)"},
+};
+
+static const char *const reduce_names[] = {
+    [CGRT_SUM] = "sum", [CGRT_PROD] = "prod", [CGRT_MAX] = "max", [CGRT_MIN] = "min",
+    [CGRT_AVG] = "avg"};
+
+/* The collective a call names, or -1: the name, unless a kernel has it. */
+static int collective_index(const Sym *name) {
+  for (size_t i = 0; i < sizeof collectives / sizeof *collectives; i++)
+    if (!strcmp(name->name, collectives[i].name))
+      return (int)i;
+  return -1;
+}
+
+/* A collective's buffer or view: device memory of a type NCCL has. */
+static bool check_collective_ref(Sema *s, Expr *e, Arg *arg, const char *what,
+                                 const char *name) {
+  char buf[80];
+  snprintf(buf, sizeof buf, "%s of %s", what, name);
+  if (!check_copy_fill_ref(s, e, arg, buf))
+    return false;
+  const Resource *r = &s->g->res.v[arg->res];
+  if (r->kind == RES_BUFFER && (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST)) {
+    error_at(s->d, arg->pos, "'%s' is a host buffer; %s needs device memory", r->name->name,
+             name);
+    return false;
+  }
+  if (r->type == TY_I16 || r->type == TY_U16) {
+    error_at(s->d, arg->pos, "NCCL has no 16-bit integer type, and '%s' is %s", r->name->name,
+             type_name(r->type));
+    return false;
+  }
+  return true;
+}
+
+static bool check_reduce_op(Sema *s, Node *n, Expr *e, Type type, const char *name) {
+  if (e->kind == EX_NAME)
+    for (int i = 0; i < (int)(sizeof reduce_names / sizeof *reduce_names); i++)
+      if (!strcmp(e->name->name, reduce_names[i])) {
+        if (i == CGRT_AVG && !type_is_float(type)) {
+          error_at(s->d, e->pos, "avg needs floating-point elements, and these are %s",
+                   type_name(type));
+          return false;
+        }
+        n->reduce_op = i;
+        return true;
+      }
+  error_at(s->d, e->pos, "the reduction of %s is one of sum, prod, max, min and avg", name);
+  return false;
+}
+
+/* all_reduce, all_gather, reduce_scatter and broadcast. */
+static void check_collective(Sema *s, Node *n, Stmt *st, int which) {
+  const char *name = collectives[which].name;
+  int c = collectives[which].collective;
+  n->kind = NK_COLLECTIVE;
+  n->collective = c;
+  if (st->nargs < collectives[which].min_args || st->nargs > collectives[which].max_args) {
+    error_at(s->d, st->callee_pos, "%s takes %d argument%s, %d given: %s", name,
+             collectives[which].min_args, plural(collectives[which].min_args), st->nargs,
+             collectives[which].usage);
+    return;
+  }
+  if (s->scope >= 0) {
+    error_at(s->d, st->callee_pos,
+             "%s cannot be in the body of a while, if or switch: NCCL's captured work may hold "
+             "host nodes, which a conditional body cannot",
+             name);
+    return;
+  }
+  if (st->nlaunch) {
+    error_at(s->d, st->launch[0].pos, "%s takes no launch configuration", name);
+    return;
+  }
+  /* The in-place forms: all_reduce(buf, op), broadcast(buf, root). */
+  bool in_place = (c == CGRT_ALL_REDUCE || c == CGRT_BROADCAST) && st->nargs == 2;
+  n->args = arena_alloc(s->c->arena, 2 * sizeof *n->args);
+  n->acc = arena_alloc(s->c->arena, 2 * sizeof *n->acc);
+  n->nargs = 2;
+  Arg *dst = &n->args[0], *src = &n->args[1];
+  if (!check_collective_ref(s, st->args[0], dst, in_place ? "the buffer" : "the destination",
+                            name))
+    return;
+  if (in_place)
+    *src = *dst;
+  else if (!check_collective_ref(s, st->args[1], src, "the source", name))
+    return;
+  const Resource *rd = &s->g->res.v[dst->res], *rs = &s->g->res.v[src->res];
+  if (rd->type != rs->type) {
+    error_at(s->d, st->callee_pos,
+             "%s between different element types: the destination is %s, the source %s", name,
+             arg_text(s, st->args[0], dst), arg_text(s, st->args[1], src));
+    return;
+  }
+  int64_t dlo = dst->kind == ARG_VIEW ? dst->offset : 0;
+  int64_t slo = src->kind == ARG_VIEW ? src->offset : 0;
+  if (!in_place && dst->res == src->res && dlo < slo + src->bytes && slo < dlo + dst->bytes) {
+    error_at(s->d, st->callee_pos,
+             "the source and destination of %s overlap in '%s'; for the in-place form name one "
+             "buffer",
+             name, rd->name->name);
+    return;
+  }
+  n->send_count = src->count;
+  n->recv_count = dst->count;
+  switch (c) {
+  case CGRT_ALL_REDUCE:
+  case CGRT_BROADCAST:
+    if (dst->count != src->count) {
+      error_at(s->d, st->callee_pos, "%s sizes differ: the destination is %s, the source %s",
+               name, arg_text(s, st->args[0], dst), arg_text(s, st->args[1], src));
+      return;
+    }
+    break;
+  case CGRT_ALL_GATHER:
+    if (dst->count % src->count) {
+      error_at(s->d, st->callee_pos,
+               "all_gather's destination holds the source of every rank, a multiple of its "
+               "size: the destination is %s, the source %s",
+               arg_text(s, st->args[0], dst), arg_text(s, st->args[1], src));
+      return;
+    }
+    break;
+  case CGRT_REDUCE_SCATTER:
+    if (src->count % dst->count) {
+      error_at(s->d, st->callee_pos,
+               "reduce_scatter's source holds a destination's worth for every rank, a multiple "
+               "of its size: the destination is %s, the source %s",
+               arg_text(s, st->args[0], dst), arg_text(s, st->args[1], src));
+      return;
+    }
+    break;
+  }
+  Expr *last = st->args[st->nargs - 1];
+  if (c == CGRT_BROADCAST) {
+    int64_t root;
+    if (!eval_int(s, last, &root))
+      return;
+    if (root < 0 || root > INT32_MAX) {
+      error_at(s->d, last->pos, "broadcast's root is a rank, from 0 to %d; %lld is not",
+               INT32_MAX, (long long)root);
+      return;
+    }
+    n->root = root;
+  } else if (c != CGRT_ALL_GATHER && !check_reduce_op(s, n, last, rd->type, name)) {
+    return;
+  }
+  if (in_place) {
+    if (rd->kind == RES_SCALAR && rd->written_at.file < 0)
+      s->g->res.v[dst->res].written_at = dst->pos;
+    add_access(s, n, dst, ACC_RW);
+    return;
+  }
+  if (rd->kind == RES_SCALAR && rd->written_at.file < 0)
+    s->g->res.v[dst->res].written_at = dst->pos;
+  add_access(s, n, dst, ACC_WRITE);
+  add_access(s, n, src, ACC_READ);
+}
+
 static const char *const launch_names[] = {"grid", "block", "smem", "cluster", "priority"};
 
 static bool launch_extents(Sema *s, LaunchItem *l, int64_t out[3]) {
@@ -1106,6 +1291,12 @@ static bool keyword_named(const Stmt *st) { return !st->name && !strchr(st->base
 /* A kernel node's kernel and arguments; false after an error. */
 static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   Global *gl = map_get(&s->globals, st->kernel);
+  int which = gl ? -1 : collective_index(st->kernel);
+  if (which >= 0) {
+    int errors = diag_errors(s->d);
+    check_collective(s, n, st, which);
+    return diag_errors(s->d) == errors;
+  }
   if (!gl || gl->item->kind != IT_KERNEL) {
     if (gl)
       error_at(s->d, st->callee_pos, "'%s' is not a kernel", st->kernel->name);
@@ -1147,6 +1338,7 @@ static void add_node(Sema *s, Stmt *st) {
   switch (n.kind) {
   case NK_KERNEL:
   case NK_CAPTURE: /* which of the two, the declaration says */
+  case NK_COLLECTIVE: /* or a collective's name, when no kernel has it */
     if (!check_kernel_node(s, &n, st))
       return;
     break;

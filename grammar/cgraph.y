@@ -296,6 +296,7 @@ expr
   | IDENT                         { $$ = expr_name(ps, @1, $1); }
   | IDENT '(' exprs ')'           { $$ = expr_call(ps, @1, $1, $3); }
   | MAX '(' exprs ')'             { $$ = expr_call(ps, @1, $1, $3); }
+  | MAX                           { $$ = expr_name(ps, @1, $1); } /* all_reduce(x, max) */
   | '(' expr ')'                  { $$ = $2; }
   | expr '[' expr ']'             { $$ = expr_index(ps, @2, $1, $3); }
   | expr '[' expr ':' expr ']'    { $$ = expr_slice(ps, @2, $1, $3, $5); }

@@ -52,9 +52,16 @@ static int is_node_kind(uint8_t kind) {
   case CGRT_WHILE_NODE:
   case CGRT_IF_NODE:
   case CGRT_SWITCH_NODE:
-  case CGRT_CAPTURE_NODE: return 1;
+  case CGRT_CAPTURE_NODE:
+  case CGRT_COLLECTIVE_NODE: return 1;
   }
   return 0;
+}
+
+/* A node whose work a stream capture makes: a capture function's, or
+ * NCCL's for a collective. */
+static int is_captured(NodeKind kind) {
+  return kind == CGRT_CAPTURE_NODE || kind == CGRT_COLLECTIVE_NODE;
 }
 
 static int is_buffer_kind(uint8_t kind) {
@@ -84,7 +91,8 @@ static int is_control(NodeKind kind) {
   case CGRT_KERNEL_NODE:
   case CGRT_COPY_NODE:
   case CGRT_FILL_NODE:
-  case CGRT_CAPTURE_NODE: return 0;
+  case CGRT_CAPTURE_NODE:
+  case CGRT_COLLECTIVE_NODE: return 0;
   case CGRT_WHILE_NODE:
   case CGRT_IF_NODE:
   case CGRT_SWITCH_NODE: return 1;
@@ -125,6 +133,7 @@ struct cgrt_graph {
   int device;
   void *user;
   cgrt_pool *pool;        /* where the owned device buffers are, or NULL */
+  void *comm;             /* the collectives' communicator (an ncclComm_t), or NULL */
   unsigned char *dmem;    /* owned device buffers, scalar slots, launch counter */
   unsigned char *hmem;    /* owned host buffers, then 8 bytes for get */
   uint64_t *ring;         /* mapped pinned host memory */
@@ -233,6 +242,14 @@ static cgrt_status invalid(const cgrt_graph_desc *d, const char *fmt, ...) {
   else
     snprintf(last_error, sizeof last_error, "%s", msg);
   return CGRT_ERROR_INVALID;
+}
+
+cgrt_status cgrt_fail(cgrt_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
+  return s;
 }
 
 cgrt_status cgrt_invalid(const cgrt_graph_desc *d, const char *what) {
@@ -401,7 +418,8 @@ static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p)
     p->ptrs[0] = &g->handles[v];
     p->ptrs[1] = &p->cond;
     break;
-  case CGRT_CAPTURE_NODE: break; /* its work is captured: capture_node */
+  case CGRT_CAPTURE_NODE:
+  case CGRT_COLLECTIVE_NODE: break; /* its work is captured: capture_node */
   case CGRT_SWITCH_NODE:
     runtime_kernel(p, cgrt_switch, 1, 1);
     p->condition = 1;
@@ -530,11 +548,17 @@ static void drop_graph(cudaGraph_t graph) {
  * runs in thread-local capture mode: a call it may not make while its
  * stream is captured (a synchronisation, an allocation) fails in it and
  * leaves the capture invalid, which cudaStreamEndCapture then reports. */
+static const char *collective_name(uint8_t c) {
+  static const char *const names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast"};
+  return c <= CGRT_BROADCAST ? names[c] : "collective";
+}
+
 static cgrt_status capture_node(cgrt_graph *g, uint32_t v, cudaGraph_t *child) {
   const cgrt_graph_desc *d = g->d;
   const cgrt_node_desc *nd = &d->nodes[v];
-  const char *fn = d->capture_names[nd->kernel];
-  char call[160];
+  const int collective = node_kind(nd) == CGRT_COLLECTIVE_NODE;
+  const char *fn = collective ? collective_name(nd->collective) : d->capture_names[nd->kernel];
+  char call[300];
   cudaError_t err;
   *child = NULL;
   if (!g->capture_stream) {
@@ -550,16 +574,31 @@ static cgrt_status capture_node(cgrt_graph *g, uint32_t v, cudaGraph_t *child) {
   /* The function starts with no error pending: one that checks
    * cudaGetLastError() after its launches sees only its own. */
   (void)cudaGetLastError();
-  err = (cudaError_t)d->captures[nd->kernel](g->capture_stream, g->user, &g->params[nd->arg]);
-  if (err != cudaSuccess) {
-    abandon_capture(g->capture_stream);
-    snprintf(call, sizeof call, "capture function %s", fn);
-    return fail_node(d, nd, call, err);
+  if (collective) {
+    const cgrt_collective_ops *ops = d->collectives;
+    int r = ops->enqueue(g->comm, nd->collective, nd->reduce_op, nd->selector_type,
+                         (const void *)(uintptr_t)g->params[nd->arg + 1],
+                         (void *)(uintptr_t)g->params[nd->arg], nd->send_count, nd->recv_count,
+                         nd->root, g->capture_stream);
+    if (r) {
+      abandon_capture(g->capture_stream);
+      snprintf(last_error, sizeof last_error, "%s:%u:%u: node %s: %s %s: %s", d->source, nd->line,
+               nd->col, nd->name, ops->name, fn, ops->error_string(g->comm, r));
+      return CGRT_ERROR_COMM;
+    }
+  } else {
+    err = (cudaError_t)d->captures[nd->kernel](g->capture_stream, g->user, &g->params[nd->arg]);
+    if (err != cudaSuccess) {
+      abandon_capture(g->capture_stream);
+      snprintf(call, sizeof call, "capture function %s", fn);
+      return fail_node(d, nd, call, err);
+    }
   }
   cudaGraph_t captured = NULL;
   if ((err = CU(cudaStreamEndCapture(g->capture_stream, &captured))) != cudaSuccess) {
     abandon_capture(g->capture_stream);
-    snprintf(call, sizeof call, "cudaStreamEndCapture (after capture function %s)", fn);
+    snprintf(call, sizeof call, "cudaStreamEndCapture (after %s %s)",
+             collective ? d->collectives->name : "capture function", fn);
     return fail_node(d, nd, call, err);
   }
   account(1, 0);
@@ -691,7 +730,8 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     case CGRT_COPY_NODE:
     case CGRT_FILL_NODE:
     case CGRT_IF_NODE:
-    case CGRT_CAPTURE_NODE: break;
+    case CGRT_CAPTURE_NODE:
+    case CGRT_COLLECTIVE_NODE: break;
     }
   }
   if (d->nscalars || d->nloads || g->extra_bytes)
@@ -938,7 +978,8 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
     node_params(g, v, 0, &p);
     return add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
   }
-  case CGRT_CAPTURE_NODE: return add_capture(g, v, graph, deps, ndeps);
+  case CGRT_CAPTURE_NODE:
+  case CGRT_COLLECTIVE_NODE: return add_capture(g, v, graph, deps, ndeps);
   }
   return CGRT_OK; /* check_desc refused other kinds */
 }
@@ -1246,6 +1287,16 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
       if (d->args[i].kind == CGRT_ARG_SCALAR_VALUE)
         return malformed(d, nd, "a scalar by value to a capture function");
     break;
+  case CGRT_COLLECTIVE_NODE:
+    if (!d->collectives)
+      return malformed(d, nd, "a collective without the collectives' library");
+    if (nd->nargs != 2 || nd->collective > CGRT_BROADCAST || nd->reduce_op > CGRT_AVG ||
+        nd->selector_type > CGRT_F64)
+      return malformed(d, nd, "a collective's fields");
+    for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++)
+      if (d->args[i].kind != CGRT_ARG_BUFFER && d->args[i].kind != CGRT_ARG_SCALAR_PTR)
+        return malformed(d, nd, "a collective's argument %u", i - nd->arg);
+    break;
   case CGRT_COPY_NODE: least_args = 2; break;
   case CGRT_FILL_NODE:
     if (nd->elem_size != 1 && nd->elem_size != 2 && nd->elem_size != 4 && nd->elem_size != 8)
@@ -1330,6 +1381,46 @@ static cgrt_status check_desc(const cgrt_graph_desc *d) {
   return CGRT_OK;
 }
 
+/* The communicator's rank and size: into the scalars that ask for them,
+ * and checked against each collective's sizes and root. */
+static cgrt_status join_comm(cgrt_graph *g, void *comm) {
+  const cgrt_graph_desc *d = g->d;
+  const cgrt_collective_ops *ops = d->collectives;
+  if (!comm)
+    return invalid(d, "it has collectives or scalars set from the communicator; create needs "
+                      "the communicator (an ncclComm_t) in cgrt_options.comm");
+  int ranks = 0, rank = 0, r = ops->ranks(comm, &ranks, &rank);
+  if (r) {
+    snprintf(last_error, sizeof last_error, "%s: graph %s: %s: the communicator's size and rank: %s",
+             d->source, d->name, ops->name, ops->error_string(comm, r));
+    return CGRT_ERROR_COMM;
+  }
+  g->comm = comm;
+  for (uint32_t i = 0; i < d->nscalars; i++)
+    if (d->scalars[i].from_comm != CGRT_FROM_VALUE)
+      g->values[i] = (uint64_t)(d->scalars[i].from_comm == CGRT_RANK ? rank : ranks);
+  for (uint32_t v = 0; v < d->nnodes; v++) {
+    const cgrt_node_desc *nd = &d->nodes[v];
+    if (node_kind(nd) != CGRT_COLLECTIVE_NODE)
+      continue;
+    const char *what = NULL;
+    uint64_t n = (uint64_t)ranks;
+    if (nd->collective == CGRT_ALL_GATHER && nd->recv_count != nd->send_count * n)
+      what = "all_gather's destination must hold the source's elements times the ranks";
+    else if (nd->collective == CGRT_REDUCE_SCATTER && nd->send_count != nd->recv_count * n)
+      what = "reduce_scatter's source must hold the destination's elements times the ranks";
+    else if (nd->collective == CGRT_BROADCAST && nd->root >= n)
+      what = "broadcast's root is not a rank of the communicator";
+    if (what)
+      return invalid(d, "node %s (%s:%u:%u): %s; the communicator has %d rank%s (source %llu "
+                        "elements, destination %llu, root %u)",
+                     nd->name, d->source, nd->line, nd->col, what, ranks, ranks == 1 ? "" : "s",
+                     (unsigned long long)nd->send_count, (unsigned long long)nd->recv_count,
+                     nd->root);
+  }
+  return CGRT_OK;
+}
+
 /* The graph from the tables, with the current bindings and values (every
  * capture function runs), instantiated and, when create was asked to,
  * uploaded in `stream`. */
@@ -1388,6 +1479,8 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
     g->param_ptrs[i] = &g->params[i];
   for (uint32_t i = 0; i < d->nscalars; i++)
     g->values[i] = d->scalars[i].init;
+  if (d->collectives && (s = join_comm(g, o->comm)) != CGRT_OK)
+    return s;
   for (uint32_t i = 0, e = 0; i < d->nbuffers; i++) {
     const cgrt_buffer_desc *b = &d->buffers[i];
     if (!is_extern(buffer_kind(b)))
@@ -1503,7 +1596,7 @@ static cgrt_status update_capture(cgrt_graph *g, uint32_t v, int *reshaped) {
  * or the node itself. */
 static cgrt_status update_node(cgrt_graph *g, uint32_t n, int *reshaped) {
   NodeParams p;
-  if (node_kind(&g->d->nodes[n]) == CGRT_CAPTURE_NODE)
+  if (is_captured(node_kind(&g->d->nodes[n])))
     return update_capture(g, n, reshaped);
   if (!is_control(node_kind(&g->d->nodes[n]))) {
     node_params(g, n, 0, &p);
@@ -1737,7 +1830,7 @@ cgrt_status cgrt_bind(cgrt_graph *g, uint32_t b, void *ptr) {
   /* A capture function enqueues its work on the graph's device. */
   int captures = 0, previous = g->device;
   for (uint32_t u = g->use_start[b]; u < g->use_start[b + 1]; u++)
-    captures |= node_kind(&d->nodes[g->use[u]]) == CGRT_CAPTURE_NODE;
+    captures |= is_captured(node_kind(&d->nodes[g->use[u]]));
   cudaError_t err;
   if (captures && (err = CU(cudaGetDevice(&previous))) != cudaSuccess)
     return fail(d, "cudaGetDevice", err);

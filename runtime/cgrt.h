@@ -24,7 +24,8 @@ enum {
   CGRT_OK = 0,
   CGRT_ERROR_CUDA = 1,    /* a CUDA call failed; cgrt_last_error() names it */
   CGRT_ERROR_INVALID = 2, /* a NULL or otherwise unusable argument */
-  CGRT_ERROR_NO_MEMORY = 3 /* host memory ran out */
+  CGRT_ERROR_NO_MEMORY = 3, /* host memory ran out */
+  CGRT_ERROR_COMM = 4       /* a collective's library (NCCL) failed or timed out */
 };
 
 /* The last failure's message in this thread, e.g.
@@ -63,10 +64,29 @@ typedef struct cgrt_options {
                            launch costs no more than the others */
   cudaStream_t stream;  /* where to upload (create waits for it) */
   cgrt_pool *pool;      /* NULL: the graph's owned buffers are its own */
+  void *comm;           /* an ncclComm_t: needed by graphs with collectives */
 } cgrt_options;
 
 /* The options used when create is given NULL. */
-#define CGRT_OPTIONS_INIT {CGRT_CURRENT_DEVICE, NULL, 1, 0, NULL}
+#define CGRT_OPTIONS_INIT {CGRT_CURRENT_DEVICE, NULL, 1, 0, NULL, NULL}
+
+/* What the runtime needs of a library of collectives (cgrt_nccl, in the
+ * cgrt_nccl library, which links NCCL).  Codes are the library's own
+ * (ncclResult_t); 0 is success. */
+typedef struct cgrt_collective_ops {
+  const char *name; /* "NCCL" */
+  /* Enqueues collective (CGRT_ALL_REDUCE ...) of elements of `type`
+   * (CGRT_I8 ...) on stream: send_count elements from send, recv_count
+   * into recv. */
+  int (*enqueue)(void *comm, int collective, int op, int type, const void *send, void *recv,
+                 uint64_t send_count, uint64_t recv_count, uint32_t root, cudaStream_t stream);
+  int (*ranks)(void *comm, int *nranks, int *rank);
+  const char *(*error_string)(void *comm, int code);
+} cgrt_collective_ops;
+
+/* The NCCL collectives (link cgc::cgrt_nccl); the generated C of a graph
+ * with collectives points to it. */
+extern const cgrt_collective_ops cgrt_nccl;
 
 /* ---- for generated code ---- */
 
@@ -83,6 +103,9 @@ void *cgrt_user(cgrt_graph *g);
 void cgrt_destroy(cgrt_graph *g);
 /* Bytes of pool memory a graph of this description takes (G_pool_bytes). */
 size_t cgrt_pool_bytes(const cgrt_graph_desc *desc);
+/* For the runtime's companion libraries (cgrt_nccl): sets this thread's
+ * cgrt_last_error() and returns s. */
+cgrt_status cgrt_fail(cgrt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For generated code: a NULL argument before the runtime is reached. */
 cgrt_status cgrt_invalid(const cgrt_graph_desc *desc, const char *what);
 

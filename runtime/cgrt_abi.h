@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define CGRT_ABI 3
+#define CGRT_ABI 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +38,8 @@ typedef struct cgrt_scalar_desc {
   uint8_t size;   /* bytes: 1, 2, 4 or 8 */
   uint8_t memory; /* has a device slot: passed by pointer, copied or filled */
   uint64_t init;  /* initial value, as bits */
+  uint8_t from_comm; /* CGRT_FROM_VALUE, or set at create to the rank (CGRT_RANK)
+                        or the number of ranks (CGRT_RANKS) */
 } cgrt_scalar_desc;
 
 typedef enum cgrt_arg_kind {
@@ -63,8 +65,15 @@ typedef enum cgrt_node_kind {
   CGRT_WHILE_NODE, /* control nodes: a CUDA conditional node and the runtime's */
   CGRT_IF_NODE,    /* kernels that evaluate its condition */
   CGRT_SWITCH_NODE,
-  CGRT_CAPTURE_NODE /* a capture function's stream work, captured into a child graph */
+  CGRT_CAPTURE_NODE, /* a capture function's stream work, captured into a child graph */
+  CGRT_COLLECTIVE_NODE /* an NCCL collective, captured into a child graph */
 } cgrt_node_kind;
+
+/* Collective nodes: which, and the reduction. */
+enum { CGRT_ALL_REDUCE, CGRT_ALL_GATHER, CGRT_REDUCE_SCATTER, CGRT_BROADCAST };
+enum { CGRT_SUM, CGRT_PROD, CGRT_MAX, CGRT_MIN, CGRT_AVG };
+/* A scalar whose value the communicator gives at create. */
+enum { CGRT_FROM_VALUE, CGRT_RANK, CGRT_RANKS };
 
 /* Where a node is: the top of the graph, or body `branch` of control node
  * `scope` (which comes before it in the node table). */
@@ -116,7 +125,11 @@ typedef struct cgrt_node_desc {
                          switch: its first case value (one per body) */
   uint32_t ncode;     /* instructions; switch: bodies */
   int32_t default_body; /* switch: the body of `default`, or -1 */
-  uint8_t selector_type; /* switch: CGRT_I8 ... of its scalar (argument 0) */
+  uint8_t selector_type; /* switch: CGRT_I8 ... of its scalar (argument 0);
+                            collective: of its elements */
+  uint8_t collective, reduce_op; /* collective: CGRT_ALL_REDUCE ..., CGRT_SUM ... */
+  uint32_t root;         /* broadcast */
+  uint64_t send_count, recv_count; /* collective: elements of argument 1, of 0 */
 } cgrt_node_desc;
 
 typedef struct cgrt_graph_desc {
@@ -138,6 +151,8 @@ typedef struct cgrt_graph_desc {
   uint32_t ncaptures;
   const cgrt_capture *captures;         /* capture nodes' functions */
   const char *const *capture_names;
+  const struct cgrt_collective_ops *collectives; /* NULL unless the graph has
+                                                    collectives or = rank scalars */
 } cgrt_graph_desc;
 
 #ifdef __cplusplus

@@ -1,0 +1,170 @@
+/* cgrt_nccl.c: the runtime's collectives, through NCCL (cgrt_nccl.h). */
+#include "cgrt_nccl.h"
+
+#include <nccl.h>
+#include <string.h>
+#include <time.h>
+
+static ncclDataType_t nccl_type(int type) {
+  switch (type) {
+  case CGRT_I8: return ncclInt8;
+  case CGRT_U8: return ncclUint8;
+  case CGRT_I32: return ncclInt32;
+  case CGRT_U32: return ncclUint32;
+  case CGRT_I64: return ncclInt64;
+  case CGRT_U64: return ncclUint64;
+  case CGRT_F16: return ncclFloat16;
+  case CGRT_BF16: return ncclBfloat16;
+  case CGRT_F32: return ncclFloat32;
+  default: return ncclFloat64; /* CGRT_F64: cgc refuses i16 and u16 */
+  }
+}
+
+static ncclRedOp_t nccl_op(int op) {
+  switch (op) {
+  case CGRT_SUM: return ncclSum;
+  case CGRT_PROD: return ncclProd;
+  case CGRT_MAX: return ncclMax;
+  case CGRT_MIN: return ncclMin;
+  default: return ncclAvg;
+  }
+}
+
+/* A call on a nonblocking communicator may return ncclInProgress: it is
+ * done when the communicator says so. */
+static ncclResult_t settle(ncclComm_t comm, ncclResult_t r) {
+  while (r == ncclInProgress)
+    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess)
+      return ncclInternalError;
+  return r;
+}
+
+static int enqueue(void *c, int collective, int op, int type, const void *send, void *recv,
+                   uint64_t send_count, uint64_t recv_count, uint32_t root, cudaStream_t stream) {
+  ncclComm_t comm = c;
+  ncclDataType_t t = nccl_type(type);
+  ncclResult_t r;
+  switch (collective) {
+  case CGRT_ALL_REDUCE:
+    r = ncclAllReduce(send, recv, (size_t)send_count, t, nccl_op(op), comm, stream);
+    break;
+  case CGRT_ALL_GATHER: r = ncclAllGather(send, recv, (size_t)send_count, t, comm, stream); break;
+  case CGRT_REDUCE_SCATTER:
+    r = ncclReduceScatter(send, recv, (size_t)recv_count, t, nccl_op(op), comm, stream);
+    break;
+  default: r = ncclBroadcast(send, recv, (size_t)send_count, t, (int)root, comm, stream); break;
+  }
+  return (int)settle(comm, r);
+}
+
+static int ranks(void *c, int *nranks, int *rank) {
+  ncclResult_t r = ncclCommCount((ncclComm_t)c, nranks);
+  if (r == ncclSuccess)
+    r = ncclCommUserRank((ncclComm_t)c, rank);
+  return (int)r;
+}
+
+static const char *error_string(void *c, int code) {
+  const char *last = c ? ncclGetLastError((ncclComm_t)c) : NULL;
+  return last && *last ? last : ncclGetErrorString((ncclResult_t)code);
+}
+
+const cgrt_collective_ops cgrt_nccl = {"NCCL", enqueue, ranks, error_string};
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void nap(void) {
+  struct timespec t = {0, 1000000}; /* 1 ms */
+  nanosleep(&t, NULL);
+}
+
+cgrt_status cgrt_nccl_unique_id(void *id) {
+  ncclUniqueId u;
+  ncclResult_t r = ncclGetUniqueId(&u);
+  if (r != ncclSuccess)
+    return cgrt_fail(CGRT_ERROR_COMM, "cgrt_nccl_unique_id: ncclGetUniqueId: %s",
+                     ncclGetErrorString(r));
+  memcpy(id, &u, sizeof u);
+  return CGRT_OK;
+}
+
+cgrt_status cgrt_nccl_init(void **out, int nranks, const void *unique_id, int rank,
+                           double timeout_s) {
+  if (!out || !unique_id)
+    return cgrt_fail(CGRT_ERROR_INVALID, "cgrt_nccl_init: NULL argument");
+  *out = NULL;
+  ncclUniqueId id;
+  memcpy(&id, unique_id, sizeof id);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0; /* so that a rank that never comes cannot hold this one forever */
+  ncclComm_t comm = NULL;
+  ncclResult_t r = ncclCommInitRankConfig(&comm, nranks, id, rank, &config);
+  double deadline = now_s() + timeout_s;
+  while (r == ncclInProgress) {
+    if (timeout_s > 0 && now_s() > deadline) {
+      ncclCommAbort(comm);
+      return cgrt_fail(CGRT_ERROR_COMM,
+                       "cgrt_nccl_init: rank %d of %d: the other ranks did not all join within "
+                       "%g s; the communicator was aborted",
+                       rank, nranks, timeout_s);
+    }
+    nap();
+    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess)
+      r = ncclInternalError;
+  }
+  if (r != ncclSuccess) {
+    const char *why = comm ? ncclGetLastError(comm) : NULL;
+    if (comm)
+      ncclCommAbort(comm);
+    return cgrt_fail(CGRT_ERROR_COMM, "cgrt_nccl_init: rank %d of %d: %s", rank, nranks,
+                     why && *why ? why : ncclGetErrorString(r));
+  }
+  *out = comm;
+  return CGRT_OK;
+}
+
+cgrt_status cgrt_nccl_wait(void *c, cudaStream_t stream, double timeout_s) {
+  ncclComm_t comm = c;
+  double deadline = now_s() + timeout_s;
+  for (;;) {
+    cudaError_t e = cudaStreamQuery(stream);
+    if (e == cudaSuccess)
+      return CGRT_OK;
+    if (e != cudaErrorNotReady)
+      return cgrt_fail(CGRT_ERROR_CUDA, "cgrt_nccl_wait: cudaStreamQuery: %s (%s)",
+                       cudaGetErrorString(e), cudaGetErrorName(e));
+    ncclResult_t r = ncclSuccess;
+    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess)
+      r = ncclInternalError;
+    if (r != ncclSuccess && r != ncclInProgress) {
+      const char *why = ncclGetLastError(comm);
+      ncclCommAbort(comm);
+      return cgrt_fail(CGRT_ERROR_COMM, "cgrt_nccl_wait: the communicator failed: %s; it was "
+                                        "aborted",
+                       why && *why ? why : ncclGetErrorString(r));
+    }
+    if (timeout_s > 0 && now_s() > deadline) {
+      ncclCommAbort(comm);
+      return cgrt_fail(CGRT_ERROR_COMM,
+                       "cgrt_nccl_wait: the work queued was not done within %g s (a rank that "
+                       "never came?); the communicator was aborted",
+                       timeout_s);
+    }
+    nap();
+  }
+}
+
+void cgrt_nccl_free(void *c) {
+  ncclComm_t comm = c;
+  if (!comm)
+    return;
+  ncclResult_t r = ncclSuccess;
+  if (ncclCommGetAsyncError(comm, &r) == ncclSuccess && r == ncclSuccess &&
+      ncclCommDestroy(comm) == ncclSuccess)
+    return;
+  ncclCommAbort(comm);
+}
