@@ -1,15 +1,16 @@
 # cgc_add_graph(TARGET GRAPHS file.cgraph... [INCLUDE_DIRS dir...] [DEFINES NAME=VALUE...])
 #
 # Runs cgc (cgc::cgc) at build time on each .cgraph file and adds the
-# generated C and header (NAME_graph.c, NAME_graph.h, in the build tree) to
-# TARGET, which also gets the runtime library (cgc::cgrt).  A depfile makes
+# generated C and header (NAME_graph.c, NAME_graph.h, in the build tree's
+# cgc_generated/TARGET, so that targets may compile one .cgraph with other
+# DEFINES) to TARGET, which also gets the runtime library (cgc::cgrt).  A depfile makes
 # editing the .cgraph, a file it includes, or a new cgc regenerate the C.
 function(cgc_add_graph target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "GRAPHS;INCLUDE_DIRS;DEFINES")
   if(NOT ARG_GRAPHS)
     message(FATAL_ERROR "cgc_add_graph(${target}): no GRAPHS given")
   endif()
-  set(dir ${CMAKE_CURRENT_BINARY_DIR}/cgc_generated)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/cgc_generated/${target})
   set(flags)
   foreach(inc ${ARG_INCLUDE_DIRS})
     get_filename_component(inc ${inc} ABSOLUTE)

@@ -33,7 +33,7 @@ check "the outside project configures with find_package(cgc)" \
   sh -c 'cmake "$@" > "$0/configure.log" 2>&1 || { cat "$0/configure.log"; exit 1; }' "$tmp" "$@"
 check "the outside project builds" \
   sh -c 'cmake --build "$0/ext" > "$0/build.log" 2>&1 || { cat "$0/build.log"; exit 1; }' "$tmp"
-check "it ran the installed cgc" [ -f "$tmp/ext/cgc_generated/saxpy_graph.c" ]
+check "it ran the installed cgc" [ -f "$tmp/ext/cgc_generated/saxpy/saxpy_graph.c" ]
 "$tmp/ext/saxpy"
 status=$?
 check "the outside program works (or says it needs a GPU)" [ "$status" = 0 -o "$status" = 77 ]
