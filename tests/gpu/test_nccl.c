@@ -61,8 +61,8 @@ static double from_bits(const TypeInfo *t, const unsigned char *p) {
   if (t->is_float)
     return t->size == 4 ? (double)*(const float *)p : *(const double *)p;
   switch (t->size) {
-  case 1: return t->is_signed ? *(const int8_t *)p : *(const uint8_t *)p;
-  case 4: return t->is_signed ? *(const int32_t *)p : *(const uint32_t *)p;
+  case 1: return t->is_signed ? (double)*(const int8_t *)p : (double)*(const uint8_t *)p;
+  case 4: return t->is_signed ? (double)*(const int32_t *)p : (double)*(const uint32_t *)p;
   default: return t->is_signed ? (double)*(const int64_t *)p : (double)*(const uint64_t *)p;
   }
 }
@@ -109,7 +109,7 @@ static double want(int row, int r, int i) {
   }
 }
 
-static void every_type(void *comm, int rank, cudaStream_t s) {
+static void check_every_type(void *comm, int rank, cudaStream_t s) {
   void *in[NTYPES], *out[NTYPES];
   unsigned char *host = malloc((size_t)ROWS * RANKS * N * 8);
   for (int t = 0; t < NTYPES; t++) {
@@ -184,7 +184,7 @@ static void every_type(void *comm, int rank, cudaStream_t s) {
   free(host);
 }
 
-static void replayed(void *comm, int rank, cudaStream_t s) {
+static void check_replayed(void *comm, int rank, cudaStream_t s) {
   float *log;
   CUDA(cudaMalloc((void **)&log, STEPS * sizeof *log));
   CUDA(cudaMemset(log, 0xff, STEPS * sizeof *log));
@@ -261,8 +261,8 @@ static int run_rank(int rank, int id_in, int *id_out) {
   CGRT(cgrt_nccl_init(&comm, RANKS, id, rank, 60.0));
   cudaStream_t s;
   CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  every_type(comm, rank, s);
-  replayed(comm, rank, s);
+  check_every_type(comm, rank, s);
+  check_replayed(comm, rank, s);
   wrong_size_refused(comm);
   CUDA(cudaStreamDestroy(s));
   cgrt_nccl_free(comm);
