@@ -296,8 +296,11 @@ int main(void) {
   pid_t pid[RANKS];
   for (int r = 0; r < RANKS; r++) {
     pid[r] = fork();
-    if (pid[r] == 0)
-      _exit(run_rank(r, pipes[r][0], write_end));
+    if (pid[r] == 0) {
+      int rc = run_rank(r, pipes[r][0], write_end);
+      fflush(stdout); /* _exit does not */
+      _exit(rc);
+    }
   }
   int failed = 0;
   for (int r = 0; r < RANKS; r++) {
