@@ -97,9 +97,10 @@ class Options(C.Structure):
 class Runtime:
     """The runtime's entry points in one loaded library, typed once.
 
-    set_scalar and get_scalar are called with ctypes objects only (a
-    handle, an index, a pointer), so they carry no argtypes: ctypes then
-    passes them as they are, the cheapest call it makes."""
+    set_launch, set_scalar and get_scalar are called with ctypes objects
+    only (a handle, arrays, an index, pointers), so they carry no argtypes:
+    ctypes then passes them as they are, the cheapest call it makes (a
+    conversion through argtypes costs more than the call)."""
 
     def __init__(self, lib):
         self.lib = lib
@@ -109,6 +110,8 @@ class Runtime:
         self.launch = lib.cgrt_launch
         self.launch.argtypes = [C.c_void_p, C.c_void_p]
         self.launch.restype = C.c_int
+        self.set_launch = lib.cgrt_set_launch
+        self.set_launch.restype = C.c_int
         self.set_scalar = lib.cgrt_set_scalar
         self.set_scalar.restype = C.c_int
         self.get_scalar = lib.cgrt_get_scalar

@@ -23,6 +23,9 @@ PROGRAM = "cgc_program"
 
 _CELLS = (C.c_int8, C.c_int16, C.c_int32, C.c_int64, C.c_uint8, C.c_uint16, C.c_uint32,
           C.c_uint64, C.c_uint16, C.c_uint16, C.c_float, C.c_double)
+# The memoryview format of each type's cell; f16 and bf16 (their bits,
+# which a memoryview cannot make from a float) are set through _set.
+_VIEW_FORMATS = ("b", "h", "i", "q", "B", "H", "I", "Q", "H", "H", "f", "d")
 F16, BF16, F32, F64 = 8, 9, 10, 11
 
 
@@ -396,7 +399,9 @@ class Graph:
     """One graph object: created by calling its class with the extern
     buffers (``m.decode_step(x=t, ...)``, cgc.Options positionally first
     if any); see the package's documentation for every method."""
-    __slots__ = ("_h", "_handle", "_rt", "_device", "_cells", "_stream_fn", "__weakref__")
+    __slots__ = ("_h", "_handle", "_rt", "_set_launch", "_device", "_cells", "_views",
+                 "_pending", "_marks", "_values", "_stream_fn", "_stream", "_stream_c",
+                 "__weakref__")
     _info = None  # the class's GraphInfo
     _rt_class = None
 
@@ -405,6 +410,7 @@ class Graph:
         self._h = None
         self._handle = None
         self._rt = rt
+        self._set_launch = rt.set_launch
         opts = _options(options, info.name)
         device = _device_index(opts.device, info.name)
         for name in externs:
@@ -439,13 +445,26 @@ class Graph:
         self._h = h
         self._device = device
         self._stream_fn = None
+        self._stream, self._stream_c = 0, C.c_void_p(0)
+        # Scalars are staged: a set converts the value into the scalar's
+        # cell and marks it; launch hands the marks and the cells' addresses
+        # to cgrt_set_launch, which sets the marked ones and launches, one
+        # call a step.
+        n = len(info.scalars)
         cells = []
         for s in info.scalars.values():
             cell = _CELLS[s.type]()
             convert = (_int_converter if s.type < F16 else _float_converter)(s.type, info.name,
                                                                              s.name)
-            cells.append((convert, cell, C.c_uint32(s.index), C.c_void_p(C.addressof(cell))))
+            cells.append((convert, cell))
         self._cells = cells
+        self._pending = (C.c_uint8 * max(1, n))()
+        self._values = (C.c_void_p * max(1, n))(*[C.addressof(c) for _, c in cells])
+        # Stores through memoryviews, which check an int's range and a value's
+        # type in C: the attribute path's fast case (_scalar_property).
+        self._marks = memoryview(self._pending).cast("B")
+        self._views = [memoryview(c).cast("B").cast(_VIEW_FORMATS[s.type])
+                       for (_, c), s in zip(cells, info.scalars.values())]
 
     # ---- scalars ----
 
@@ -459,14 +478,21 @@ class Graph:
             self._set(s.index, value)
 
     def _set(self, i, value):
-        h = self._h
-        if h is None:
+        if self._h is None:
             raise self._closed()
-        convert, cell, index, ptr = self._cells[i]
+        convert, cell = self._cells[i]
         cell.value = convert(value)
-        status = self._rt.set_scalar(h, index, ptr)
-        if status:
-            raise self._error("set", status)
+        self._marks[i] = 1
+
+    def _flush(self):
+        """Hands the staged scalars to the runtime now (as a launch would)."""
+        pending, h = self._pending, self._h
+        for i, (_, cell) in enumerate(self._cells):
+            if pending[i]:
+                status = self._rt.set_scalar(h, C.c_uint32(i), C.c_void_p(C.addressof(cell)))
+                if status:
+                    raise self._error("set", status)
+                pending[i] = 0
 
     def get(self, name):
         """A scalar's value after the launches issued so far (this waits for
@@ -478,6 +504,7 @@ class Graph:
         h = self._h
         if h is None:
             raise self._closed()
+        self._flush()
         cell = _CELLS[s.type]()
         status = self._rt.get_scalar(h, C.c_uint32(s.index), C.c_void_p(C.addressof(cell)))
         if status:
@@ -555,7 +582,9 @@ class Graph:
                 stream = 0
         elif type(stream) is not int or stream < 0:
             stream = _stream_handle(stream, self._info.name + ".launch")
-        status = self._rt.launch(h, stream)
+        if stream != self._stream:  # one ctypes object per stream, made when it changes
+            self._stream, self._stream_c = stream, C.c_void_p(stream)
+        status = self._set_launch(h, self._pending, self._values, self._stream_c)
         if status:
             raise self._error("launch", status)
 
@@ -583,6 +612,7 @@ class Graph:
         tensor taken from it is alive, once the last of them is gone.  The
         graph object cannot be used after this."""
         self._h = None
+        self._views = None  # the attribute path's fast case fails, and finds it closed
         self._handle = None  # the last reference, unless a Buffer holds one
 
     def __enter__(self):
@@ -628,12 +658,28 @@ def _check(info, b, obj, device):
 _RESERVED = set(dir(Graph))
 
 
-def _scalar_property(index, name, doc):
+def _scalar_property(s, doc):
+    """g.NAME: get, and a set written for speed (this is the hot path of a
+    decode loop): the value goes into the scalar's cell through a
+    memoryview of its format, which refuses in C what does not fit; then
+    _set does it again slowly, to say why (or that the graph is closed).
+    f16 and bf16 always take _set."""
+    index, name = s.index, s.name
+
     def fget(self):
         return self.get(name)
 
-    def fset(self, value):
-        self._set(index, value)
+    if s.type in (F16, BF16):
+        def fset(self, value):
+            self._set(index, value)
+    else:
+        def fset(self, value):
+            try:
+                self._views[index][0] = value
+            except (TypeError, ValueError, OverflowError):
+                self._set(index, value)
+                return
+            self._marks[index] = 1
     return property(fget, fset, doc=doc)
 
 
@@ -645,7 +691,7 @@ def graph_class(info, rt):
           "externs": tuple(b.name for b in info.externs), "__doc__": Graph.__doc__}
     for s in info.scalars.values():
         if s.name not in _RESERVED and not s.name.startswith("_") and s.name not in ns:
-            ns[s.name] = _scalar_property(s.index, s.name, "scalar %s: %s" % (s.name, s.dtype))
+            ns[s.name] = _scalar_property(s, "scalar %s: %s" % (s.name, s.dtype))
     return type(info.name, (Graph,), ns)
 
 

@@ -16,7 +16,7 @@ struct cgrt_graph {
   void **base;        /* per buffer: bound, or a made-up address for owned ones */
   uint64_t *bits;     /* per scalar */
   cgrt_options opt;
-  long launches;
+  long launches, sets; /* cgrt_set_scalar calls */
   void *last_stream;
 };
 
@@ -81,7 +81,21 @@ cgrt_status cgrt_set_scalar(cgrt_graph *g, uint32_t i, const void *value) {
   }
   g->bits[i] = 0;
   memcpy(&g->bits[i], value, g->d->scalars[i].size);
+  g->sets++;
   return CGRT_OK;
+}
+
+/* As the runtime's: each marked scalar set, its mark cleared, then the launch. */
+cgrt_status cgrt_set_launch(cgrt_graph *g, uint8_t *set, const void *const *values,
+                            cudaStream_t stream) {
+  for (uint32_t i = 0; i < g->d->nscalars; i++)
+    if (set[i]) {
+      cgrt_status s = cgrt_set_scalar(g, i, values[i]);
+      if (s)
+        return s;
+      set[i] = 0;
+    }
+  return cgrt_launch(g, stream);
 }
 
 cgrt_status cgrt_get_scalar(cgrt_graph *g, uint32_t i, void *value) {
@@ -124,6 +138,7 @@ long fake_live_graphs(void) { return live_graphs; }
 uint64_t fake_scalar_bits(cgrt_graph *g, uint32_t i) { return g->bits[i]; }
 void *fake_base(cgrt_graph *g, uint32_t b) { return g->base[b]; }
 long fake_launches(cgrt_graph *g) { return g->launches; }
+long fake_sets(cgrt_graph *g) { return g->sets; }
 void *fake_last_stream(cgrt_graph *g) { return g->last_stream; }
 int fake_device(cgrt_graph *g) { return g->opt.device; }
 int fake_upload(cgrt_graph *g) { return g->opt.upload; }

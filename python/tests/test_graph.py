@@ -63,9 +63,9 @@ def fake(lib_path):
         getattr(f, name).restype = ctypes.c_uint64
     for name in ("fake_base", "fake_last_stream", "fake_upload_stream"):
         getattr(f, name).restype = ctypes.c_void_p
-    for name in ("fake_live_graphs", "fake_launches"):
+    for name in ("fake_live_graphs", "fake_launches", "fake_sets"):
         getattr(f, name).restype = ctypes.c_long
-    for name in ("fake_scalar_bits", "fake_base", "fake_launches", "fake_last_stream",
+    for name in ("fake_scalar_bits", "fake_base", "fake_launches", "fake_sets", "fake_last_stream",
                  "fake_device", "fake_upload", "fake_upload_stream"):
         getattr(f, name).argtypes = [ctypes.c_void_p] + (
             [ctypes.c_uint32] if name in ("fake_scalar_bits", "fake_base") else [])
@@ -344,14 +344,16 @@ class Scalars(unittest.TestCase):
                    -1e300: float("-inf"), 1e39: float("inf")}
         for name, value, bits in cases:
             g.set(**{name: value})
+            g.launch()  # the staged value goes to the runtime with the launch
             self.assertEqual(self.bits(name), bits, (name, value))
             self.assertEqual(g.get(name), rounded.get(value, value), (name, value))
         g.set(brain=float("nan"))
+        g.launch()
         self.assertEqual(self.bits("brain") & 0x7FC0, 0x7FC0)
         self.assertNotEqual(g.get("brain"), g.get("brain"))  # NaN
         g.half = 2  # an int for a float scalar
         self.assertEqual(g.half, 2.0)
-        g.u32s = 9
+        g.u32s = 9  # get hands a staged value to the runtime first
         self.assertEqual((g.u32s, self.bits("u32s")), (9, 9))
         g.u8s = True  # bool is an int
         self.assertEqual(g.u8s, 1)
@@ -406,6 +408,29 @@ class Scalars(unittest.TestCase):
         with self.assertRaises(cgc.BindError) as e:
             m.decode_step(**decode_args()[1]).set(h=1)
         self.assertEqual(str(e.exception), "decode_step has no scalar 'h': it is a buffer")
+
+
+class Staging(unittest.TestCase):
+    def test_one_call_a_step(self):
+        """Sets between launches cost no call into the runtime: the launch
+        takes them (the last value of each), in one call."""
+        m, args = decode_args()
+        f = fake(libs["decode"])
+        with m.decode_step(**args) as g:
+            g.pos = 3
+            g.pos = 4
+            g.nkeys = 5
+            self.assertEqual((f.fake_sets(g._h), f.fake_scalar_bits(g._h, 0)), (0, 0))
+            g.launch()
+            self.assertEqual((f.fake_sets(g._h), f.fake_scalar_bits(g._h, 0),
+                              f.fake_scalar_bits(g._h, 1), f.fake_launches(g._h)), (2, 4, 5, 1))
+            g.launch()  # nothing staged: nothing set
+            self.assertEqual((f.fake_sets(g._h), f.fake_launches(g._h)), (2, 2))
+            g.nkeys = 9
+            self.assertEqual(g.nkeys, 9)  # get hands it over first, as C's set then get
+            self.assertEqual(f.fake_sets(g._h), 3)
+            g.launch()
+            self.assertEqual(f.fake_sets(g._h), 3)
 
 
 class Index:
@@ -683,8 +708,7 @@ class Failures(unittest.TestCase):
         self.assertEqual(f.fake_live_graphs(), live)
         g = m.decode_step(**args)
         self.addCleanup(g.close)
-        for call, what, status in ((g.launch, "launch", 1), (lambda: g.set(pos=1), "set", 3),
-                                   (lambda: g.get("pos"), "get", 1)):
+        for call, what, status in ((g.launch, "launch", 1), (lambda: g.get("pos"), "get", 1)):
             f.fake_fail_next(status)
             with self.assertRaises(cgc.CgrtError) as e:
                 call()
@@ -692,6 +716,17 @@ class Failures(unittest.TestCase):
             self.assertEqual(str(e.exception), "decode_step: %s failed (%s): decode_step.cgraph: "
                              "graph decode_step: %s: fake failure" % (
                                  what, cgc._abi.STATUS_NAMES[status], what))
+        # A set is staged, so the runtime's refusal comes with the launch; the
+        # value stays staged and goes with the next launch.
+        g.set(pos=5)
+        f.fake_fail_next(3)
+        with self.assertRaises(cgc.CgrtError) as e:
+            g.launch()
+        self.assertEqual(str(e.exception), "decode_step: launch failed (CGRT_ERROR_NO_MEMORY): "
+                         "decode_step.cgraph: graph decode_step: set: fake failure")
+        launches = f.fake_launches(g._h)
+        g.launch()
+        self.assertEqual((f.fake_scalar_bits(g._h, 0), f.fake_launches(g._h)), (5, launches + 1))
 
     def test_lifetimes(self):
         m, args = decode_args()
