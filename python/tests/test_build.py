@@ -12,7 +12,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import unittest
 
 import common
 

@@ -8,7 +8,6 @@ paths)."""
 import ctypes
 import gc
 import os
-import struct
 import sys
 import types
 import unittest
@@ -359,6 +358,14 @@ class Scalars(unittest.TestCase):
         self.assertEqual(g.u8s, 1)
         g.set(s32=Index(-5), u64s=Index(7))
         self.assertEqual((g.s32, g.u64s), (-5, 7))
+        # The attribute path (a memoryview store, else set's conversion).
+        for name, value, bits in (("single", 1e300, 0x7F800000), ("double", -1.5, 0xBFF8 << 48),
+                                  ("s64", -(1 << 63), 1 << 63), ("u16s", Index(65535), 65535),
+                                  ("half", 1e6, 0x7C00), ("brain", 1.0, 0x3F80),
+                                  ("s8", False, 0)):
+            setattr(g, name, value)
+            g.launch()
+            self.assertEqual(self.bits(name), bits, name)
         self.assertTrue(callable(g.launch))
         self.assertEqual(g.get("launch"), 11)
 
@@ -394,6 +401,16 @@ class Scalars(unittest.TestCase):
         with self.assertRaises(cgc.BindError) as e:
             g.get("owned")
         self.assertEqual(str(e.exception), "kinds has no scalar 'owned': it is a buffer")
+        # The attribute path refuses alike.
+        for name, value, kind, msg in (
+                ("u8s", 256, cgc.BindError, "kinds: scalar 'u8s' is u8 (0 to 255); got 256"),
+                ("s16", 1.5, cgc.BindTypeError,
+                 "kinds: scalar 's16' is i16, an integer type; got float 1.5"),
+                ("single", "x", cgc.BindTypeError,
+                 "kinds: scalar 'single' is f32; got str 'x', which is not a number")):
+            with self.assertRaises(kind) as e:
+                setattr(g, name, value)
+            self.assertEqual(str(e.exception), msg)
         with self.assertRaises(AttributeError) as e:
             g.u32z = 1
         with self.assertRaises(AttributeError) as e:

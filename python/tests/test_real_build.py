@@ -6,7 +6,6 @@ served from the cache, and create failing in the runtime with its message
 (no GPU here, or, on a GPU, memory that is not the device's).  Needs the
 CUDA Toolkit (nvcc), not a GPU; skipped without them."""
 import os
-import tempfile
 
 import common
 
