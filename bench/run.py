@@ -8,7 +8,9 @@ the dense block of a DeepSeek-V2-Lite decode step (bench/dense_block.py).
 Builds the project with the benchmarks (CGC_BENCH=ON), runs bench/bench
 (C), builds and runs the PyTorch extension (bench/torch_ext) when PyTorch is
 there, runs bench/dense_block.py's measurements (bench/bench_dense and its
-PyTorch version), times the compiler on generated graphs, and writes
+PyTorch version) and bench/python_launch.py's (a decode step set and
+launched from Python against PyTorch's replay()), times the compiler on
+generated graphs, and writes
 DIR/results.csv, DIR/ratios.png and DIR/table.txt; the table is printed last.
 """
 import argparse
@@ -29,6 +31,10 @@ ROOT = os.path.dirname(HERE)
 _spec = importlib.util.spec_from_file_location("dense_block", os.path.join(HERE, "dense_block.py"))
 dense_block = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(dense_block)
+_spec = importlib.util.spec_from_file_location("python_launch",
+                                               os.path.join(HERE, "python_launch.py"))
+python_launch = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(python_launch)
 
 
 def sh(cmd, **kw):
@@ -204,7 +210,7 @@ def ratio_lines(rows):
         c = "chain%d" % n
         add("create %d nodes: cgc / hand-written" % n, get(rows, "creation", c, "cgc", "create_us"),
             get(rows, "creation", c, "hand", "create_us"), "<= 1.1", lambda v: v <= 1.1)
-    return out + dense_block.ratio_lines(rows)
+    return out + dense_block.ratio_lines(rows) + python_launch.ratio_lines(rows)
 
 
 def plot(lines, path):
@@ -247,6 +253,7 @@ def main():
         rows = run_c(args.build)
         rows += run_torch(args.arch)
         rows += dense_block.measure(args.build, args.arch)
+        rows += python_launch.measure(args.build, args.arch)
         rows += run_compiler(args.build)
     with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["section", "case", "way", "metric", "value"])
@@ -270,6 +277,8 @@ def main():
         table.write("%-58s %8s %8s %s\n" % (label, "-" if v is None else "%.2f" % v, target, mark))
     if any(r["section"] == "dense" for r in rows):
         table.write("\n" + dense_block.table(rows))
+    if any(r["section"] == "python" for r in rows):
+        table.write("\n" + python_launch.table(rows))
     with open(os.path.join(args.out, "table.txt"), "w") as f:
         f.write(table.getvalue())
     print(table.getvalue())

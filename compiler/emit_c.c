@@ -6,6 +6,7 @@
  * sema.c and order.c; this file only prints. */
 #include "cgc.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,15 @@ static const char *cuda_type(Type t) {
   case TY_BF16: return "__nv_bfloat16";
   default: return c_type(t);
   }
+}
+
+/* A type's constant in the tables: CGRT_F32 for f32. */
+static const char *abi_type_name(char *buf, size_t size, Type t) {
+  int n = snprintf(buf, size, "CGRT_");
+  for (const char *p = type_name(t); *p && n < (int)size - 1; p++)
+    buf[n++] = (char)toupper((unsigned char)*p);
+  buf[n] = 0;
+  return buf;
 }
 
 static const char *shape(char *buf, size_t size, const Resource *r) {
@@ -244,7 +254,7 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
   size_t nbuf = 0, nsc = 0, nargs = 0;
   for (size_t r = 0; r < g->res.n; r++)
     g->res.v[r].kind == RES_SCALAR ? nsc++ : nbuf++;
-  char buf[256];
+  char buf[256], type[16];
   CondCode *conds = xrealloc(NULL, (g->nodes.n + 1) * sizeof *conds);
   size_t ncode = 0, ncases = 0;
   for (size_t v = 0; v < g->nodes.n; v++) {
@@ -262,10 +272,15 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
     fprintf(c, "static const cgrt_buffer_desc %s[] = {\n", graph_table_c_name(table, g, "buffers"));
     for (size_t r = 0; r < g->res.n; r++) {
       const Resource *res = &g->res.v[r];
-      if (res->kind == RES_BUFFER)
-        fprintf(c, "  {.name = \"%s\", .kind = %s, .zero = %d, .bytes = UINT64_C(%lld)}, /* %s */\n",
-                res->name->name, buffer_kind_name(res->buffer_kind), res->zero,
-                (long long)res->bytes, shape(buf, sizeof buf, res));
+      if (res->kind != RES_BUFFER)
+        continue;
+      fprintf(c, "  {.name = \"%s\", .kind = %s, .zero = %d, .type = %s, .bytes = UINT64_C(%lld),\n"
+                 "   .ndims = %d, .dims = {",
+              res->name->name, buffer_kind_name(res->buffer_kind), res->zero,
+              abi_type_name(type, sizeof type, res->type), (long long)res->bytes, res->ndims);
+      for (int d = 0; d < res->ndims; d++)
+        fprintf(c, "%sUINT64_C(%lld)", d ? ", " : "", (long long)res->dims[d]);
+      fprintf(c, "}}, /* %s */\n", shape(buf, sizeof buf, res));
     }
     fprintf(c, "};\n");
   }
@@ -274,13 +289,12 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
     for (size_t r = 0; r < g->res.n; r++) {
       const Resource *res = &g->res.v[r];
       if (res->kind == RES_SCALAR)
-        fprintf(c, "  {.name = \"%s\", .size = %d, .memory = %d, .init = UINT64_C(0x%llx)%s}, /* %s */\n",
+        fprintf(c, "  {.name = \"%s\", .size = %d, .memory = %d, .type = %s, .init = UINT64_C(0x%llx)%s},\n",
                 res->name->name, type_size(res->type), res->memory,
-                (unsigned long long)res->init_bits,
+                abi_type_name(type, sizeof type, res->type), (unsigned long long)res->init_bits,
                 res->from_comm == CGRT_RANK    ? ", .from_comm = CGRT_RANK"
                 : res->from_comm == CGRT_RANKS ? ", .from_comm = CGRT_RANKS"
-                                               : "",
-                type_name(res->type));
+                                               : "");
     }
     fprintf(c, "};\n");
   }
@@ -678,6 +692,24 @@ static void emit_comment_text(FILE *f, const char *s) {
   }
 }
 
+/* Every graph's description, for drivers that create graphs through the
+ * runtime by description (the Python package).  The function is defined
+ * only under a name given at compile time, so that programs linked
+ * together do not define it twice. */
+static void emit_program(FILE *c, const Program *p) {
+  char table[CNAME_SIZE];
+  fprintf(c, "\n/* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this\n"
+             " * file defines NAME(), which returns them (see cgrt_abi.h). */\n"
+             "#ifdef CGC_PROGRAM\n"
+             "static const cgrt_graph_desc *const cgc_graphs[] = {");
+  for (size_t i = 0; i < p->graphs.n; i++)
+    fprintf(c, "&%s, ", graph_table_c_name(table, p->graphs.v[i], "desc"));
+  fprintf(c, "NULL};\n"
+             "const cgrt_graph_desc *const *CGC_PROGRAM(void);\n"
+             "const cgrt_graph_desc *const *CGC_PROGRAM(void) {\n  return cgc_graphs;\n}\n"
+             "#endif\n");
+}
+
 void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source,
             const char *header) {
   const char *base = strrchr(header, '/') ? strrchr(header, '/') + 1 : header;
@@ -740,6 +772,7 @@ void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source
     emit_tables(c, &k, &captures, p->graphs.v[i], source);
     emit_functions(c, p->graphs.v[i]);
   }
+  emit_program(c, p);
   free(k.v);
   free(captures.v);
 }

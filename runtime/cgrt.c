@@ -1715,6 +1715,20 @@ cgrt_status cgrt_set_scalar(cgrt_graph *g, uint32_t i, const void *value) {
   return CGRT_OK;
 }
 
+cgrt_status cgrt_set_launch(cgrt_graph *g, uint8_t *set, const void *const *values,
+                            cudaStream_t stream) {
+  if (!g || !set || !values)
+    return invalid(g ? g->d : NULL, "set_launch: NULL argument");
+  for (uint32_t i = 0; i < g->d->nscalars; i++)
+    if (set[i]) {
+      cgrt_status s = cgrt_set_scalar(g, i, values[i]);
+      if (s != CGRT_OK)
+        return s;
+      set[i] = 0;
+    }
+  return cgrt_launch(g, stream);
+}
+
 cgrt_status cgrt_get_scalar(cgrt_graph *g, uint32_t i, void *value) {
   if (!g || !value)
     return invalid(g ? g->d : NULL, "get: NULL argument");

@@ -108,6 +108,12 @@ size_t cgrt_pool_bytes(const cgrt_graph_desc *desc);
 cgrt_status cgrt_fail(cgrt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For generated code: a NULL argument before the runtime is reached. */
 cgrt_status cgrt_invalid(const cgrt_graph_desc *desc, const char *what);
+/* For drivers in languages where a call costs more than a store (the
+ * Python package): sets each scalar i whose set[i] is nonzero from
+ * values[i], as cgrt_set_scalar does, clearing set[i], then launches; one
+ * call a step.  set and values have one entry per scalar (at least one). */
+cgrt_status cgrt_set_launch(cgrt_graph *g, uint8_t *set, const void *const *values,
+                            cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define CGRT_ABI 4
+#define CGRT_ABI 5
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,17 +26,32 @@ typedef int (*cgrt_capture)(void *stream, void *user, const uint64_t *args);
 
 typedef enum cgrt_buffer_kind { CGRT_DEVICE, CGRT_EXTERN, CGRT_HOST, CGRT_EXTERN_HOST } cgrt_buffer_kind;
 
+/* The element types of buffers and scalars, as the tables number them. */
+enum {
+  CGRT_I8, CGRT_I16, CGRT_I32, CGRT_I64, CGRT_U8, CGRT_U16, CGRT_U32, CGRT_U64,
+  CGRT_F16, CGRT_BF16, CGRT_F32, CGRT_F64
+};
+
+/* The most dimensions a buffer has. */
+#define CGRT_MAX_DIMS 8
+
+/* The runtime reads a buffer's kind, zero and bytes; its type and shape
+ * are there for drivers that check what they bind (the Python package). */
 typedef struct cgrt_buffer_desc {
   const char *name;
-  uint8_t kind; /* CGRT_DEVICE ... CGRT_EXTERN_HOST */
-  uint8_t zero; /* zeroed at create */
+  uint8_t kind;  /* CGRT_DEVICE ... CGRT_EXTERN_HOST */
+  uint8_t zero;  /* zeroed at create */
+  uint8_t type;  /* element type: CGRT_I8 ... CGRT_F64 */
+  uint8_t ndims; /* 1 to CGRT_MAX_DIMS */
   uint64_t bytes;
+  uint64_t dims[CGRT_MAX_DIMS]; /* row-major, the first ndims used */
 } cgrt_buffer_desc;
 
 typedef struct cgrt_scalar_desc {
   const char *name;
   uint8_t size;   /* bytes: 1, 2, 4 or 8 */
   uint8_t memory; /* has a device slot: passed by pointer, copied or filled */
+  uint8_t type;   /* CGRT_I8 ... CGRT_F64 */
   uint64_t init;  /* initial value, as bits */
   uint8_t from_comm; /* CGRT_FROM_VALUE, or set at create to the rank (CGRT_RANK)
                         or the number of ranks (CGRT_RANKS) */
@@ -88,10 +103,6 @@ enum {
   CGRT_COND_CMP = 2 /* the first comparison: see CGRT_COND_COMPARE */
 };
 enum { CGRT_CMP_EQ, CGRT_CMP_NE, CGRT_CMP_LT, CGRT_CMP_LE, CGRT_CMP_GT, CGRT_CMP_GE, CGRT_NCMP };
-enum {
-  CGRT_I8, CGRT_I16, CGRT_I32, CGRT_I64, CGRT_U8, CGRT_U16, CGRT_U32, CGRT_U64,
-  CGRT_F16, CGRT_BF16, CGRT_F32, CGRT_F64
-};
 /* The instruction that compares two operands of a type (CGRT_I8 ...) with
  * op (CGRT_CMP_EQ ...) and pushes the result, negated when `negate` is 1;
  * and the three back from an instruction c >= CGRT_COND_CMP. */
@@ -132,6 +143,11 @@ typedef struct cgrt_node_desc {
   uint64_t send_count, recv_count; /* collective: elements of argument 1, of 0 */
 } cgrt_node_desc;
 
+/* A graph's description.  A driver that creates graphs by description
+ * (cgrt_create, cgrt_set_scalar, cgrt_bind, cgrt_buffer, by index) finds
+ * a program's graphs through the function that its generated C defines
+ * when compiled with -DCGC_PROGRAM=NAME:
+ *   const cgrt_graph_desc *const *NAME(void);   every graph, NULL last */
 typedef struct cgrt_graph_desc {
   int abi; /* CGRT_ABI */
   const char *name;

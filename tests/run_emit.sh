@@ -46,15 +46,20 @@ for src in "$@"; do
       fails=$((fails + 1))
     fi
   fi
+  # Also with the program's table of graphs (-DCGC_PROGRAM), which must
+  # come with its prototype.
   for cc in $compilers; do
-    if $cc -std=c11 -Wall -Wextra -pedantic -Werror -I "$runtime" -I "$cuda" \
-      -c "$tmp/a/${name}_graph.c" -o "$tmp/${name}.o" 2> "$tmp/cc.err"; then
-      passes=$((passes + 1))
-    else
-      cat "$tmp/cc.err"
-      echo "FAIL: $name: $cc rejects the generated C"
-      fails=$((fails + 1))
-    fi
+    for program in "" -DCGC_PROGRAM=cgc_program; do
+      # shellcheck disable=SC2086
+      if $cc -std=c11 -Wall -Wextra -pedantic -Werror -Wmissing-prototypes $program \
+        -I "$runtime" -I "$cuda" -c "$tmp/a/${name}_graph.c" -o "$tmp/${name}.o" 2> "$tmp/cc.err"; then
+        passes=$((passes + 1))
+      else
+        cat "$tmp/cc.err"
+        echo "FAIL: $name: $cc $program rejects the generated C"
+        fails=$((fails + 1))
+      fi
+    done
   done
   rm -rf "$tmp/a" "$tmp/b"
 done

@@ -35,14 +35,19 @@ static const char *const cgc_capture_names[] = {"gemm_bf16", "axpy"};
 
 /* graph g */
 static const cgrt_buffer_desc cgc_g_buffers[] = {
-  {.name = "a", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(8192)}, /* bf16[64, 64] */
-  {.name = "b", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(128)}, /* bf16[64] */
-  {.name = "c", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(128)}, /* bf16[64] */
-  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */
-  {.name = "y", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */
+  {.name = "a", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_BF16, .bytes = UINT64_C(8192),
+   .ndims = 2, .dims = {UINT64_C(64), UINT64_C(64)}}, /* bf16[64, 64] */
+  {.name = "b", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_BF16, .bytes = UINT64_C(128),
+   .ndims = 1, .dims = {UINT64_C(64)}}, /* bf16[64] */
+  {.name = "c", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_BF16, .bytes = UINT64_C(128),
+   .ndims = 1, .dims = {UINT64_C(64)}}, /* bf16[64] */
+  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(256),
+   .ndims = 1, .dims = {UINT64_C(64)}}, /* f32[64] */
+  {.name = "y", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(256),
+   .ndims = 1, .dims = {UINT64_C(64)}}, /* f32[64] */
 };
 static const cgrt_scalar_desc cgc_g_scalars[] = {
-  {.name = "s", .size = 4, .memory = 1, .init = UINT64_C(0x0)}, /* u32 */
+  {.name = "s", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x0)},
 };
 static const cgrt_arg_desc cgc_g_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 3, .value = UINT64_C(0)}, /* f: x */
@@ -151,3 +156,13 @@ void g_destroy(g *cgc_graph) {
 size_t g_pool_bytes(void) {
   return cgrt_pool_bytes(&cgc_g_desc);
 }
+
+/* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
+ * file defines NAME(), which returns them (see cgrt_abi.h). */
+#ifdef CGC_PROGRAM
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_g_desc, NULL};
+const cgrt_graph_desc *const *CGC_PROGRAM(void);
+const cgrt_graph_desc *const *CGC_PROGRAM(void) {
+  return cgc_graphs;
+}
+#endif

@@ -9,14 +9,18 @@ static const char *const cgc_kernel_names[] = {"scale"};
 
 /* graph tp */
 static const cgrt_buffer_desc cgc_tp_buffers[] = {
-  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(4096)}, /* f32[1024] */
-  {.name = "g", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(16384)}, /* f32[4096] */
-  {.name = "h", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(512)}, /* bf16[256] */
-  {.name = "hs", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(128)}, /* bf16[64] */
+  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(4096),
+   .ndims = 1, .dims = {UINT64_C(1024)}}, /* f32[1024] */
+  {.name = "g", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(16384),
+   .ndims = 1, .dims = {UINT64_C(4096)}}, /* f32[4096] */
+  {.name = "h", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_BF16, .bytes = UINT64_C(512),
+   .ndims = 1, .dims = {UINT64_C(256)}}, /* bf16[256] */
+  {.name = "hs", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_BF16, .bytes = UINT64_C(128),
+   .ndims = 1, .dims = {UINT64_C(64)}}, /* bf16[64] */
 };
 static const cgrt_scalar_desc cgc_tp_scalars[] = {
-  {.name = "me", .size = 4, .memory = 1, .init = UINT64_C(0x0), .from_comm = CGRT_RANK}, /* u32 */
-  {.name = "world", .size = 4, .memory = 0, .init = UINT64_C(0x0), .from_comm = CGRT_RANKS}, /* u32 */
+  {.name = "me", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x0), .from_comm = CGRT_RANK},
+  {.name = "world", .size = 4, .memory = 0, .type = CGRT_U32, .init = UINT64_C(0x0), .from_comm = CGRT_RANKS},
 };
 static const cgrt_arg_desc cgc_tp_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* scale: x */
@@ -136,3 +140,13 @@ void tp_destroy(tp *cgc_graph) {
 size_t tp_pool_bytes(void) {
   return cgrt_pool_bytes(&cgc_tp_desc);
 }
+
+/* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
+ * file defines NAME(), which returns them (see cgrt_abi.h). */
+#ifdef CGC_PROGRAM
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_tp_desc, NULL};
+const cgrt_graph_desc *const *CGC_PROGRAM(void);
+const cgrt_graph_desc *const *CGC_PROGRAM(void) {
+  return cgc_graphs;
+}
+#endif

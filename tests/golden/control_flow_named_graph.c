@@ -10,8 +10,10 @@ static const char *const cgc_kernel_names[] = {"step", "prepare"};
 
 /* graph g */
 static const cgrt_buffer_desc cgc_g_buffers[] = {
-  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */
-  {.name = "resid", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(4)}, /* f32[1] */
+  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(256),
+   .ndims = 1, .dims = {UINT64_C(64)}}, /* f32[64] */
+  {.name = "resid", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(4),
+   .ndims = 1, .dims = {UINT64_C(1)}}, /* f32[1] */
 };
 static const cgrt_arg_desc cgc_g_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* init: x */
@@ -87,3 +89,13 @@ void g_destroy(g *cgc_graph) {
 size_t g_pool_bytes(void) {
   return cgrt_pool_bytes(&cgc_g_desc);
 }
+
+/* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
+ * file defines NAME(), which returns them (see cgrt_abi.h). */
+#ifdef CGC_PROGRAM
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_g_desc, NULL};
+const cgrt_graph_desc *const *CGC_PROGRAM(void);
+const cgrt_graph_desc *const *CGC_PROGRAM(void) {
+  return cgc_graphs;
+}
+#endif

@@ -9,10 +9,14 @@ static const char *const cgc_kernel_names[] = {"step"};
 
 /* graph g */
 static const cgrt_buffer_desc cgc_g_buffers[] = {
-  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(1024)}, /* f32[2, 128] */
-  {.name = "bias", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(512)}, /* f32[128] */
-  {.name = "result", .kind = CGRT_HOST, .zero = 0, .bytes = UINT64_C(512)}, /* f32[128] */
-  {.name = "input", .kind = CGRT_EXTERN, .zero = 0, .bytes = UINT64_C(512)}, /* f32[128] */
+  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(1024),
+   .ndims = 2, .dims = {UINT64_C(2), UINT64_C(128)}}, /* f32[2, 128] */
+  {.name = "bias", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(512),
+   .ndims = 1, .dims = {UINT64_C(128)}}, /* f32[128] */
+  {.name = "result", .kind = CGRT_HOST, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(512),
+   .ndims = 1, .dims = {UINT64_C(128)}}, /* f32[128] */
+  {.name = "input", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(512),
+   .ndims = 1, .dims = {UINT64_C(128)}}, /* f32[128] */
 };
 static const cgrt_arg_desc cgc_g_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* fill: dst = bias */
@@ -100,3 +104,13 @@ void g_destroy(g *cgc_graph) {
 size_t g_pool_bytes(void) {
   return cgrt_pool_bytes(&cgc_g_desc);
 }
+
+/* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
+ * file defines NAME(), which returns them (see cgrt_abi.h). */
+#ifdef CGC_PROGRAM
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_g_desc, NULL};
+const cgrt_graph_desc *const *CGC_PROGRAM(void);
+const cgrt_graph_desc *const *CGC_PROGRAM(void) {
+  return cgc_graphs;
+}
+#endif

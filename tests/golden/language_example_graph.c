@@ -13,18 +13,26 @@ static const char *const cgc_kernel_names[] = {"rmsnorm", "matvec", "kv_store", 
 
 /* graph decode_step */
 static const cgrt_buffer_desc cgc_decode_step_buffers[] = {
-  {.name = "x", .kind = CGRT_EXTERN, .zero = 0, .bytes = UINT64_C(2048)}, /* f16[1024] */
-  {.name = "wn", .kind = CGRT_EXTERN, .zero = 0, .bytes = UINT64_C(4096)}, /* f16[2, 1024] */
-  {.name = "wq", .kind = CGRT_EXTERN, .zero = 0, .bytes = UINT64_C(4194304)}, /* f16[2, 1024, 1024] */
-  {.name = "kc", .kind = CGRT_EXTERN, .zero = 0, .bytes = UINT64_C(16777216)}, /* f16[2, 4096, 1024] */
-  {.name = "vc", .kind = CGRT_EXTERN, .zero = 0, .bytes = UINT64_C(16777216)}, /* f16[2, 4096, 1024] */
-  {.name = "h", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(2048)}, /* f16[1024] */
-  {.name = "q", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(2048)}, /* f16[1024] */
-  {.name = "o", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(2048)}, /* f16[1024] */
+  {.name = "x", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F16, .bytes = UINT64_C(2048),
+   .ndims = 1, .dims = {UINT64_C(1024)}}, /* f16[1024] */
+  {.name = "wn", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F16, .bytes = UINT64_C(4096),
+   .ndims = 2, .dims = {UINT64_C(2), UINT64_C(1024)}}, /* f16[2, 1024] */
+  {.name = "wq", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F16, .bytes = UINT64_C(4194304),
+   .ndims = 3, .dims = {UINT64_C(2), UINT64_C(1024), UINT64_C(1024)}}, /* f16[2, 1024, 1024] */
+  {.name = "kc", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F16, .bytes = UINT64_C(16777216),
+   .ndims = 3, .dims = {UINT64_C(2), UINT64_C(4096), UINT64_C(1024)}}, /* f16[2, 4096, 1024] */
+  {.name = "vc", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F16, .bytes = UINT64_C(16777216),
+   .ndims = 3, .dims = {UINT64_C(2), UINT64_C(4096), UINT64_C(1024)}}, /* f16[2, 4096, 1024] */
+  {.name = "h", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F16, .bytes = UINT64_C(2048),
+   .ndims = 1, .dims = {UINT64_C(1024)}}, /* f16[1024] */
+  {.name = "q", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F16, .bytes = UINT64_C(2048),
+   .ndims = 1, .dims = {UINT64_C(1024)}}, /* f16[1024] */
+  {.name = "o", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F16, .bytes = UINT64_C(2048),
+   .ndims = 1, .dims = {UINT64_C(1024)}}, /* f16[1024] */
 };
 static const cgrt_scalar_desc cgc_decode_step_scalars[] = {
-  {.name = "pos", .size = 4, .memory = 1, .init = UINT64_C(0x0)}, /* u32 */
-  {.name = "nkeys", .size = 4, .memory = 1, .init = UINT64_C(0x1)}, /* u32 */
+  {.name = "pos", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x0)},
+  {.name = "nkeys", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x1)},
 };
 static const cgrt_arg_desc cgc_decode_step_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* norm[0]: x */
@@ -201,3 +209,13 @@ void decode_step_destroy(decode_step *cgc_graph) {
 size_t decode_step_pool_bytes(void) {
   return cgrt_pool_bytes(&cgc_decode_step_desc);
 }
+
+/* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
+ * file defines NAME(), which returns them (see cgrt_abi.h). */
+#ifdef CGC_PROGRAM
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_decode_step_desc, NULL};
+const cgrt_graph_desc *const *CGC_PROGRAM(void);
+const cgrt_graph_desc *const *CGC_PROGRAM(void) {
+  return cgc_graphs;
+}
+#endif

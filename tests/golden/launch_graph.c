@@ -20,12 +20,15 @@ static const char *const cgc_capture_names[] = {"stage"};
 
 /* graph launch */
 static const cgrt_buffer_desc cgc_launch_buffers[] = {
-  {.name = "staging", .kind = CGRT_EXTERN_HOST, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */
-  {.name = "mirror", .kind = CGRT_HOST, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */
-  {.name = "acc", .kind = CGRT_DEVICE, .zero = 1, .bytes = UINT64_C(512)}, /* f32[2, 64] */
+  {.name = "staging", .kind = CGRT_EXTERN_HOST, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(256),
+   .ndims = 1, .dims = {UINT64_C(64)}}, /* f32[64] */
+  {.name = "mirror", .kind = CGRT_HOST, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(256),
+   .ndims = 1, .dims = {UINT64_C(64)}}, /* f32[64] */
+  {.name = "acc", .kind = CGRT_DEVICE, .zero = 1, .type = CGRT_F32, .bytes = UINT64_C(512),
+   .ndims = 2, .dims = {UINT64_C(2), UINT64_C(64)}}, /* f32[2, 64] */
 };
 static const cgrt_scalar_desc cgc_launch_scalars[] = {
-  {.name = "factor", .size = 4, .memory = 0, .init = UINT64_C(0x3f000000)}, /* f32 */
+  {.name = "factor", .size = 4, .memory = 0, .type = CGRT_F32, .init = UINT64_C(0x3f000000)},
 };
 static const cgrt_arg_desc cgc_launch_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(256)}, /* s: x = acc + 256 bytes */
@@ -118,3 +121,13 @@ void launch_destroy(launch *cgc_graph) {
 size_t launch_pool_bytes(void) {
   return cgrt_pool_bytes(&cgc_launch_desc);
 }
+
+/* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
+ * file defines NAME(), which returns them (see cgrt_abi.h). */
+#ifdef CGC_PROGRAM
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_launch_desc, NULL};
+const cgrt_graph_desc *const *CGC_PROGRAM(void);
+const cgrt_graph_desc *const *CGC_PROGRAM(void) {
+  return cgc_graphs;
+}
+#endif

@@ -10,7 +10,8 @@ static const char *const cgc_kernel_names[] = {"produce", "consume"};
 
 /* graph first */
 static const cgrt_buffer_desc cgc_first_buffers[] = {
-  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(16)}, /* f32[4] */
+  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(16),
+   .ndims = 1, .dims = {UINT64_C(4)}}, /* f32[4] */
 };
 static const cgrt_arg_desc cgc_first_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* p: x */
@@ -67,7 +68,8 @@ size_t first_pool_bytes(void) {
 
 /* graph second */
 static const cgrt_buffer_desc cgc_second_buffers[] = {
-  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(16)}, /* f32[4] */
+  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .bytes = UINT64_C(16),
+   .ndims = 1, .dims = {UINT64_C(4)}}, /* f32[4] */
 };
 static const cgrt_arg_desc cgc_second_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* p: x */
@@ -154,3 +156,13 @@ void empty_destroy(empty *cgc_graph) {
 size_t empty_pool_bytes(void) {
   return cgrt_pool_bytes(&cgc_empty_desc);
 }
+
+/* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
+ * file defines NAME(), which returns them (see cgrt_abi.h). */
+#ifdef CGC_PROGRAM
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_first_desc, &cgc_second_desc, &cgc_empty_desc, NULL};
+const cgrt_graph_desc *const *CGC_PROGRAM(void);
+const cgrt_graph_desc *const *CGC_PROGRAM(void) {
+  return cgc_graphs;
+}
+#endif

@@ -31,8 +31,9 @@ typedef struct Table {
  * precedes k0. */
 static void table_init(Table *t) {
   memset(t, 0, sizeof *t);
-  t->buffers[0] = (cgrt_buffer_desc){"x", CGRT_DEVICE, 0, 1024};
-  t->scalars[0] = (cgrt_scalar_desc){"s", 4, 1, 0, CGRT_FROM_VALUE};
+  t->buffers[0] = (cgrt_buffer_desc){.name = "x", .kind = CGRT_DEVICE, .type = CGRT_F32,
+                                     .ndims = 1, .bytes = 1024, .dims = {256}};
+  t->scalars[0] = (cgrt_scalar_desc){.name = "s", .size = 4, .memory = 1, .type = CGRT_U32};
   t->args[0] = (cgrt_arg_desc){CGRT_ARG_BUFFER, 8, 0, 0};
   t->args[1] = (cgrt_arg_desc){CGRT_ARG_SCALAR_PTR, 8, 0, 0};
   t->args[2] = (cgrt_arg_desc){CGRT_ARG_SCALAR_PTR, 8, 0, 0};

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""A decode step set and launched from Python: cgc's graph through the
+Python package against torch.cuda.CUDAGraph.replay() of the same kernels.
+
+  python3 bench/python_launch.py [--cgc PREFIX | --build DIR] [--arch 90] [--out DIR]
+
+The decode step is samples/decode_step (4 layers, 32 kernels), built with
+cgc.build together with bench/python_launch/stream_step.cu, which launches
+the same kernels on a stream (with programmatic stream serialization, as
+cgc's graph has programmatic edges) for PyTorch to capture.  Per step:
+
+  host_us     CPU time to issue one step, 32 issued back to back (median
+              of rounds)
+  latency_us  one step issued and waited for (torch.cuda.synchronize)
+  gpu_us      CUDA events around 64 queued steps, per step
+
+cgc: `g.pos = 63; g.nkeys = 64; g.launch()` (PyTorch's current stream),
+the same with the stream given as an int, and launch() alone; PyTorch:
+`replay()` alone, and `copy_` of pos and nkeys from pinned memory then
+`replay()`, which is what feeding its graph a new position takes.  Every
+way does the same GPU work (row 63, 64 keys); the two are checked to
+compute the same result first.  The target: cgc's set and launch costs the host no
+more than `replay()` alone.  cgc is found through --cgc (an install prefix),
+else --build DIR (installed to DIR/python-prefix first), else CGC_HOME.
+Exit status 77 without PyTorch or a GPU.  bench/run.py calls measure() and
+ratio_lines().
+"""
+import argparse
+import csv
+import ctypes
+import io
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SAMPLE = os.path.join(ROOT, "samples", "decode_step")
+CASE = "decode_step"
+STEPS_PER_ROUND = 32
+
+
+def row(way, metric, value):
+    return dict(section="python", case=CASE, way=way, metric=metric, value="%.4f" % value)
+
+
+def install(build_dir):
+    """cgc and its runtime from a build tree, installed beside it."""
+    prefix = os.path.join(build_dir, "python-prefix")
+    for cmd in (["cmake", "--build", build_dir, "--target", "cgc", "cgrt", "cgrt_shared"],
+                ["cmake", "--install", build_dir, "--prefix", prefix]):
+        print("+", " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return prefix
+
+
+def run(cgc_prefix, arch):
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import cgc
+
+    m = cgc.build(os.path.join(SAMPLE, "decode_step.cgraph"),
+                  sources=[os.path.join(SAMPLE, "kernels", "decode_step.cu"),
+                           os.path.join(HERE, "python_launch", "stream_step.cu")],
+                  cgc=cgc_prefix, arch=arch)
+    spec = os.path.join(ROOT, "samples", "python", "decode_step.py")
+    import importlib.util
+    s = importlib.util.spec_from_file_location("decode_sample", spec)
+    sample = importlib.util.module_from_spec(s)
+    s.loader.exec_module(sample)
+
+    t = sample.inputs(torch, 42)
+    for k in ("kc", "vc"):
+        t[k].zero_()
+    mine = {k: v.clone() for k, v in t.items()}  # PyTorch's graph works on its own copies
+    scratch = {k: torch.empty(256, device="cuda") for k in ("h", "q", "k", "v", "a", "o")}
+    names = ("x", "wn", "wq", "wk", "wv", "wo", "kc", "vc", "h", "q", "k", "v", "a", "o")
+    bufs = (ctypes.c_void_p * len(names))(*[dict(mine, **scratch)[n].data_ptr() for n in names])
+    scal = torch.zeros(2, dtype=torch.int32, device="cuda")
+    host_scal = torch.zeros(2, dtype=torch.int32).pin_memory()
+    on_stream = m._lib.decode_step_on_stream
+    on_stream.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    on_stream.restype = ctypes.c_int
+
+    def stream_step():
+        err = on_stream(bufs, scal.data_ptr(), torch.cuda.current_stream().cuda_stream)
+        if err:
+            raise RuntimeError("decode_step_on_stream: CUDA error %d" % err)
+
+    g = m.decode_step(**t)
+    # The same 8 steps both ways must give the same x.
+    for p in range(8):
+        g.pos, g.nkeys = p, p + 1
+        g.launch()
+        scal.copy_(torch.tensor([p, p + 1], dtype=torch.int32))
+        stream_step()
+    torch.cuda.synchronize()
+    diff = (t["x"] - mine["x"]).abs().max().item()
+    if not diff <= 1e-5 * t["x"].abs().max().item():
+        raise SystemExit("python_launch: cgc's graph and the stream launches disagree: %g" % diff)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up before capture, as PyTorch asks
+        for _ in range(3):
+            stream_step()
+    torch.cuda.current_stream().wait_stream(side)
+    tg = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(tg):
+        stream_step()
+    torch.cuda.synchronize()
+
+    # Every way does the same GPU work: row 63 written, attention over 64
+    # keys (what a set costs does not depend on the value).
+    stream = torch.cuda.current_stream().cuda_stream
+    host_scal.copy_(torch.tensor([63, 64], dtype=torch.int32))
+    scal.copy_(host_scal)
+
+    def cgc_step():
+        g.pos = 63
+        g.nkeys = 64
+        g.launch()
+
+    def cgc_step_stream():
+        g.pos = 63
+        g.nkeys = 64
+        g.launch(stream)
+
+    def torch_copy_replay():
+        scal.copy_(host_scal, non_blocking=True)
+        tg.replay()
+
+    ways = (("cgc", cgc_step), ("cgc_int_stream", cgc_step_stream), ("cgc_launch", g.launch),
+            ("torch_replay", tg.replay), ("torch_copy_replay", torch_copy_replay))
+
+    def host(f, rounds=60):
+        times = []
+        for _ in range(rounds):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(STEPS_PER_ROUND):
+                f()
+            times.append((time.perf_counter() - t0) * 1e6 / STEPS_PER_ROUND)
+        torch.cuda.synchronize()
+        return statistics.median(times)
+
+    def latency(f, rounds=300):
+        times = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            f()
+            torch.cuda.synchronize()
+            times.append((time.perf_counter() - t0) * 1e6)
+        return statistics.median(times)
+
+    def gpu(f, rounds=30, k=64):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(rounds):
+            e0.record()
+            for _ in range(k):
+                f()
+            e1.record()
+            e1.synchronize()
+            times.append(1000.0 * e0.elapsed_time(e1) / k)
+        return statistics.median(times)
+
+    rows = []
+    for _ in range(2):  # warm
+        for _, f in ways:
+            host(f, 5)
+    # Interleaved, so drift of the machine's clocks falls on every way alike.
+    results = {w: {"host_us": [], "latency_us": [], "gpu_us": []} for w, _ in ways}
+    for _ in range(3):
+        for w, f in ways:
+            results[w]["host_us"].append(host(f))
+            results[w]["latency_us"].append(latency(f))
+            results[w]["gpu_us"].append(gpu(f))
+    for w, _ in ways:
+        for metric, values in results[w].items():
+            rows.append(row(w, metric, statistics.median(values)))
+    g.close()
+    return rows
+
+
+def measure(build_dir, arch, cgc_prefix=None):
+    """The rows, or none (with a message) without PyTorch or a GPU."""
+    try:
+        import torch
+    except ImportError:
+        print("python_launch: no PyTorch here; its rows are left out", flush=True)
+        return []
+    if not torch.cuda.is_available():
+        print("python_launch: PyTorch sees no GPU; its rows are left out", flush=True)
+        return []
+    if cgc_prefix is None and build_dir is not None:
+        cgc_prefix = install(build_dir)
+    return run(cgc_prefix, arch)
+
+
+def get(rows, way, metric):
+    for r in rows:
+        if (r["section"], r["case"], r["way"], r["metric"]) == ("python", CASE, way, metric):
+            return float(r["value"])
+    return None
+
+
+def ratio_lines(rows):
+    """(label, value, target text, met) for the table and run.py's plot."""
+    out = []
+
+    def add(label, num, den, target="", ok=lambda v: None):
+        if num is None or den is None or den == 0:
+            out.append((label, None, target, None))
+        else:
+            v = num / den
+            out.append((label, v, target, ok(v)))
+
+    add("python decode_step: host, cgc set+launch / torch replay()",
+        get(rows, "cgc", "host_us"), get(rows, "torch_replay", "host_us"), "<= 1",
+        lambda v: v <= 1)
+    add("python decode_step: host, cgc / torch copy_ + replay()", get(rows, "cgc", "host_us"),
+        get(rows, "torch_copy_replay", "host_us"))
+    add("python decode_step: latency, cgc / torch replay()", get(rows, "cgc", "latency_us"),
+        get(rows, "torch_replay", "latency_us"))
+    add("python decode_step: GPU time, cgc / torch replay()", get(rows, "cgc", "gpu_us"),
+        get(rows, "torch_replay", "gpu_us"))
+    return out
+
+
+WAYS = (("cgc", "cgc: set pos, nkeys; launch()"),
+        ("cgc_int_stream", "cgc: the same, launch(stream int)"),
+        ("cgc_launch", "cgc: launch() alone"),
+        ("torch_replay", "PyTorch: replay()"),
+        ("torch_copy_replay", "PyTorch: copy_ pos, nkeys; replay()"))
+
+
+def table(rows):
+    t = io.StringIO()
+    t.write("decode step (4 layers, 32 kernels) from Python, us a step\n")
+    t.write("%-40s %10s %12s %10s\n" % ("way", "host", "latency", "GPU"))
+    for way, label in WAYS:
+        v = [get(rows, way, m) for m in ("host_us", "latency_us", "gpu_us")]
+        t.write("%-40s %10s %12s %10s\n" % ((label,) + tuple(
+            "-" if x is None else "%.2f" % x for x in v)))
+    t.write("\n%-62s %8s %8s\n" % ("ratio", "value", "target"))
+    for label, v, target, ok in ratio_lines(rows):
+        mark = "" if ok is None else "met" if ok else "MISSED"
+        t.write("%-62s %8s %8s %s\n" % (label, "-" if v is None else "%.3f" % v, target, mark))
+    return t.getvalue()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cgc", help="cgc's install prefix (default: --build, else CGC_HOME)")
+    p.add_argument("--build", help="a build of this project, installed to DIR/python-prefix")
+    p.add_argument("--arch", default=None, help="CUDA architecture (default: this GPU's)")
+    p.add_argument("--out", help="also write DIR/python_launch.csv and DIR/python_launch.txt")
+    args = p.parse_args()
+    rows = measure(args.build, args.arch, args.cgc)
+    if not rows:
+        return 77
+    text = table(rows)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "python_launch.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["section", "case", "way", "metric", "value"])
+            w.writeheader()
+            w.writerows(rows)
+        with open(os.path.join(args.out, "python_launch.txt"), "w") as f:
+            f.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""cgc.build with the real nvcc and the installed runtime: the decode step
+and types.cgraph built into libraries, loaded together (each keeps its own
+names), their graphs read from the generated descriptions, a second build
+served from the cache, and create failing in the runtime with its message
+(no GPU here, or, on a GPU, memory that is not the device's).  Needs the
+CUDA Toolkit (nvcc), not a GPU; skipped without them."""
+import os
+
+import common
+
+import cgc
+
+DECODE = os.path.join(common.SOURCE, "samples", "decode_step")
+
+
+class CudaArray:
+    def __init__(self, shape, ptr):
+        self.__cuda_array_interface__ = dict(version=3, shape=tuple(shape), typestr="<f4",
+                                             data=(ptr, False), strides=None)
+
+
+class RealBuild(common.TempDir):
+    def test_build_load_and_create(self):
+        prefix = os.environ["CGC_TEST_PREFIX"]
+        kw = dict(cgc=prefix, nvcc=os.environ["CGC_TEST_NVCC"], cache_dir=self.tmp,
+                  arch=os.environ.get("CGC_TEST_ARCH") or None)
+        m = cgc.build(os.path.join(DECODE, "decode_step.cgraph"),
+                      sources=[os.path.join(DECODE, "kernels", "decode_step.cu")], **kw)
+        self.assertTrue(m.built)
+        t = cgc.build(os.path.join(common.HERE, "types.cgraph"), **kw)
+        self.assertTrue(t.built)
+        # Two programs in one process, each with its runtime and its
+        # cgc_program (loaded privately): each finds its own graphs.
+        self.assertEqual(list(m.graphs), ["decode_step"])
+        self.assertEqual(list(t.graphs), ["kinds", "other"])
+        G = m.decode_step
+        self.assertEqual(G.externs, ("x", "wn", "wq", "wk", "wv", "wo", "kc", "vc"))
+        self.assertEqual(G.buffers["kc"].shape, (4, 128, 256))
+        self.assertEqual(G.scalars["nkeys"].init, 1)
+        self.assertEqual(t.kinds.scalars["half"].init, 1.5)
+        again = cgc.build(os.path.join(DECODE, "decode_step.cgraph"),
+                          sources=[os.path.join(DECODE, "kernels", "decode_step.cu")], **kw)
+        self.assertEqual((again.path, again.built), (m.path, False))
+        # The runtime itself refuses: here there is no GPU, or these
+        # addresses are not device memory.
+        args = {n: CudaArray(G.buffers[n].shape, 0x10000 * (i + 1))
+                for i, n in enumerate(G.externs)}
+        with self.assertRaises(cgc.CgrtError) as e:
+            G(**args)
+        msg = str(e.exception)
+        self.assertTrue(msg.startswith("decode_step: create failed (CGRT_ERROR_"), msg)
+        self.assertIn("decode_step.cgraph: graph decode_step: ", msg)
+        print("create refused as expected: " + msg)
+
+
+if __name__ == "__main__":
+    common.need_env("CGC_TEST_NVCC", "this build found no CUDA compiler")
+    common.need_env("CGC_TEST_PREFIX", "this build has no runtime (built without CUDA)")
+    common.main()
