@@ -388,6 +388,10 @@ typedef struct Item {
   bool is_explicit; /* graph */
   Stmt **body;      /* graph */
   int nbody;
+  Sym *variant_var; /* graph NAME for VAR in [VALUES]: a graph NAME_value per value */
+  Pos variant_pos;
+  Expr **variants;
+  int nvariants;
 } Item;
 
 typedef VEC(Item *) ItemVec;
@@ -419,6 +423,7 @@ typedef struct Compiler {
   int64_t max_edges;       /* 0: MAX_EDGES */
   int64_t max_search_steps; /* 0: SEARCH_STEPS_PER_ITEM a node and edge
                                ordered, plus SEARCH_STEPS_BASE */
+  const char *prefix;      /* --prefix: before every generated name of a graph */
   int64_t search_steps;    /* order.c: reachability steps spent */
   int64_t search_items;    /* order.c: nodes and edges searched */
   int64_t nedges;          /* edges made so far (sema.c, order.c) */
@@ -563,7 +568,8 @@ typedef VEC(Edge) EdgeVec;
 
 typedef struct Graph {
   Item *item;
-  Sym *name;
+  Sym *name;           /* NAME, or NAME_value for a variant */
+  const char *prefix;  /* of every name the C declares for it (--prefix), or "" */
   bool is_explicit;
   VEC(Resource) res;
   VEC(Node) nodes;
@@ -598,7 +604,8 @@ typedef enum GraphName {
   GN_BUFFER,  /* G_buffer_X, for owned buffer X */
 } GraphName;
 
-enum { CNAME_SIZE = 2 * MAX_IDENT_LEN + 16 }; /* bytes that hold any generated name */
+enum { MAX_PREFIX_LEN = 64 }; /* bytes of --prefix */
+enum { CNAME_SIZE = 2 * MAX_IDENT_LEN + MAX_PREFIX_LEN + 16 }; /* bytes that hold any generated name */
 
 /* Writes name `which` of graph g into buf (CNAME_SIZE bytes); r is the
  * scalar or buffer of GN_SET ... GN_BUFFER, NULL for the others. */

@@ -38,7 +38,9 @@ const char *graph_c_name(char *buf, GraphName which, const Graph *g, const Resou
       [GN_BIND] = "%s_bind_%s",
       [GN_BUFFER] = "%s_buffer_%s",
   };
-  snprintf(buf, CNAME_SIZE, forms[which], g->name->name, r ? r->name->name : "");
+  size_t n = strlen(g->prefix ? g->prefix : "");
+  memcpy(buf, g->prefix ? g->prefix : "", n);
+  snprintf(buf + n, CNAME_SIZE - n, forms[which], g->name->name, r ? r->name->name : "");
   return buf;
 }
 

@@ -188,8 +188,9 @@ static bool needs_space(const Tok *prev2, const Tok *prev, const Tok *c, bool sl
     return !slice;
   if (is_punct(c, "(") && prev->kind == T_WORD && !is(prev, "in"))
     return false;
-  if (is_punct(c, "[") && (prev->kind == T_WORD || is_punct(prev, "]") || is_punct(prev, ")")))
-    return false;
+  if (is_punct(c, "[") && ((prev->kind == T_WORD && !is(prev, "in")) || is_punct(prev, "]") ||
+                            is_punct(prev, ")")))
+    return false; /* an index, not `for B in [1, 2]` */
   if (is_punct(c, "*") && is_type(prev))
     return false;
   if ((is_punct(prev, "-") || is_punct(prev, "+") || is_punct(prev, "!")) &&

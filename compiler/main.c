@@ -17,6 +17,7 @@ static const char usage_text[] =
     "  -I DIR            search DIR for include files\n"
     "  -D NAME=VALUE     override a top-level const\n"
     "  --depfile FILE    write a Makefile-style dependency file\n"
+    "  --prefix=P        begin every name the C declares for a graph with P\n"
     "  --diagnostics-format=text|json\n"
     "                    diagnostics as text (default) or one JSON object a line\n"
     "  --help            print this help and exit\n"
@@ -188,7 +189,7 @@ typedef struct Named {
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "fmt"))
     return cgc_fmt(argc - 2, argv + 2);
-  const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL;
+  const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL, *prefix = NULL;
   char *hpath = NULL;
   bool check_only = false, emit_dot_mode = false, json = false;
   const char **incs = xrealloc(NULL, (size_t)argc * sizeof *incs);
@@ -224,6 +225,14 @@ int main(int argc, char **argv) {
     } else if (!strncmp(a, "--emit=", 7)) {
       status = usage_error("unknown output kind '%s' (use --emit=c or --emit=dot)", a + 7);
       goto done;
+    } else if (!strncmp(a, "--prefix=", 9)) {
+      prefix = a + 9;
+      if (!valid_name(prefix, strlen(prefix)) || strlen(prefix) > MAX_PREFIX_LEN) {
+        status = usage_error("--prefix takes the start of a C name, at most %d bytes of letters, "
+                             "digits and '_' (not '%s')",
+                             MAX_PREFIX_LEN, prefix);
+        goto done;
+      }
     } else if (!strncmp(a, "--depfile=", 10)) {
       depfile = a + 10;
     } else if (!strcmp(a, "--depfile")) {
@@ -324,7 +333,7 @@ int main(int argc, char **argv) {
   }
 
   Compiler c = {.include_dirs = incs, .ninclude_dirs = ninc, .defines = defs,
-                .ndefines = ndef};
+                .ndefines = ndef, .prefix = prefix};
   compiler_init(&c);
   diag_set_color(c.diag, isatty(2) && !getenv("NO_COLOR"));
   diag_set_json(c.diag, json);

@@ -86,6 +86,13 @@ Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, Lis
   return it;
 }
 
+void item_variants(ParseState *ps, Item *graph, Sym *var, Pos vp, List *values) {
+  (void)ps;
+  graph->variant_var = var;
+  graph->variant_pos = vp;
+  graph->variants = list_array(values, &graph->nvariants);
+}
+
 static Stmt *new_stmt(ParseState *ps, StmtKind kind, Pos p) {
   Stmt *s = arena_alloc(ps->c->arena, sizeof *s);
   s->kind = kind;

@@ -19,6 +19,7 @@ Item *item_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value);
 Item *item_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos np, List *params);
 Param *param_new(ParseState *ps, Pos p, Mode mode, Sym *name, Type type, bool pointer);
 Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, List *body);
+void item_variants(ParseState *ps, Item *graph, Sym *var, Pos vp, List *values);
 
 Stmt *stmt_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value);
 Stmt *stmt_scalar(ParseState *ps, Pos p, Sym *name, Pos np, Type type, Expr *init);

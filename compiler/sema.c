@@ -1944,16 +1944,22 @@ static void check_scalar_values(Sema *s) {
   }
 }
 
-static void check_graph(Sema *s, Item *it) {
+/* One graph: the item's, or its variant `name` with the item's variable
+ * bound to `value` (var NULL: none). */
+static void check_graph(Sema *s, Item *it, Sym *name, Sym *var, int64_t value) {
   Graph *g = xrealloc(NULL, sizeof *g);
   memset(g, 0, sizeof *g);
   g->item = it;
-  g->name = it->name;
+  g->name = name;
+  g->prefix = s->c->prefix ? s->c->prefix : "";
   g->is_explicit = it->is_explicit;
   s->g = g;
   s->owned_bytes = 0;
   s->scope = -1;
   s->branch = 0;
+  if (var)
+    push_local(s, (Binding){.kind = B_CONST, .name = var, .pos = it->variant_pos, .value = value,
+                            .valid = true});
   StmtVec anon = {0};
   name_nodes(s, it->body, it->nbody, NULL, 0, &anon);
   name_anonymous(s, &anon);
@@ -1972,6 +1978,42 @@ static void check_graph(Sema *s, Item *it) {
   vec_free(&s->pending);
   s->nodes_before += (int64_t)g->nodes.n;
   vec_push(&((Program *)s->c->program)->graphs, g);
+}
+
+/* `graph NAME for VAR in [V, ...]`: a graph NAME_V for each value, VAR a
+ * constant V in it. */
+static void check_variants(Sema *s, Item *it) {
+  if (map_get(&s->globals, it->variant_var) || map_get(&s->consts, it->variant_var)) {
+    error_at(s->d, it->variant_pos, "'%s' is already a global name; a variant's variable needs "
+             "one of its own", it->variant_var->name);
+    return;
+  }
+  for (int k = 0; k < it->nvariants && !diag_stopped(s->d); k++) {
+    int64_t v;
+    if (!eval_int(s, it->variants[k], &v))
+      continue;
+    if (v < 0) {
+      error_at(s->d, it->variants[k]->pos,
+               "a variant's value names its graph, %s_VALUE, so it cannot be negative (%lld)",
+               it->name->name, (long long)v);
+      continue;
+    }
+    char buf[MAX_IDENT_LEN + 32];
+    int n = snprintf(buf, sizeof buf, "%s_%lld", it->name->name, (long long)v);
+    if (n > MAX_IDENT_LEN) {
+      error_at(s->d, it->variants[k]->pos, "the variant's name '%s' is longer than %d bytes", buf,
+               MAX_IDENT_LEN);
+      continue;
+    }
+    Item *copy = arena_alloc(s->c->arena, sizeof *copy);
+    *copy = *it;
+    copy->name = intern(s->c->syms, buf, (size_t)n);
+    copy->name_pos = it->variants[k]->pos;
+    /* Each variant is a global of its own name: step_1 twice, or a kernel
+     * step_1, is a redefinition. */
+    if (define_global(s, copy))
+      check_graph(s, copy, copy->name, it->variant_var, v);
+  }
 }
 
 /* ---- names in the generated C (cname.c makes and judges them) ---- */
@@ -2059,8 +2101,14 @@ Program *check_program(Compiler *c) {
   }
   for (size_t i = 0; i < c->items.n && !diag_stopped(c->diag); i++) {
     Item *it = c->items.v[i];
-    if (it->kind == IT_GRAPH && define_global(&s, it))
-      check_graph(&s, it);
+    if (it->kind != IT_GRAPH)
+      continue;
+    if (!it->variant_var) {
+      if (define_global(&s, it))
+        check_graph(&s, it, it->name, NULL, 0);
+      continue;
+    }
+    check_variants(&s, it);
   }
   if (!diag_errors(c->diag))
     check_c_names(&s, p);

@@ -149,6 +149,9 @@ pointer
 graph
   : explicit GRAPH IDENT '{' stmts '}'
                                   { $$ = item_graph(ps, $1 ? @1 : @2, $1, $3, @3, $5); }
+  | explicit GRAPH IDENT FOR IDENT IN '[' exprs1 ']' '{' stmts '}'
+                                  { $$ = item_graph(ps, $1 ? @1 : @2, $1, $3, @3, $11);
+                                    item_variants(ps, $$, $5, @5, $8); }
   ;
 
 explicit

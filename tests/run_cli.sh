@@ -246,5 +246,20 @@ fi
 env -u NO_COLOR "$cgc" --check "$tmp/bad.cgraph" 2> "$tmp/err"
 check "no colour into a file" [ -z "$(grep "$(printf '\033')\[" "$tmp/err")" ]
 
+# --prefix: every name the C declares for a graph, and only those.
+run -o "$tmp/pre.c" --prefix=m1_ "$tmp/ok.cgraph"
+check "--prefix: exit 0" [ "$status" = 0 ]
+check "--prefix: the graph's functions take it" grep -q "cgrt_status m1_g_create(m1_g \*\*out" "$tmp/pre.h"
+check "--prefix: the kernel keeps its name" grep -q "void k(" "$tmp/pre.h"
+run -o "$tmp/pre2.c" --prefix=m2_ "$tmp/ok.cgraph"
+for h in pre pre2; do grep -o 'm[12]_g[a-z_]*' "$tmp/$h.h" | sed 's/^m[12]_//' | sort -u; done |
+  sort | uniq -c > "$tmp/names"
+check "--prefix: the two headers declare the same names, each with its prefix" \
+  sh -c "[ -s '$tmp/names' ] && ! grep -qv '^ *2 ' '$tmp/names'"
+for bad in 9x x-y "" $(printf 'a%.0s' $(seq 1 65)); do
+  run -o "$tmp/bad.c" "--prefix=$bad" "$tmp/ok.cgraph"
+  check "--prefix='$bad' is a usage error" [ "$status" = 2 ]
+done
+
 valgrind_clean "$tmp/vg"
 finish

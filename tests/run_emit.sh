@@ -84,5 +84,36 @@ else
   passes=$((passes + 1))
 fi
 
+# Graph variants compiled twice with two prefixes: one program holds both.
+mkdir -p "$tmp/pre"
+cat > "$tmp/pre/v.cgraph" <<'G'
+kernel k(inout x: f32*, n: u32);
+graph step for B in [1, 2, 4] {
+    buffer x: f32[B, 32];
+    k(x, B * 32) grid(B) block(32);
+}
+G
+if ! "$cgc" --prefix=p1_ -o "$tmp/pre/v1.c" "$tmp/pre/v.cgraph" ||
+  ! "$cgc" --prefix=p2_ -o "$tmp/pre/v2.c" "$tmp/pre/v.cgraph"; then
+  echo "FAIL: variants with --prefix: cgc failed"
+  fails=$((fails + 1))
+elif ! printf '#include "v1.h"\n#include "v2.h"\nint main(void) { return p1_step_4_pool_bytes() == p2_step_4_pool_bytes() ? 0 : 1; }\n' > "$tmp/pre/main.c" ||
+  ! cc -std=c11 -Wall -Wextra -pedantic -Werror -I "$tmp/pre" -I "$runtime" -I "$cuda" \
+    -c "$tmp/pre/v1.c" -o "$tmp/pre/v1.o" ||
+  ! cc -std=c11 -Wall -Wextra -pedantic -Werror -I "$tmp/pre" -I "$runtime" -I "$cuda" \
+    -c "$tmp/pre/v2.c" -o "$tmp/pre/v2.o" ||
+  ! cc -std=c11 -Wall -Wextra -pedantic -Werror -I "$tmp/pre" -I "$runtime" -I "$cuda" \
+    -c "$tmp/pre/main.c" -o "$tmp/pre/main.o" ||
+  ! ld -r "$tmp/pre/v1.o" "$tmp/pre/v2.o" "$tmp/pre/main.o" -o "$tmp/pre/all.o"; then
+  echo "FAIL: two prefixed compilations of one program do not link together"
+  fails=$((fails + 1))
+elif ! nm "$tmp/pre/all.o" | grep -q ' T p1_step_2_create' ||
+  ! nm "$tmp/pre/all.o" | grep -q ' T p2_step_2_create'; then
+  echo "FAIL: the prefixed variants' functions are not defined"
+  fails=$((fails + 1))
+else
+  passes=$((passes + 1))
+fi
+
 echo "$passes passed, $fails failed"
 [ "$fails" = 0 ]
