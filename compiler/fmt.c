@@ -186,8 +186,9 @@ static bool needs_space(const Tok *prev2, const Tok *prev, const Tok *c, bool sl
     return false;
   if (is_punct(prev, ":"))
     return !slice;
-  if (is_punct(c, "(") && prev->kind == T_WORD && !is(prev, "in"))
-    return false;
+  if (is_punct(c, "(") && prev->kind == T_WORD && !is(prev, "in") && !is(prev, "while") &&
+      !is(prev, "if") && !is(prev, "switch") && !is(prev, "case"))
+    return false; /* a call, not a condition in parentheses */
   if (is_punct(c, "[") && ((prev->kind == T_WORD && !is(prev, "in")) || is_punct(prev, "]") ||
                             is_punct(prev, ")")))
     return false; /* an index, not `for B in [1, 2]` */
