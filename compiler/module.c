@@ -290,6 +290,8 @@ static char *find_from(Compiler *c, Item *k, const char *what, char **real) {
 }
 
 bool module_kernel(Compiler *c, Item *k) {
+  if (k->symbol && !k->symbol[0])
+    return false; /* a malformed symbol, reported */
   char *real;
   char *path = find_from(c, k, "module", &real);
   if (!path)

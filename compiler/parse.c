@@ -107,8 +107,8 @@ static void kernel_clauses(ParseState *ps, Item *it, List *clauses) {
     it->from = from->text, it->from_pos = from->text_pos;
   if (symbol && symbol->text && !symbol->text[0])
     error_at(d, symbol->text_pos, "the symbol of kernel '%s' is empty", it->name->name);
-  else if (symbol && symbol->text)
-    it->symbol = symbol->text, it->symbol_pos = symbol->text_pos;
+  if (symbol) /* "" when it was malformed: reported, and not looked for */
+    it->symbol = symbol->text ? symbol->text : "", it->symbol_pos = symbol->text_pos;
 }
 
 static Item *new_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos np,
