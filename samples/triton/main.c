@@ -71,20 +71,22 @@ int main(void) {
   }
   CUDA(cudaStreamSynchronize(0));
   CUDA(cudaMemcpy(hy, y, N * sizeof *hy, cudaMemcpyDeviceToHost));
+  /* Triton's exp and division are approximate (a few ulps), so the
+   * comparison is relative, to the value or to 1 where it is smaller. */
   int bad = 0;
   double worst = 0;
   for (uint32_t i = 0; i < N; i++) {
-    double err = fabs((double)hy[i] - want[i]) / (fabs(want[i]) + 1e-3);
+    double err = fabs((double)hy[i] - want[i]) / (fabs(want[i]) + 1.0);
     if (err > worst)
       worst = err;
-    if (!(err < 1e-4)) {
+    if (!(err < 1e-5)) {
       if (bad < 5)
         fprintf(stderr, "triton: y[%u] = %.9g, expected %.9g\n", i, hy[i], want[i]);
       bad++;
     }
   }
   printf("triton: %d launches of silu_mul (Triton) between make_inputs and project, %d "
-         "elements: %d wrong, worst relative error %.2g\n",
+         "elements: %d wrong, worst error %.2g\n",
          LAUNCHES, N, bad, worst);
   ffn_destroy(g);
   CUDA(cudaFree(y));
