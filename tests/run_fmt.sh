@@ -22,7 +22,7 @@ check "messy.cgraph gets the layout of messy.formatted" \
   diff -u "$src/tests/fmt/messy.formatted" "$tmp/messy.cgraph"
 
 # Every valid program of the project: formatted, it is the same program.
-dirs="samples tests/dot tests/gpu tests/fmt bench"
+dirs="samples tests/dot tests/gpu tests/fmt tests/diag/modules bench"
 for d in $dirs; do
   mkdir -p "$tmp/tree/$d"
   cp -R "$src/$d/." "$tmp/tree/$d/"
