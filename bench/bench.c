@@ -7,6 +7,7 @@
 #include "decode_plain_graph.h"
 #include "decode_step_graph.h"
 #include "graphs_graph.h"
+#include "modules_graph.h"
 #include "check.h"
 
 #include <math.h>
@@ -738,6 +739,91 @@ static void bench_loops(cudaStream_t s) {
   CUDA(cudaFree(it));
 }
 
+/* ---- kernels from a module ---- */
+
+/* The same chain of ticks with the kernel linked in and from a module (a
+ * cubin of the same source): a launch costs what it costs whichever way
+ * the kernel came, and create pays for loading the module. */
+typedef struct Module {
+  void *g;
+  cgrt_status (*launch)(void *, cudaStream_t);
+} Module;
+
+static void module_step(void *ctx, cudaStream_t s) {
+  Module *m = ctx;
+  CGRT(m->launch(m->g, s));
+}
+
+static cgrt_status l33(void *g, cudaStream_t s) { return linked33_launch(g, s); }
+static cgrt_status m33(void *g, cudaStream_t s) { return module33_launch(g, s); }
+static cgrt_status l1000(void *g, cudaStream_t s) { return linked1000_launch(g, s); }
+static cgrt_status m1000(void *g, cudaStream_t s) { return module1000_launch(g, s); }
+
+/* One of the chains, on buffer x (every chain ticks the same one). */
+static void *create_chain(int module, int n, float *x, const cgrt_options *o) {
+  void *g = NULL;
+  if (n == 33 && module) {
+    module33_extern e = {x};
+    CGRT(module33_create((module33 **)&g, &e, o));
+  } else if (n == 33) {
+    linked33_extern e = {x};
+    CGRT(linked33_create((linked33 **)&g, &e, o));
+  } else if (module) {
+    module1000_extern e = {x};
+    CGRT(module1000_create((module1000 **)&g, &e, o));
+  } else {
+    linked1000_extern e = {x};
+    CGRT(linked1000_create((linked1000 **)&g, &e, o));
+  }
+  return g;
+}
+
+static void bench_modules(cudaStream_t s) {
+  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s};
+  static const char *const ways[] = {"linked", "module"};
+  float *x;
+  CUDA(cudaMalloc((void **)&x, N * sizeof *x));
+  for (int k = 0; k < 2; k++) {
+    int n = k ? 1000 : 33, reps = n >= 1000 ? 100 : 400;
+    Module m[2] = {{create_chain(0, n, x, &in_s), k ? l1000 : l33},
+                   {create_chain(1, n, x, &in_s), k ? m1000 : m33}};
+    Step f[2] = {module_step, module_step};
+    void *ctx[2] = {&m[0], &m[1]};
+    double t[2];
+    CUDA(cudaMemset(x, 0, N * sizeof *x));
+    time_interleaved(2, f, ctx, s, reps, t);
+    /* Every launch of both ran every tick: 20 warm-ups and the timed ones. */
+    float x0;
+    CUDA(cudaMemcpy(&x0, x, sizeof x0, cudaMemcpyDeviceToHost));
+    if (x0 != (float)(2 * (20 + reps) * n)) {
+      fprintf(stderr, "bench: the chains of %d ticked %g times, not %d\n", n, x0,
+              2 * (20 + reps) * n);
+      exit(1);
+    }
+    char name[32];
+    snprintf(name, sizeof name, "chain%d", n);
+    for (int w = 0; w < 2; w++) {
+      row("module", name, ways[w], "latency_us", t[w]);
+      row("module", name, ways[w], "per_node_us", t[w] / n);
+      cgrt_destroy(m[w].g);
+    }
+  }
+  /* Create: the module's loading (the library, its kernel, its
+   * parameters checked) on top of the same graph's create. */
+  const int reps = 21;
+  double tc[2][21];
+  for (int r = 0; r < reps; r++)
+    for (int w = 0; w < 2; w++) {
+      double t0 = now_us();
+      void *g = create_chain(w, 33, x, &in_s);
+      tc[w][r] = now_us() - t0;
+      cgrt_destroy(g);
+    }
+  for (int w = 0; w < 2; w++)
+    row("module", "create33", ways[w], "create_us", median(tc[w], reps));
+  CUDA(cudaFree(x));
+}
+
 /* ---- creation ---- */
 
 static void bench_creation(cudaStream_t s) {
@@ -790,6 +876,7 @@ int main(void) {
   bench_concurrency(s);
   bench_scalars(s);
   bench_loops(s);
+  bench_modules(s);
   bench_creation(s);
   CUDA(cudaStreamDestroy(s));
   return 0;

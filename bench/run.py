@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """cgc's benchmarks: the same kernels as stream launches, stream capture, a
-hand-written graph, cgc's graph and PyTorch's CUDA graph, in one run; and
-the dense block of a DeepSeek-V2-Lite decode step (bench/dense_block.py).
+hand-written graph, cgc's graph and PyTorch's CUDA graph, in one run; the
+same kernel linked in and from a module; and the dense block of a
+DeepSeek-V2-Lite decode step (bench/dense_block.py).
 
   python3 bench/run.py [--out DIR] [--build DIR] [--arch 90]
 
@@ -206,6 +207,14 @@ def ratio_lines(rows):
     add("while, check every 16: us an iteration / us a node of a chain",
         get(rows, "loop", it, "cgc_check16", "per_iteration_us"),
         get(rows, "chain", "chain1000", "cgc", "per_node_us"), "", lambda v: None)
+    for n in (33, 1000):
+        c = "chain%d" % n
+        add("%s: module kernels / linked kernels (replay)" % c,
+            get(rows, "module", c, "module", "latency_us"),
+            get(rows, "module", c, "linked", "latency_us"), "<= 1.02", lambda v: v <= 1.02)
+    add("create 33 nodes: module kernels / linked kernels (the module's load)",
+        get(rows, "module", "create33", "module", "create_us"),
+        get(rows, "module", "create33", "linked", "create_us"), "", lambda v: None)
     for n in (100, 1000, 10000):
         c = "chain%d" % n
         add("create %d nodes: cgc / hand-written" % n, get(rows, "creation", c, "cgc", "create_us"),

@@ -36,10 +36,14 @@ enum {
   SEARCH_STEPS_PER_ITEM = 64,
   SEARCH_STEPS_BASE = 1 << 28,
   MAX_COND_CMP = CGRT_COND_MAX_CMP, /* comparisons in one condition */
-  MAX_PARAM_BYTES = 32764          /* a kernel's parameters, laid out as in C:
+  MAX_PARAM_BYTES = 32764,         /* a kernel's parameters, laid out as in C:
                                       CUDA's limit since 12.1 (4096 before) */
+  MAX_TEMPLATE_ARGS = 4096         /* bytes of one template's arguments, normalised */
 };
 #define MAX_FILE_SIZE ((int64_t)256 << 20) /* bytes in one source file */
+/* Bytes of every module the program embeds, together (the whole
+ * program's): each byte is about five of C. */
+#define MAX_MODULE_BYTES ((int64_t)64 << 20)
 
 /* ---- arena.c: all memory of one compilation, freed at once ---- */
 
@@ -68,6 +72,7 @@ void *xrealloc(void *p, size_t size); /* heap, aborts on OOM */
     (vec)->v[(vec)->n++] = (x);                                                \
   } while (0)
 #define vec_free(vec) (free((vec)->v), (vec)->v = NULL, (vec)->n = (vec)->cap = 0)
+typedef VEC(char) CharVec;
 
 /* ---- source.c: files in memory, positions, diagnostics ---- */
 
@@ -374,6 +379,12 @@ struct Stmt {
 
 typedef enum ItemKind { IT_INCLUDE, IT_CONST, IT_KERNEL, IT_GRAPH } ItemKind;
 
+/* Where a kernel comes from: linked in (its definition is the user's),
+ * a module file, or a C++ template's instantiation (module.c). */
+typedef enum KernelSource { KS_LINKED, KS_MODULE, KS_TEMPLATE } KernelSource;
+
+struct Module;
+
 typedef struct Item {
   ItemKind kind;
   Pos pos;
@@ -392,6 +403,16 @@ typedef struct Item {
   Pos variant_pos;
   Expr **variants;
   int nvariants;
+  /* kernel: `from "PATH"`, `symbol "NAME"`, `= TEMPLATE<ARGS>` */
+  KernelSource source;
+  const char *from;     /* the module's or header's path as written */
+  Pos from_pos;         /* of the string */
+  const char *symbol;   /* the name in the module, or NULL: the kernel's */
+  Pos symbol_pos;
+  Sym *template_name;   /* the C++ template */
+  Pos template_pos;
+  const char *template_args; /* between < and >, normalised */
+  struct Module *module;     /* sema: the module it comes from */
 } Item;
 
 typedef VEC(Item *) ItemVec;
@@ -427,6 +448,10 @@ typedef struct Compiler {
   int64_t search_steps;    /* order.c: reachability steps spent */
   int64_t search_items;    /* order.c: nodes and edges searched */
   int64_t nedges;          /* edges made so far (sema.c, order.c) */
+  int64_t max_module_bytes; /* 0: MAX_MODULE_BYTES */
+  int64_t module_bytes;    /* module.c: bytes of the modules read so far */
+  VEC(struct Module *) modules; /* module.c: each module file once, in order read */
+  VEC(const char *) deps;  /* module.c: modules and template headers read (real paths) */
 } Compiler;
 
 /* The message of the edge limit, reported where it is reached. */
@@ -444,6 +469,10 @@ bool parse_program(Compiler *c, const char *path);
 /* The same for a program already in memory, named `name` in diagnostics. */
 void parse_program_text(Compiler *c, const char *name, const char *text, size_t len);
 
+/* Finds a file that `include` or `from` names: beside the file `from`
+ * (a path), then in each -I directory; NULL when there is none. */
+char *find_file(Compiler *c, const char *from, const char *name);
+
 /* The scanner and parser (grammar/) talk to parse.c through this. */
 typedef struct ParseState {
   Compiler *c;
@@ -456,7 +485,52 @@ typedef struct ParseState {
   char last[48];      /* the text of the last token, clipped, for messages */
   int lex_error_line; /* the line of the last error the scanner reported */
   bool lone_cr;       /* a lone CR was reported */
+  int kernel_words;   /* `kernel NAME = TEMPLATE` read so far: 4 when a '<'
+                         opens template arguments */
+  Pos targs_pos;      /* where the template arguments being scanned start */
+  int targs_angle, targs_paren; /* their brackets open */
+  bool targs_space;   /* white space seen since the last character kept */
+  bool targs_bad;     /* an error was reported in them */
+  CharVec targs;      /* their text so far, normalised */
 } ParseState;
+
+/* ---- module.c: kernels from modules and templates ---- */
+
+typedef enum ModuleFormat { MOD_PTX, MOD_CUBIN, MOD_FATBIN } ModuleFormat;
+
+typedef struct Module {
+  const char *path;      /* as the first `from` that names it writes it */
+  char *realpath;        /* its identity: a file is embedded once */
+  const unsigned char *bytes;
+  size_t len;
+  ModuleFormat format;
+  int index;             /* in c->modules */
+  bool scanned;          /* its kernels are listed (PTX, cubin) */
+  bool broken;           /* a malformed cubin, reported */
+  Map kernels;           /* their names (strings) */
+  VEC(const char *) names; /* the same, in the order of the module */
+} Module;
+
+/* The module kernel k comes from, read (once) and checked; false after an
+ * error at k's `from` or its symbol. */
+bool module_kernel(Compiler *c, Item *k);
+/* The header a template kernel comes from: found and readable; false
+ * after an error at its `from`. */
+bool template_header(Compiler *c, Item *k);
+/* What a module's bytes are: its format, or -1 with why not in *why. */
+int module_format(const unsigned char *b, size_t n, const char **why);
+/* The kernels a PTX or cubin module defines, into m->kernels and
+ * m->names (strings in a); false with why not in *why (a malformed
+ * cubin). */
+bool module_scan(Module *m, Arena *a, const char **why);
+/* The normalised text of template arguments: white space runs become one
+ * space where two words or two operator characters meet, none elsewhere,
+ * and one space follows each comma. */
+void template_text_put(CharVec *out, bool *space, char ch);
+/* The name of a module format in messages and C: "PTX", "cubin", "fatbin". */
+const char *module_format_name(ModuleFormat f);
+/* The symbol a module kernel has in its module. */
+const char *module_symbol(const Item *k);
 
 /* ---- sema.c: checked graphs ---- */
 
@@ -618,6 +692,9 @@ const char *graph_table_c_name(char *buf, const Graph *g, const char *table);
 /* The program's own names, as the C spells them. */
 const char *kernel_c_name(const Item *kernel);    /* its symbol */
 const char *param_c_name(const Param *param);     /* in the kernel's declaration */
+/* A template kernel's accessor in the companion CUDA file, into buf
+ * (CNAME_SIZE bytes). */
+const char *template_c_name(char *buf, const Item *kernel);
 const char *member_c_name(const Resource *r);     /* an extern buffer's, in G_extern */
 
 /* Why `name` cannot be a name of the program in the generated C ("is a C
@@ -648,6 +725,13 @@ void emit_dot(FILE *out, const Program *p);
 /* The generated C and header; `header` is the name the C file includes. */
 void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source,
             const char *header);
+/* Whether a graph uses a template kernel: then the C needs the companion
+ * CUDA file. */
+bool uses_templates(Compiler *cc, const Program *p);
+/* The companion CUDA file of the template kernels the graphs use (a
+ * comment alone when they use none); `header` is the generated header. */
+void emit_templates(FILE *cu, Compiler *cc, const Program *p, const char *source,
+                    const char *header);
 /* The bits of a constant in an element type (float formats rounded to
  * nearest even). */
 uint64_t value_bits(Type t, bool is_float, int64_t i, double f);

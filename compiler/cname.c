@@ -65,6 +65,30 @@ const char *kernel_c_name(const Item *kernel) { return kernel->name->name; }
 
 const char *param_c_name(const Param *param) { return param->name->name; }
 
+/* cgc_template_NAME_HASH: the hash, of everything that makes the
+ * instantiation (the template, its arguments, its header and the
+ * declared parameters), keeps two programs' different instantiations of
+ * one kernel name apart when they are linked together, while the same
+ * declaration included by both gives one symbol (defined weak). */
+const char *template_c_name(char *buf, const Item *k) {
+  uint64_t h = 14695981039346656037u;
+  const char *parts[] = {k->name->name, k->template_name->name,
+                         k->template_args ? k->template_args : "", k->from ? k->from : ""};
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+    for (const char *p = parts[i];; p++) {
+      h = (h ^ (unsigned char)*p) * 1099511628211u;
+      if (!*p)
+        break;
+    }
+  for (int i = 0; i < k->nparams; i++) {
+    const Param *pa = &k->params[i];
+    unsigned bits = (unsigned)pa->type << 3 | (unsigned)pa->pointer << 2 | (unsigned)pa->mode;
+    h = (h ^ bits) * 1099511628211u;
+  }
+  snprintf(buf, CNAME_SIZE, "cgc_template_%s_%016llx", k->name->name, (unsigned long long)h);
+  return buf;
+}
+
 const char *member_c_name(const Resource *r) { return r->name->name; }
 
 /* ---- names the generated C cannot use ---- */

@@ -94,6 +94,14 @@ static size_t kernel_index(const Kernels *k, const Item *kernel) {
   return i;
 }
 
+/* Whether every kernel is linked in: then the tables need no kernel_from. */
+static bool all_linked(const Kernels *k) {
+  for (size_t i = 0; i < k->n; i++)
+    if (k->v[i]->source != KS_LINKED)
+      return false;
+  return true;
+}
+
 /* A C string literal. */
 static void emit_string(FILE *f, const char *s) {
   fputc('"', f);
@@ -245,8 +253,8 @@ static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const 
   fprintf(c, "},\n");
 }
 
-static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, const Graph *g,
-                        const char *source) {
+static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size_t nmodules,
+                        const Graph *g, const char *source) {
   const char *gn = g->name->name; /* in comments and messages */
   char table[CNAME_SIZE];
   uint32_t *index = xrealloc(NULL, (g->res.n + 1) * sizeof *index);
@@ -403,6 +411,10 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, cons
       fprintf(c, ",\n  .%s = %s", tables[i], graph_table_c_name(table, g, tables[i]));
   if (k->n)
     fprintf(c, ",\n  .kernels = cgc_kernels, .kernel_names = cgc_kernel_names");
+  if (!all_linked(k))
+    fprintf(c, ",\n  .kernel_from = cgc_kernel_from");
+  if (nmodules)
+    fprintf(c, ",\n  .nmodules = %zu, .modules = cgc_modules", nmodules);
   if (captures->n)
     fprintf(c, ",\n  .ncaptures = %zu, .captures = cgc_captures, .capture_names = cgc_capture_names",
             captures->n);
@@ -665,6 +677,10 @@ static void emit_capture_callers(FILE *c, const Kernels *captures) {
   fprintf(c, "};\n");
 }
 
+static bool is_linked_kernel(const Item *it) {
+  return it->kind == IT_KERNEL && !it->capture && it->source == KS_LINKED;
+}
+
 static void emit_kernel_declaration(FILE *h, const Item *k) {
   fprintf(h, "extern \"C\" __global__ void %s(", kernel_c_name(k));
   emit_params(h, k, "", true);
@@ -710,6 +726,110 @@ static void emit_program(FILE *c, const Program *p) {
              "#endif\n");
 }
 
+/* A module's bytes as a C array: 16 a line, in hex. */
+static void emit_module(FILE *c, const Module *m) {
+  static const char hex[] = "0123456789abcdef";
+  fprintf(c, "\n/* ");
+  emit_comment_text(c, m->path);
+  fprintf(c, " (%s, %zu bytes) */\nstatic const unsigned char cgc_module_%d[] = {", module_format_name(m->format),
+          m->len, m->index);
+  size_t n = m->len + (m->format == MOD_PTX); /* PTX is loaded as a C string */
+  char line[16 * 5 + 4];
+  for (size_t i = 0; i < n; i += 16) {
+    size_t len = 0;
+    line[len++] = '\n';
+    for (size_t j = i; j < n && j < i + 16; j++) {
+      unsigned byte = j < m->len ? m->bytes[j] : 0;
+      line[len++] = '0', line[len++] = 'x', line[len++] = hex[byte >> 4], line[len++] = hex[byte & 15];
+      if (j + 1 < n)
+        line[len++] = ',';
+    }
+    fwrite(line, 1, len, c);
+  }
+  fprintf(c, "\n};\n");
+}
+
+/* The kernel table, and for kernels not linked in the accessors of
+ * templates, the modules' bytes and where each kernel comes from.  The
+ * number of modules embedded. */
+static size_t emit_kernels(FILE *c, Compiler *cc, const Kernels *k) {
+  if (!k->n)
+    return 0;
+  char name[CNAME_SIZE];
+  bool linked = false, templates = false;
+  for (size_t i = 0; i < k->n; i++)
+    linked |= k->v[i]->source == KS_LINKED, templates |= k->v[i]->source == KS_TEMPLATE;
+  if (linked)
+    fprintf(c, "\n/* The kernels' host stubs: only their addresses are used. */\n");
+  for (size_t i = 0; i < k->n; i++)
+    if (k->v[i]->source == KS_LINKED)
+      fprintf(c, "extern void %s(void);\n", kernel_c_name(k->v[i]));
+  if (templates)
+    fprintf(c, "\n/* The template kernels' accessors, in the companion CUDA file: each gives\n"
+               " * the address of its instantiation's host stub. */\n");
+  for (size_t i = 0; i < k->n; i++)
+    if (k->v[i]->source == KS_TEMPLATE)
+      fprintf(c, "extern const void *%s(void);\n", template_c_name(name, k->v[i]));
+  fprintf(c, "\nstatic const cgrt_kernel cgc_kernels[] = {");
+  for (size_t i = 0; i < k->n; i++)
+    fprintf(c, "%s%s", i ? ", " : "",
+            k->v[i]->source == KS_LINKED ? kernel_c_name(k->v[i]) : "NULL");
+  fprintf(c, "};\nstatic const char *const cgc_kernel_names[] = {");
+  for (size_t i = 0; i < k->n; i++)
+    fprintf(c, "%s\"%s\"", i ? ", " : "", k->v[i]->name->name);
+  fprintf(c, "};\n");
+  if (all_linked(k))
+    return 0;
+  /* The modules the kernels come from, each once, numbered as read. */
+  bool *used = xrealloc(NULL, (cc->modules.n + 1) * sizeof *used);
+  memset(used, 0, (cc->modules.n + 1) * sizeof *used);
+  for (size_t i = 0; i < k->n; i++)
+    if (k->v[i]->source == KS_MODULE)
+      used[k->v[i]->module->index] = true;
+  size_t nmodules = 0;
+  int *slot = xrealloc(NULL, (cc->modules.n + 1) * sizeof *slot);
+  for (size_t m = 0; m < cc->modules.n; m++)
+    if (used[m]) {
+      slot[m] = (int)nmodules++;
+      emit_module(c, cc->modules.v[m]);
+    }
+  if (nmodules) {
+    fprintf(c, "\nstatic const cgrt_module_desc cgc_modules[] = {\n");
+    for (size_t m = 0; m < cc->modules.n; m++)
+      if (used[m]) {
+        const Module *mod = cc->modules.v[m];
+        fprintf(c, "  {.path = ");
+        emit_string(c, mod->path);
+        fprintf(c, ", .format = CGRT_MODULE_%s, .bytes = UINT64_C(%zu), .image = cgc_module_%d},\n",
+                mod->format == MOD_PTX ? "PTX" : mod->format == MOD_CUBIN ? "CUBIN" : "FATBIN",
+                mod->len + (mod->format == MOD_PTX), mod->index);
+      }
+    fprintf(c, "};\n");
+  }
+  fprintf(c, "\nstatic const cgrt_kernel_from cgc_kernel_from[] = {\n");
+  for (size_t i = 0; i < k->n; i++) {
+    const Item *kn = k->v[i];
+    switch (kn->source) {
+    case KS_LINKED: fprintf(c, "  {.kind = CGRT_KERNEL_LINKED}, /* %s */\n", kn->name->name); break;
+    case KS_TEMPLATE:
+      fprintf(c, "  {.kind = CGRT_KERNEL_TEMPLATE, .address = %s}, /* %s = %s<", template_c_name(name, kn),
+              kn->name->name, kn->template_name->name);
+      emit_comment_text(c, kn->template_args);
+      fprintf(c, "> */\n");
+      break;
+    case KS_MODULE:
+      fprintf(c, "  {.kind = CGRT_KERNEL_MODULE, .module = %d, .symbol = ", slot[kn->module->index]);
+      emit_string(c, module_symbol(kn));
+      fprintf(c, "}, /* %s */\n", kn->name->name);
+      break;
+    }
+  }
+  fprintf(c, "};\n");
+  free(used);
+  free(slot);
+  return nmodules;
+}
+
 void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source,
             const char *header) {
   const char *base = strrchr(header, '/') ? strrchr(header, '/') + 1 : header;
@@ -736,14 +856,15 @@ void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source
     emit_declarations(h, p->graphs.v[i]);
   emit_capture_declarations(h, cc);
   fprintf(h, "\n#ifdef __cplusplus\n}\n#endif\n");
+  /* The kernels the user defines: not those from modules or templates. */
   size_t nkernels = 0;
   for (size_t i = 0; i < cc->items.n; i++)
-    nkernels += cc->items.v[i]->kind == IT_KERNEL && !cc->items.v[i]->capture;
+    nkernels += is_linked_kernel(cc->items.v[i]);
   if (nkernels) {
     fprintf(h, "\n#ifdef __CUDACC__\n/* The kernels, as their definitions must be. */\n"
                "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n\n");
     for (size_t i = 0; i < cc->items.n; i++)
-      if (cc->items.v[i]->kind == IT_KERNEL && !cc->items.v[i]->capture)
+      if (is_linked_kernel(cc->items.v[i]))
         emit_kernel_declaration(h, cc->items.v[i]);
     fprintf(h, "#endif\n");
   }
@@ -755,24 +876,77 @@ void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source
   emit_comment_text(c, source);
   fputs(" */\n", c);
   fprintf(c, "#include \"%s\"\n", base);
-  if (k.n) {
-    fprintf(c, "\n/* The kernels' host stubs: only their addresses are used. */\n");
-    for (size_t i = 0; i < k.n; i++)
-      fprintf(c, "extern void %s(void);\n", kernel_c_name(k.v[i]));
-    fprintf(c, "\nstatic const cgrt_kernel cgc_kernels[] = {");
-    for (size_t i = 0; i < k.n; i++)
-      fprintf(c, "%s%s", i ? ", " : "", kernel_c_name(k.v[i]));
-    fprintf(c, "};\nstatic const char *const cgc_kernel_names[] = {");
-    for (size_t i = 0; i < k.n; i++)
-      fprintf(c, "%s\"%s\"", i ? ", " : "", k.v[i]->name->name);
-    fprintf(c, "};\n");
-  }
+  size_t nmodules = emit_kernels(c, cc, &k);
   emit_capture_callers(c, &captures);
   for (size_t i = 0; i < p->graphs.n; i++) {
-    emit_tables(c, &k, &captures, p->graphs.v[i], source);
+    emit_tables(c, &k, &captures, nmodules, p->graphs.v[i], source);
     emit_functions(c, p->graphs.v[i]);
   }
   emit_program(c, p);
   free(k.v);
   free(captures.v);
+}
+
+bool uses_templates(Compiler *cc, const Program *p) {
+  Kernels k = used_kernels(cc, p, NK_KERNEL);
+  bool any = false;
+  for (size_t i = 0; i < k.n; i++)
+    any |= k.v[i]->source == KS_TEMPLATE;
+  free(k.v);
+  return any;
+}
+
+/* A template kernel's parameter types, as a function pointer to its
+ * instantiation must have them (no names: the template's header may
+ * define a macro of a parameter's name). */
+static void emit_param_types(FILE *f, const Item *k) {
+  for (int i = 0; i < k->nparams; i++) {
+    const Param *pa = &k->params[i];
+    fprintf(f, "%s%s%s%s", i ? ", " : "", pa->pointer && pa->mode == MODE_IN ? "const " : "",
+            cuda_type(pa->type), pa->pointer ? " *" : "");
+  }
+  if (!k->nparams)
+    fprintf(f, "void");
+}
+
+void emit_templates(FILE *cu, Compiler *cc, const Program *p, const char *source,
+                    const char *header) {
+  const char *base = strrchr(header, '/') ? strrchr(header, '/') + 1 : header;
+  Kernels k = used_kernels(cc, p, NK_KERNEL);
+  size_t n = 0;
+  for (size_t i = 0; i < k.n; i++)
+    if (k.v[i]->source == KS_TEMPLATE)
+      k.v[n++] = k.v[i];
+  fprintf(cu, "/* DO NOT EDIT: generated by cgc %s from ", CGC_VERSION);
+  emit_comment_text(cu, source);
+  fputs(" */\n", cu);
+  if (!n) {
+    fprintf(cu, "/* Its graphs use no template kernel: nothing to compile here. */\n");
+    free(k.v);
+    return;
+  }
+  fprintf(cu, "/* The template kernels.  Each accessor gives the address of its\n"
+              " * instantiation's host stub (taking it instantiates the template, and nvcc\n"
+              " * registers the kernel), through a pointer of the declared signature, so\n"
+              " * that nvcc checks the template's parameters against the declaration. */\n"
+              "#include \"%s\"\n\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <stdint.h>\n\n",
+          base);
+  /* Each header once, in the order the kernels name them. */
+  for (size_t i = 0; i < n; i++) {
+    size_t j = 0;
+    while (j < i && strcmp(k.v[j]->from, k.v[i]->from))
+      j++;
+    if (j == i)
+      fprintf(cu, "#include \"%s\"\n", k.v[i]->from);
+  }
+  char name[CNAME_SIZE];
+  for (size_t i = 0; i < n; i++) {
+    const Item *t = k.v[i];
+    fprintf(cu, "\n/* %s */\nextern \"C\" __attribute__((weak)) const void *%s(void) {\n  void (*cgc_kernel)(",
+            t->name->name, template_c_name(name, t));
+    emit_param_types(cu, t);
+    fprintf(cu, ") = %s<%s>;\n  return (const void *)cgc_kernel;\n}\n", t->template_name->name,
+            t->template_args);
+  }
+  free(k.v);
 }

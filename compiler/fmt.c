@@ -18,21 +18,64 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum TokKind { T_WORD, T_NUMBER, T_STRING, T_COMMENT, T_BLOCK_COMMENT, T_PUNCT, T_EOF } TokKind;
+typedef enum TokKind {
+  T_WORD, T_NUMBER, T_STRING, T_COMMENT, T_BLOCK_COMMENT, T_PUNCT,
+  T_TEMPLATE, /* a template's arguments with their < >, normalised (in Tok.own) */
+  T_EOF
+} TokKind;
 
 typedef struct Tok {
   TokKind kind;
   const char *s;
   int len;
   int breaks; /* line breaks between this token and the one before */
+  char *own;  /* T_TEMPLATE: its text, on the heap */
 } Tok;
 
 typedef VEC(Tok) TokVec;
 typedef VEC(char) Text;
 
+static bool is(const Tok *t, const char *s) {
+  return (int)strlen(s) == t->len && !memcmp(t->s, s, (size_t)t->len);
+}
+
+/* Template arguments from the '<' at s[i] to the '>' that closes it (the
+ * scanner's rules: '<' and '>' count outside parentheses), normalised as
+ * the compiler keeps them; the index past the '>'. */
+static size_t scan_template(const char *s, size_t n, size_t i, Tok *t) {
+  CharVec args = {0};
+  bool space = false;
+  int angle = 0, paren = 0;
+  for (i++; i < n; i++) {
+    char c = s[i];
+    if (c == '>' && !paren && !angle)
+      break;
+    if (isspace((unsigned char)c)) {
+      space = true;
+      continue;
+    }
+    angle += !paren && c == '<';
+    angle -= !paren && c == '>';
+    paren += c == '(';
+    paren -= c == ')';
+    template_text_put(&args, &space, c);
+  }
+  t->kind = T_TEMPLATE;
+  t->own = xrealloc(NULL, args.n + 3);
+  t->own[0] = '<';
+  if (args.n)
+    memcpy(t->own + 1, args.v, args.n);
+  memcpy(t->own + 1 + args.n, ">", 2);
+  t->s = t->own;
+  t->len = (int)args.n + 2;
+  vec_free(&args);
+  return i < n ? i + 1 : n;
+}
+
 static void scan(const char *s, size_t n, TokVec *out) {
   size_t i = 0;
   int breaks = 0;
+  int words = 0; /* `kernel NAME = TEMPLATE` before template arguments */
   while (i < n) {
     char c = s[i];
     if (c == '\n') {
@@ -74,6 +117,8 @@ static void scan(const char *s, size_t n, TokVec *out) {
                        ((s[j] == '+' || s[j] == '-') && (s[j - 1] == 'e' || s[j - 1] == 'E') &&
                         !(s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')))))
         j++;
+    } else if (c == '<' && words == 4 && !(i + 1 < n && s[i + 1] == '=')) {
+      j = scan_template(s, n, i, &t);
     } else {
       t.kind = T_PUNCT;
       static const char *const two[] = {"->", "=>", "..", "==", "!=", "<=", ">=", "&&", "||"};
@@ -81,7 +126,15 @@ static void scan(const char *s, size_t n, TokVec *out) {
         if (i + 1 < n && c == two[k][0] && s[i + 1] == two[k][1])
           j = i + 2;
     }
-    t.len = (int)(j - i);
+    if (t.kind != T_TEMPLATE)
+      t.len = (int)(j - i);
+    /* As the scanner counts them (comments are no tokens there). */
+    if (t.kind != T_COMMENT && t.kind != T_BLOCK_COMMENT) {
+      bool word = t.kind == T_WORD;
+      words = word && is(&t, "kernel")                               ? 1
+              : (word && (words == 1 || words == 3)) || (words == 2 && is(&t, "=")) ? words + 1
+                                                                     : 0;
+    }
     vec_push(out, t);
     i = j;
     breaks = 0;
@@ -89,9 +142,6 @@ static void scan(const char *s, size_t n, TokVec *out) {
   vec_push(out, ((Tok){.kind = T_EOF, .s = s + n, .breaks = breaks}));
 }
 
-static bool is(const Tok *t, const char *s) {
-  return (int)strlen(s) == t->len && !memcmp(t->s, s, (size_t)t->len);
-}
 
 static bool is_type(const Tok *t) {
   static const char *const types[] = {"i8",  "i16", "i32", "i64",  "u8",  "u16",
@@ -186,6 +236,8 @@ static bool needs_space(const Tok *prev2, const Tok *prev, const Tok *c, bool sl
     return false;
   if (is_punct(prev, ":"))
     return !slice;
+  if (c->kind == T_TEMPLATE || (is_punct(c, "(") && prev->kind == T_TEMPLATE))
+    return false; /* scale<__half, 4>(...) */
   if (is_punct(c, "(") && prev->kind == T_WORD && !is(prev, "in") && !is(prev, "while") &&
       !is(prev, "if") && !is(prev, "switch") && !is(prev, "case"))
     return false; /* a call, not a condition in parentheses */
@@ -407,6 +459,8 @@ char *fmt_text(const char *src, size_t n) {
   }
   vec_free(&f.lines);
   vec_free(&f.cur);
+  for (size_t i = 0; i < toks.n; i++)
+    free(toks.v[i].own);
   vec_free(&toks);
   vec_push(&out, 0);
   return out.v;

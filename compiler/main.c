@@ -18,6 +18,8 @@ static const char usage_text[] =
     "  -D NAME=VALUE     override a top-level const\n"
     "  --depfile FILE    write a Makefile-style dependency file\n"
     "  --prefix=P        begin every name the C declares for a graph with P\n"
+    "  --templates FILE  the companion CUDA file of template kernels (with --emit=c;\n"
+    "                    default OUT_templates.cu, written only when a graph uses one)\n"
     "  --diagnostics-format=text|json\n"
     "                    diagnostics as text (default) or one JSON object a line\n"
     "  --help            print this help and exit\n"
@@ -118,20 +120,27 @@ static bool write_depfile(Compiler *c, FILE *f, const char *target) {
     if (!write_dep_path(c->diag, f, s->realpath ? s->realpath : s->path))
       return false;
   }
+  for (size_t i = 0; i < c->deps.n; i++) { /* modules and template headers */
+    fputs(" \\\n  ", f);
+    if (!write_dep_path(c->diag, f, c->deps.v[i]))
+      return false;
+  }
   fputc('\n', f);
   return true;
 }
 
-/* OUT.c's header is OUT.h unless -H names another. */
-static char *header_path(const char *out, const char *header) {
-  size_t n = strlen(out);
-  if (header)
-    return strcpy(xrealloc(NULL, strlen(header) + 1), header);
-  char *h = xrealloc(NULL, n + 3);
+/* OUT.c's header is OUT.h unless -H names another; its companion CUDA
+ * file OUT_templates.cu unless --templates does: the given path, or OUT
+ * without its ".c" and `suffix` after it. */
+static char *beside(const char *out, const char *given, const char *suffix) {
+  size_t n = strlen(out), m = strlen(suffix) + 1;
+  if (given)
+    return strcpy(xrealloc(NULL, strlen(given) + 1), given);
+  char *h = xrealloc(NULL, n + m);
   if (n > 2 && !strcmp(out + n - 2, ".c"))
-    snprintf(h, n + 3, "%.*s.h", (int)(n - 2), out);
+    snprintf(h, n + m, "%.*s%s", (int)(n - 2), out, suffix);
   else
-    snprintf(h, n + 3, "%s.h", out);
+    snprintf(h, n + m, "%s%s", out, suffix);
   return h;
 }
 
@@ -147,16 +156,18 @@ static char unincludable(const char *header) {
   return 0;
 }
 
-/* Every output of the run, or none: the C and its header (hpath), or the
- * DOT (hpath NULL), then the depfile. */
+/* Every output of the run, or none: the C and its header (hpath) and the
+ * companion CUDA file of template kernels (cupath, or NULL), or the DOT
+ * (hpath NULL), then the depfile. */
 static bool write_outputs(Compiler *c, const Program *p, const char *input, const char *out,
-                          const char *hpath, const char *depfile) {
+                          const char *hpath, const char *cupath, const char *depfile) {
   Outputs os = {.diag = c->diag};
   /* -o goes in last: a C file never stands beside an old header. */
   FILE *f = output_add(&os, out);
   FILE *h = f && hpath ? output_add(&os, hpath) : NULL;
-  FILE *d = f && (h || !hpath) && depfile ? output_add(&os, depfile) : NULL;
-  if (!f || (hpath && !h) || (depfile && !d)) {
+  FILE *cu = h && cupath ? output_add(&os, cupath) : NULL;
+  FILE *d = f && (h || !hpath) && (cu || !cupath) && depfile ? output_add(&os, depfile) : NULL;
+  if (!f || (hpath && !h) || (cupath && !cu) || (depfile && !d)) {
     outputs_abort(&os);
     return false;
   }
@@ -164,6 +175,8 @@ static bool write_outputs(Compiler *c, const Program *p, const char *input, cons
     emit_c(f, h, c, p, input, hpath);
   else
     emit_dot(f, p);
+  if (cu)
+    emit_templates(cu, c, p, input, hpath);
   if (d && !write_depfile(c, d, out)) {
     outputs_abort(&os);
     return false;
@@ -190,7 +203,8 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "fmt"))
     return cgc_fmt(argc - 2, argv + 2);
   const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL, *prefix = NULL;
-  char *hpath = NULL;
+  const char *templates = NULL;
+  char *hpath = NULL, *cupath = NULL;
   bool check_only = false, emit_dot_mode = false, json = false;
   const char **incs = xrealloc(NULL, (size_t)argc * sizeof *incs);
   Define *defs = xrealloc(NULL, (size_t)argc * sizeof *defs);
@@ -241,6 +255,14 @@ int main(int argc, char **argv) {
         goto done;
       }
       depfile = argv[++i];
+    } else if (!strncmp(a, "--templates=", 12)) {
+      templates = a + 12;
+    } else if (!strcmp(a, "--templates")) {
+      if (i + 1 == argc) {
+        status = usage_error("%s needs a value", a);
+        goto done;
+      }
+      templates = argv[++i];
     } else if (TAKE("-o")) {
       out = val;
     } else if (TAKE("-H")) {
@@ -295,18 +317,27 @@ int main(int argc, char **argv) {
     status = usage_error("%s", "-H applies to --emit=c only");
     goto done;
   }
+  if (templates && emit_dot_mode) {
+    status = usage_error("%s", "--templates applies to --emit=c only");
+    goto done;
+  }
   if (depfile && !out) {
     status = usage_error("%s", "--depfile needs -o to name the target");
     goto done;
   }
   if (check_only)
-    out = header = depfile = NULL;
-  if (!emit_dot_mode && out)
-    hpath = header_path(out, header);
-  /* Each output is a file of its own, and none is the input. */
+    out = header = depfile = templates = NULL;
+  if (!emit_dot_mode && out) {
+    hpath = beside(out, header, ".h");
+    cupath = beside(out, templates, "_templates.cu");
+  }
+  /* Each output is a file of its own, and none is the input.  The
+   * companion CUDA file is one when --templates names it; otherwise only
+   * when a graph uses a template kernel, which is known after checking. */
   Named files[] = {{"-o", out},
                    {header ? "-H" : "the header", hpath},
                    {"--depfile", depfile},
+                   {templates ? "--templates" : "the companion CUDA file", templates ? cupath : NULL},
                    {"the input", input}};
   size_t nfiles = sizeof files / sizeof *files, noutputs = nfiles - 1;
   for (size_t i = 0; i < noutputs; i++)
@@ -347,13 +378,25 @@ int main(int argc, char **argv) {
                    defs[i].name, defs[i].name);
     for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
       order_graph(&c, p->graphs.v[i]);
-    /* Nor is any output a file the program includes. */
-    for (size_t i = 1; i < c.files.n && !diag_errors(c.diag); i++)
+    if (cupath && !templates && !diag_errors(c.diag) && uses_templates(&c, p)) {
+      files[3].path = cupath; /* the companion is written after all */
+      for (size_t j = 0; j < nfiles && !status; j++)
+        if (j != 3 && files[j].path && same_file(files[j].path, cupath)) {
+          error_at(c.diag, (Pos){.file = -1}, "%s '%s' and %s '%s' are the same file",
+                   files[j].what, files[j].path, files[3].what, cupath);
+          status = 2;
+        }
+    }
+    /* Nor is any output a file the program includes, or a module or
+     * header it reads. */
+    size_t nread = c.files.n + c.deps.n;
+    for (size_t i = 1; i < nread && !diag_errors(c.diag); i++)
       for (size_t j = 0; j < noutputs; j++) {
-        const Source *src = source_get(c.diag, c.files.v[i]);
-        if (files[j].path && same_file(files[j].path, src->path)) {
+        const char *path = i < c.files.n ? source_get(c.diag, c.files.v[i])->path
+                                         : c.deps.v[i - c.files.n];
+        if (files[j].path && same_file(files[j].path, path)) {
           error_at(c.diag, (Pos){.file = -1}, "%s '%s' is '%s', a file the program reads",
-                   files[j].what, files[j].path, src->path);
+                   files[j].what, files[j].path, path);
           status = 2;
         }
       }
@@ -369,7 +412,7 @@ int main(int argc, char **argv) {
         status = 2;
       }
     } else if (out) {
-      status = write_outputs(&c, p, input, out, hpath, depfile) ? 0 : 2;
+      status = write_outputs(&c, p, input, out, hpath, files[3].path, depfile) ? 0 : 2;
     }
     program_free(p);
   }
@@ -378,6 +421,7 @@ done:
   if (!status)
     status = stdout_status();
   free(hpath);
+  free(cupath);
   free(incs);
   free(defs);
   return status;

@@ -53,8 +53,66 @@ Item *item_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value) {
   return it;
 }
 
-Item *item_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos np,
-                  List *params) {
+Clause *clause_new(ParseState *ps, Pos p, bool symbol, const char *text, Pos tp) {
+  Clause *cl = arena_alloc(ps->c->arena, sizeof *cl);
+  cl->symbol = symbol;
+  cl->pos = p;
+  cl->text = text;
+  cl->text_pos = tp;
+  return cl;
+}
+
+/* A kernel's `from` and `symbol`: each at most once, `symbol` only with
+ * `from` and not on a template, neither on a capture function. */
+static void kernel_clauses(ParseState *ps, Item *it, List *clauses) {
+  Diag *d = ps->c->diag;
+  Clause *from = NULL, *symbol = NULL;
+  for (int i = 0; clauses && i < clauses->n; i++) {
+    Clause *cl = clauses->v[i], **slot = cl->symbol ? &symbol : &from;
+    const char *kw = cl->symbol ? "symbol" : "from";
+    if (it->capture) {
+      error_at(d, cl->pos, "capture function '%s' takes no '%s': it is a host function of the "
+                           "program's own", it->name->name, kw);
+      return;
+    }
+    if (*slot) {
+      error_at(d, cl->pos, "'%s' is given twice for kernel '%s'", kw, it->name->name);
+      note_at(d, (*slot)->pos, "it was first given here");
+      continue;
+    }
+    *slot = cl;
+  }
+  if (it->template_name && !from) {
+    error_at(d, it->name_pos,
+             "template kernel '%s' needs from \"HEADER\", the header that defines '%s'",
+             it->name->name, it->template_name->name);
+    return;
+  }
+  if (symbol && it->template_name) {
+    error_at(d, symbol->pos, "template kernel '%s' takes no 'symbol': the template and its "
+                             "arguments name the kernel", it->name->name);
+    return;
+  }
+  if (symbol && !from) {
+    error_at(d, symbol->pos, "'symbol' names kernel '%s' in a module: it needs from \"MODULE\"",
+             it->name->name);
+    return;
+  }
+  if (!from)
+    return;
+  it->source = it->template_name ? KS_TEMPLATE : KS_MODULE;
+  if (from->text && !from->text[0])
+    error_at(d, from->text_pos, "'from' names no file: the path is empty");
+  else if (from->text)
+    it->from = from->text, it->from_pos = from->text_pos;
+  if (symbol && symbol->text && !symbol->text[0])
+    error_at(d, symbol->text_pos, "the symbol of kernel '%s' is empty", it->name->name);
+  if (symbol) /* "" when it was malformed: reported, and not looked for */
+    it->symbol = symbol->text ? symbol->text : "", it->symbol_pos = symbol->text_pos;
+}
+
+static Item *new_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos np,
+                        List *params) {
   Item *it = new_item(ps, IT_KERNEL, p);
   it->pdl = pdl;
   it->capture = capture;
@@ -64,6 +122,23 @@ Item *item_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos 
   it->params = arena_alloc(ps->c->arena, (size_t)it->nparams * sizeof(Param) + 1);
   for (int i = 0; i < it->nparams; i++)
     it->params[i] = *(Param *)params->v[i];
+  return it;
+}
+
+Item *item_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos np,
+                  List *params, List *clauses) {
+  Item *it = new_kernel(ps, p, pdl, capture, name, np, params);
+  kernel_clauses(ps, it, clauses);
+  return it;
+}
+
+Item *item_template(ParseState *ps, Pos p, bool pdl, Sym *name, Pos np, Sym *tmpl, Pos tp,
+                    const char *args, List *params, List *clauses) {
+  Item *it = new_kernel(ps, p, pdl, false, name, np, params);
+  it->template_name = tmpl;
+  it->template_pos = tp;
+  it->template_args = args;
+  kernel_clauses(ps, it, clauses);
   return it;
 }
 
@@ -379,8 +454,7 @@ static bool exists(const char *path) {
   return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
-/* Finds an include: beside the including file, then in each -I directory. */
-static char *find_include(Compiler *c, const char *from, const char *name) {
+char *find_file(Compiler *c, const char *from, const char *name) {
   if (name[0] == '/')
     return exists(name) ? arena_strdup(c->arena, name) : NULL;
   char *copy = arena_strdup(c->arena, from);
@@ -406,7 +480,7 @@ static void read_include(Reader *r, Item *inc) {
     error_at(c->diag, inc->pos, "empty include path");
     return;
   }
-  char *path = find_include(c, from->path, inc->path);
+  char *path = find_file(c, from->path, inc->path);
   if (!path) {
     error_at(c->diag, inc->pos, "cannot find include file '%s'", inc->path);
     return;
@@ -489,6 +563,12 @@ void compiler_init(Compiler *c) {
 }
 
 void compiler_free(Compiler *c) {
+  for (size_t i = 0; i < c->modules.n; i++) {
+    map_free(&c->modules.v[i]->kernels);
+    vec_free(&c->modules.v[i]->names);
+  }
+  vec_free(&c->modules);
+  vec_free(&c->deps);
   vec_free(&c->items);
   vec_free(&c->files);
   symtab_free(c->syms);

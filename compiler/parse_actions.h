@@ -16,7 +16,21 @@ List *list_push(ParseState *ps, List *l, void *x); /* l may be NULL */
 void add_item(ParseState *ps, Item *it);
 Item *item_include(ParseState *ps, Pos p, const char *path);
 Item *item_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value);
-Item *item_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos np, List *params);
+/* `from "PATH"` or `symbol "NAME"` after a kernel's parameters. */
+typedef struct Clause {
+  bool symbol;      /* symbol, else from */
+  Pos pos;          /* of the keyword */
+  const char *text; /* NULL: the string was malformed (reported) */
+  Pos text_pos;
+} Clause;
+
+Clause *clause_new(ParseState *ps, Pos p, bool symbol, const char *text, Pos tp);
+Item *item_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos np, List *params,
+                  List *clauses);
+/* kernel NAME = TEMPLATE<ARGS>(params) from "HEADER"; args NULL when they
+ * were malformed (reported). */
+Item *item_template(ParseState *ps, Pos p, bool pdl, Sym *name, Pos np, Sym *tmpl, Pos tp,
+                    const char *args, List *params, List *clauses);
 Param *param_new(ParseState *ps, Pos p, Mode mode, Sym *name, Type type, bool pointer);
 Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, List *body);
 void item_variants(ParseState *ps, Item *graph, Sym *var, Pos vp, List *values);

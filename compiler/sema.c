@@ -480,6 +480,12 @@ static void check_kernel(Sema *s, Item *k) {
              "the parameters of kernel '%s' take %lld bytes; CUDA allows at most %d "
              "(CUDA 12.1 and later, compute capability 7.0 and later)",
              k->name->name, (long long)bytes, MAX_PARAM_BYTES);
+  /* Where it comes from: its module, read and searched for it, or its
+   * template's header (module.c). */
+  if (k->from && k->source == KS_MODULE)
+    module_kernel(s->c, k);
+  else if (k->from && k->source == KS_TEMPLATE)
+    template_header(s->c, k);
 }
 
 static bool define_global(Sema *s, Item *it) {

@@ -1,6 +1,7 @@
 /* fuzz_cgc.c: libFuzzer over the whole pipeline in memory: the text is
  * scanned, parsed, checked, ordered and emitted as C and DOT, and, when it
- * parses, formatted twice (the second time must change nothing).
+ * parses, formatted twice (the second time must change nothing).  The same
+ * bytes are read as a module too (PTX, cubin, fatbin), as `from` reads one.
  *   clang -fsanitize=fuzzer,address,undefined (fuzz/CMakeLists.txt) */
 #include "cgc.h"
 #include "parse_actions.h"
@@ -28,6 +29,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     emit_c(sink, sink, &c, p, "fuzz.cgraph", "fuzz_graph.h");
   program_free(p);
   compiler_free(&c);
+  const char *why = NULL;
+  int format = module_format(data, size, &why);
+  if (format >= 0) {
+    Module m = {.path = "fuzz", .bytes = data, .len = size, .format = (ModuleFormat)format};
+    Arena *a = arena_new();
+    module_scan(&m, a, &why);
+    map_free(&m.kernels);
+    vec_free(&m.names);
+    arena_free(a);
+  }
   if (parsed && !memchr(data, 0, size)) { /* cgc fmt refuses NUL bytes */
     char *once = fmt_text((const char *)data, size);
     char *twice = fmt_text(once, strlen(once));

@@ -2,7 +2,9 @@
 # Builds the fuzzer (clang, -fsanitize=fuzzer,address,undefined) and fuzzes
 # the whole compiler for SECONDS (default 120), starting from every .cgraph
 # of the project, the hostile shapes in fuzz/seeds/ (line breaks, limits,
-# values at the edge of their types) and the language's dictionary.  Any crash, leak, hang or
+# values at the edge of their types), the modules of tests/diag/modules
+# and the language's dictionary.  It runs from the repository's root, where
+# `from` paths in the seeds find those modules.  Any crash, leak, hang or
 # sanitizer report fails the run and leaves the input in fuzz/findings/.
 #   bash fuzz/run.sh [SECONDS] [JOBS]
 set -euo pipefail
@@ -19,6 +21,8 @@ cmake --build build-fuzz --target fuzz_cgc
 corpus=build-fuzz/corpus
 mkdir -p "$corpus" fuzz/findings
 cp samples/*/*.cgraph tests/*/*.cgraph tests/diag/inc/*.cgraph bench/*.cgraph fuzz/seeds/*.cgraph "$corpus/" 2> /dev/null || true
+# Modules of every format, whole and broken, for the module readers.
+for f in tests/diag/modules/*; do cp "$f" "$corpus/module_$(basename "$f")"; done
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   build-fuzz/fuzz/fuzz_cgc -dict=fuzz/cgraph.dict -max_total_time="$seconds" -timeout=20 \
   -rss_limit_mb=4096 -max_len=8192 -jobs="$jobs" -workers="$jobs" \

@@ -67,7 +67,10 @@ static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg
 %token <sym> GRID "'grid'" BLOCK "'block'" SMEM "'smem'" CLUSTER "'cluster'"
 %token <sym> PRIORITY "'priority'" WHILE "'while'" IF "'if'" ELSE "'else'"
 %token <sym> SWITCH "'switch'" CASE "'case'" DEFAULT "'default'" MAX "'max'"
-%token <sym> CAPTURE "'capture'"
+%token <sym> CAPTURE "'capture'" FROM "'from'" SYMBOL "'symbol'"
+/* The text between a template's < and >, normalised (the scanner reads it
+ * after `kernel NAME = TEMPLATE`). */
+%token <str> TEMPLATE_ARGS "template arguments"
 
 %type <item> item kernel graph
 %type <param> param
@@ -79,7 +82,7 @@ static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg
 %type <stmt> stmt call
 %type <group> group
 %type <expr> expr init noderef
-%type <list> params params1 stmts exprs exprs1 launches chain noderefs else_opt cases
+%type <list> params params1 stmts exprs exprs1 launches chain noderefs else_opt cases sources
 %type <cond> cond
 %type <expr> max_opt
 %type <cmp> cmp
@@ -109,10 +112,18 @@ item
   ;
 
 kernel
-  : pdl KERNEL IDENT '(' params ')' ';'
-                                  { $$ = item_kernel(ps, $1 ? @1 : @2, $1, false, $3, @3, $5); }
-  | CAPTURE IDENT '(' params ')' ';'
-                                  { $$ = item_kernel(ps, @1, false, true, $2, @2, $4); }
+  : pdl KERNEL IDENT '(' params ')' sources ';'
+                                  { $$ = item_kernel(ps, $1 ? @1 : @2, $1, false, $3, @3, $5, $7); }
+  | pdl KERNEL IDENT '=' IDENT TEMPLATE_ARGS '(' params ')' sources ';'
+                                  { $$ = item_template(ps, $1 ? @1 : @2, $1, $3, @3, $5, @5, $6, $8, $10); }
+  | CAPTURE IDENT '(' params ')' sources ';'
+                                  { $$ = item_kernel(ps, @1, false, true, $2, @2, $4, $6); }
+  ;
+
+sources
+  : %empty                        { $$ = NULL; }
+  | sources FROM STRING           { $$ = list_push(ps, $1, clause_new(ps, @2, false, $3, @3)); }
+  | sources SYMBOL STRING         { $$ = list_push(ps, $1, clause_new(ps, @2, true, $3, @3)); }
   ;
 
 pdl
@@ -355,6 +366,16 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
     snprintf(unexpected, sizeof unexpected, "%s", token_text(tok));
   yysymbol_kind_t expected[5];
   int n = yypcontext_expected_tokens(ctx, expected, 5);
+  /* A kernel's declaration ends where `from` or `symbol` could go on:
+   * the missing ';' is what to say. */
+  bool semicolon = false;
+  for (int i = 0; i < n; i++)
+    semicolon |= !strcmp(yysymbol_name(expected[i]), "';'");
+  for (int i = 0, m = n; semicolon && i < m; i++)
+    if (expected[i] == YYSYMBOL_FROM || expected[i] == YYSYMBOL_SYMBOL) {
+      memmove(&expected[i], &expected[i + 1], (size_t)(m - i - 1) * sizeof *expected);
+      i--, m--, n--;
+    }
   if (n <= 0 || n > 4) {
     error_at(ps->c->diag, at, "unexpected %s", unexpected);
     return 0;

@@ -38,6 +38,8 @@ enum {
 typedef cgrt_node_kind NodeKind;
 typedef cgrt_buffer_kind BufferKind;
 typedef cgrt_arg_kind ArgKind;
+typedef cgrt_kernel_kind KernelKind;
+typedef cgrt_module_format ModuleFormat;
 
 static NodeKind node_kind(const cgrt_node_desc *nd) { return (NodeKind)nd->kind; }
 static BufferKind buffer_kind(const cgrt_buffer_desc *b) { return (BufferKind)b->kind; }
@@ -72,6 +74,29 @@ static int is_buffer_kind(uint8_t kind) {
   case CGRT_EXTERN_HOST: return 1;
   }
   return 0;
+}
+
+static int is_kernel_kind(uint8_t kind) {
+  switch ((KernelKind)kind) {
+  case CGRT_KERNEL_LINKED:
+  case CGRT_KERNEL_TEMPLATE:
+  case CGRT_KERNEL_MODULE: return 1;
+  }
+  return 0;
+}
+
+static int is_module_format(uint8_t format) {
+  switch ((ModuleFormat)format) {
+  case CGRT_MODULE_PTX:
+  case CGRT_MODULE_CUBIN:
+  case CGRT_MODULE_FATBIN: return 1;
+  }
+  return 0;
+}
+
+/* Where kernel k comes from: linked in unless the tables say otherwise. */
+static KernelKind kernel_kind(const cgrt_graph_desc *d, uint32_t k) {
+  return d->kernel_from ? (KernelKind)d->kernel_from[k].kind : CGRT_KERNEL_LINKED;
 }
 
 static int is_arg_kind(uint8_t kind) {
@@ -171,6 +196,9 @@ struct cgrt_graph {
   cudaStream_t checked_stream; /* a stream known to be on the graph's device */
   cudaStream_t capture_stream; /* where capture functions run, made at the first */
   uint64_t *shapes;        /* per node: a capture node's captured work, hashed */
+  const void **funcs;      /* per kernel this graph uses: what a kernel node runs (a
+                              host stub's address, or a module's cudaKernel_t) */
+  cudaLibrary_t *libraries; /* per module this graph uses: loaded once at create */
   int upload;              /* opt.upload at create: a rebuilt graph is uploaded too */
 };
 
@@ -377,7 +405,7 @@ static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p)
   switch (node_kind(nd)) {
   case CGRT_KERNEL_NODE:
     p->type = KERNEL_PARAMS;
-    p->kernel.func = (void *)kernel_address(g->d->kernels[nd->kernel]);
+    p->kernel.func = (void *)g->funcs[nd->kernel];
     p->kernel.gridDim = (dim3){nd->grid[0], nd->grid[1], nd->grid[2]};
     p->kernel.blockDim = (dim3){nd->block[0], nd->block[1], nd->block[2]};
     p->kernel.sharedMemBytes = nd->smem;
@@ -1016,8 +1044,7 @@ static cgrt_status programmatic_edges(cgrt_graph *g, uint8_t *prog) {
     uint32_t k = to->kernel;
     if (!checked[k]) {
       struct cudaFuncAttributes attr;
-      if ((err = CU(cudaFuncGetAttributes(&attr, kernel_address(d->kernels[k])))) !=
-          cudaSuccess) {
+      if ((err = CU(cudaFuncGetAttributes(&attr, g->funcs[k]))) != cudaSuccess) {
         s = fail_node(d, to, "cudaFuncGetAttributes", err);
         break;
       }
@@ -1066,11 +1093,18 @@ static cgrt_status add_nodes(cgrt_graph *g) {
       if (node_kind(&d->nodes[n]) == CGRT_KERNEL_NODE && d->nodes[n].kernel == k &&
           d->nodes[n].smem > most)
         most = d->nodes[n].smem, at = n;
-    if (most > BIG_SMEM &&
-        (err = CU(cudaFuncSetAttribute(kernel_address(d->kernels[k]),
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)most))) != cudaSuccess)
+    if (most <= BIG_SMEM)
+      continue;
+    if (kernel_kind(d, k) == CGRT_KERNEL_MODULE) { /* a module's kernel, for this device */
+      if ((err = CU(cudaKernelSetAttributeForDevice((cudaKernel_t)g->funcs[k],
+                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    (int)most, g->device))) != cudaSuccess)
+        return fail_node(d, &d->nodes[at], "cudaKernelSetAttributeForDevice", err);
+    } else if ((err = CU(cudaFuncSetAttribute(g->funcs[k],
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)most))) != cudaSuccess) {
       return fail_node(d, &d->nodes[at], "cudaFuncSetAttribute", err);
+    }
   }
   /* Node d->nnodes is the scalar upload, when there is one: the first of
    * the top graph. */
@@ -1348,7 +1382,46 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
  * at most UINT32_MAX - 1 bodies.  Edges may go backward in the table (a
  * written edge against the written order); a cycle, which cgc refuses,
  * fails instantiation. */
+static cgrt_status check_kernels(const cgrt_graph_desc *d) {
+  if (d->nkernels && (!d->kernels || !d->kernel_names))
+    return malformed(d, NULL, "%u kernels, but no kernel table", d->nkernels);
+  if (d->nmodules && !d->modules)
+    return malformed(d, NULL, "%u modules, but no module table", d->nmodules);
+  for (uint32_t m = 0; m < d->nmodules; m++) {
+    const cgrt_module_desc *md = &d->modules[m];
+    if (!md->path || !md->image || !md->bytes || !is_module_format(md->format))
+      return malformed(d, NULL, "module %u: no path, no bytes or format %u", m, md->format);
+    if (md->format == CGRT_MODULE_PTX && md->image[md->bytes - 1])
+      return malformed(d, NULL, "module %s: its PTX does not end with a NUL", md->path);
+  }
+  for (uint32_t k = 0; k < d->nkernels; k++) {
+    const cgrt_kernel_from *kf = d->kernel_from ? &d->kernel_from[k] : NULL;
+    if (kf && !is_kernel_kind(kf->kind))
+      return malformed(d, NULL, "kernel %s: kind %u is no kind of kernel", d->kernel_names[k],
+                       kf->kind);
+    switch (kernel_kind(d, k)) {
+    case CGRT_KERNEL_LINKED:
+      if (!d->kernels[k])
+        return malformed(d, NULL, "kernel %s: linked in, but no address", d->kernel_names[k]);
+      break;
+    case CGRT_KERNEL_TEMPLATE:
+      if (!kf->address)
+        return malformed(d, NULL, "kernel %s: a template, but no accessor", d->kernel_names[k]);
+      break;
+    case CGRT_KERNEL_MODULE:
+      if (kf->module >= d->nmodules || !kf->symbol)
+        return malformed(d, NULL, "kernel %s: module %u of %u, symbol %s", d->kernel_names[k],
+                         kf->module, d->nmodules, kf->symbol ? kf->symbol : "(none)");
+      break;
+    }
+  }
+  return CGRT_OK;
+}
+
 static cgrt_status check_desc(const cgrt_graph_desc *d) {
+  cgrt_status ks = check_kernels(d);
+  if (ks != CGRT_OK)
+    return ks;
   for (uint32_t i = 0; i < d->nbuffers; i++)
     if (!is_buffer_kind(d->buffers[i].kind))
       return malformed(d, NULL, "buffer %s: kind %u is no kind of buffer", d->buffers[i].name,
@@ -1451,6 +1524,120 @@ static cgrt_status make_graph(cgrt_graph *g, cudaStream_t stream) {
   return CGRT_OK;
 }
 
+/* ---- kernels ---- */
+
+/* What failed while finding kernel k from its module, for a message that
+ * names the kernel, its symbol and the module as the .cgraph wrote it. */
+static cgrt_status fail_kernel(const cgrt_graph_desc *d, uint32_t k, uint32_t node,
+                               const char *call, cudaError_t err) {
+  const cgrt_kernel_from *kf = &d->kernel_from[k];
+  char what[512];
+  snprintf(what, sizeof what, "%s (kernel %s, symbol '%s' in module '%s')", call,
+           d->kernel_names[k], kf->symbol, d->modules[kf->module].path);
+  return fail_node(d, &d->nodes[node], what, err);
+}
+
+/* A module kernel's parameters against the declaration: as many, each of
+ * the size its argument takes (node `node`'s).  A module is compiled
+ * apart from the .cgraph, so nothing else checks them (Triton adds
+ * parameters of its own, for one). */
+static cgrt_status check_params(const cgrt_graph_desc *d, uint32_t k, uint32_t node,
+                                const void *func) {
+  const cgrt_node_desc *nd = &d->nodes[node];
+  const cgrt_kernel_from *kf = &d->kernel_from[k];
+  size_t offset, size;
+  cudaError_t err;
+  for (uint32_t i = 0; i <= nd->nargs; i++) {
+    err = CU(cudaFuncGetParamInfo(func, i, &offset, &size));
+    if (i == nd->nargs) {
+      if (err == cudaErrorInvalidValue) { /* no parameter past the declared ones */
+        (void)cudaGetLastError();        /* that error is no error of the caller's */
+        return CGRT_OK;
+      }
+      if (err != cudaSuccess)
+        return fail_kernel(d, k, node, "cudaFuncGetParamInfo", err);
+      return invalid(d, "node %s: kernel %s (symbol '%s' in module '%s') takes more parameters "
+                        "than the %u its declaration has",
+                     nd->name, d->kernel_names[k], kf->symbol, d->modules[kf->module].path,
+                     nd->nargs);
+    }
+    if (err == cudaErrorInvalidValue) {
+      (void)cudaGetLastError();
+      return invalid(d, "node %s: kernel %s (symbol '%s' in module '%s') takes %u parameters, "
+                        "but its declaration has %u",
+                     nd->name, d->kernel_names[k], kf->symbol, d->modules[kf->module].path, i,
+                     nd->nargs);
+    }
+    if (err != cudaSuccess)
+      return fail_kernel(d, k, node, "cudaFuncGetParamInfo", err);
+    if (size != d->args[nd->arg + i].size)
+      return invalid(d, "node %s: parameter %u of kernel %s (symbol '%s' in module '%s') takes "
+                        "%zu bytes, but its declaration's takes %u",
+                     nd->name, i + 1, d->kernel_names[k], kf->symbol,
+                     d->modules[kf->module].path, size, d->args[nd->arg + i].size);
+  }
+  return CGRT_OK;
+}
+
+/* Module kernel k of node `node`: its module loaded once per graph, the
+ * kernel found, loaded into this device's context now (so that a module
+ * built for another GPU fails here, not at the first launch: with lazy
+ * loading the library itself loads without complaint), and its parameters
+ * checked. */
+static cgrt_status load_module_kernel(cgrt_graph *g, uint32_t k, uint32_t node) {
+  const cgrt_graph_desc *d = g->d;
+  const cgrt_kernel_from *kf = &d->kernel_from[k];
+  cudaError_t err;
+  if (!g->libraries[kf->module]) {
+    err = CU(cudaLibraryLoadData(&g->libraries[kf->module], d->modules[kf->module].image, NULL,
+                                 NULL, 0, NULL, NULL, 0));
+    if (err != cudaSuccess) {
+      g->libraries[kf->module] = NULL;
+      return fail_kernel(d, k, node, "cudaLibraryLoadData", err);
+    }
+    account(1, 0);
+  }
+  cudaKernel_t kernel = NULL;
+  if ((err = CU(cudaLibraryGetKernel(&kernel, g->libraries[kf->module], kf->symbol))) !=
+      cudaSuccess)
+    return fail_kernel(d, k, node, "cudaLibraryGetKernel", err);
+  struct cudaFuncAttributes attr;
+  if ((err = CU(cudaFuncGetAttributes(&attr, (const void *)kernel))) != cudaSuccess)
+    return fail_kernel(d, k, node, "cudaFuncGetAttributes", err);
+  g->funcs[k] = (const void *)kernel;
+  return check_params(d, k, node, kernel);
+}
+
+/* What each kernel node of this graph runs: a linked kernel's host stub,
+ * a template's instantiation (its accessor's answer), or a module's
+ * kernel. */
+static cgrt_status find_kernels(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  g->funcs = xcalloc(d->nkernels, sizeof *g->funcs);
+  g->libraries = xcalloc(d->nmodules, sizeof *g->libraries);
+  if (!g->funcs || !g->libraries)
+    return no_memory(d);
+  for (uint32_t v = 0; v < d->nnodes; v++) {
+    const cgrt_node_desc *nd = &d->nodes[v];
+    uint32_t k = nd->kernel;
+    if (node_kind(nd) != CGRT_KERNEL_NODE || g->funcs[k])
+      continue;
+    cgrt_status s = CGRT_OK;
+    switch (kernel_kind(d, k)) {
+    case CGRT_KERNEL_LINKED: g->funcs[k] = kernel_address(d->kernels[k]); break;
+    case CGRT_KERNEL_TEMPLATE:
+      if (!(g->funcs[k] = d->kernel_from[k].address()))
+        s = invalid(d, "node %s: template kernel %s has no address", nd->name,
+                    d->kernel_names[k]);
+      break;
+    case CGRT_KERNEL_MODULE: s = load_module_kernel(g, k, v); break;
+    }
+    if (s != CGRT_OK)
+      return s;
+  }
+  return CGRT_OK;
+}
+
 static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options *o) {
   const cgrt_graph_desc *d = g->d;
   cudaError_t err;
@@ -1490,7 +1677,7 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
     g->base[i] = externs[e++];
   }
   if ((s = alloc_memory(g)) != CGRT_OK || (s = init_memory(g)) != CGRT_OK ||
-      (s = index_uses(g)) != CGRT_OK)
+      (s = index_uses(g)) != CGRT_OK || (s = find_kernels(g)) != CGRT_OK)
     return s;
   g->upload = o->upload;
   if ((s = make_graph(g, o->stream)) != CGRT_OK)
@@ -1882,6 +2069,12 @@ void cgrt_destroy(cgrt_graph *g) {
     account(-1, 0);
   if (g->capture_stream && cudaStreamDestroy(g->capture_stream) == cudaSuccess)
     account(-1, 0);
+  /* The modules last: the graphs that ran their kernels are gone. */
+  for (uint32_t m = 0; g->libraries && m < g->d->nmodules; m++)
+    if (g->libraries[m] && cudaLibraryUnload(g->libraries[m]) == cudaSuccess)
+      account(-1, 0);
+  xfree(g->libraries);
+  xfree((void *)g->funcs);
   xfree(g->shapes);
   xfree(g->base);
   xfree(g->values);

@@ -18,6 +18,35 @@ extern "C" {
 /* The address of a kernel's host stub: nvcc registers it as the kernel. */
 typedef void (*cgrt_kernel)(void);
 
+/* A template kernel's accessor, defined in the companion CUDA file that cgc
+ * writes beside the C: the address of the instantiation's host stub. */
+typedef const void *(*cgrt_kernel_address)(void);
+
+/* Where a kernel comes from: linked into the program (the kernel table
+ * holds its host stub), a C++ template instantiated in the companion CUDA
+ * file (an accessor gives its stub), or a module (PTX, cubin or fatbin)
+ * embedded in the generated C and loaded at create. */
+typedef enum cgrt_kernel_kind { CGRT_KERNEL_LINKED, CGRT_KERNEL_TEMPLATE, CGRT_KERNEL_MODULE } cgrt_kernel_kind;
+
+typedef enum cgrt_module_format { CGRT_MODULE_PTX, CGRT_MODULE_CUBIN, CGRT_MODULE_FATBIN } cgrt_module_format;
+
+/* A module's bytes, as cgc read them; PTX ends with a NUL, counted in
+ * bytes.  `path` is the module's path as the .cgraph wrote it. */
+typedef struct cgrt_module_desc {
+  const char *path;
+  uint8_t format; /* CGRT_MODULE_PTX ... */
+  uint64_t bytes;
+  const unsigned char *image;
+} cgrt_module_desc;
+
+/* A kernel that is not linked in: how to find it. */
+typedef struct cgrt_kernel_from {
+  uint8_t kind;                 /* CGRT_KERNEL_LINKED ... */
+  uint32_t module;              /* CGRT_KERNEL_MODULE: index into the module table */
+  const char *symbol;           /* CGRT_KERNEL_MODULE: its name in the module */
+  cgrt_kernel_address address;  /* CGRT_KERNEL_TEMPLATE: its accessor */
+} cgrt_kernel_from;
+
 /* A capture function as the generated code wraps it: it enqueues the
  * function's work on `stream` (a cudaStream_t being captured), with the
  * node's arguments as 64-bit words (an address, or a constant's bits), and
@@ -169,6 +198,12 @@ typedef struct cgrt_graph_desc {
   const char *const *capture_names;
   const struct cgrt_collective_ops *collectives; /* NULL unless the graph has
                                                     collectives or = rank scalars */
+  /* Kernels that are not linked in: NULL when every kernel is; otherwise
+   * one row per kernel (a linked one's kernels[] entry is its stub, the
+   * others' are NULL). */
+  const cgrt_kernel_from *kernel_from;
+  uint32_t nmodules;
+  const cgrt_module_desc *modules;
 } cgrt_graph_desc;
 
 #ifdef __cplusplus

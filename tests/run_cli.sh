@@ -154,6 +154,60 @@ check "the depfile lists every file read" cmp -s "$tmp/g.d" "$tmp/g.d.want"
 run --check --depfile "$tmp/x.d" "$tmp/ok.cgraph"
 check "--depfile needs -o" [ "$status" = 2 ]
 
+# Kernels from modules and templates: found beside the file that names
+# them, then through -I; listed in the depfile; the companion CUDA file
+# written beside -o only when a graph uses a template kernel, or always
+# where --templates names it.
+mkdir -p "$tmp/m/sub" "$tmp/mods"
+cp "$src/diag/modules/add.ptx" "$tmp/m/sub/add.ptx"
+cp "$src/diag/modules/add.cubin" "$tmp/mods/add.cubin"
+cp "$src/diag/modules/scale.cuh" "$tmp/m/sub/scale.cuh"
+cat > "$tmp/m/sub/kernels.cgraph" <<'G'
+kernel add_one(inout x: f32*, n: u32) from "add.ptx";
+kernel add_cubin(inout x: f32*, n: u32) from "add.cubin" symbol "add_one";
+kernel scale_f32 = scale<float, 2>(inout x: f32*, s: f32, n: u32) from "scale.cuh";
+G
+cat > "$tmp/m/main.cgraph" <<'G'
+include "sub/kernels.cgraph";
+graph g {
+    buffer x: f32[32];
+    node a = add_one(x, 32) grid(1) block(32);
+    node b = add_cubin(x, 32) grid(1) block(32);
+    node c = scale_f32(x, 2.0, 32) grid(1) block(32);
+}
+G
+run --check "$tmp/m/main.cgraph"
+check "a module not beside its .cgraph nor in an -I directory is not found" [ "$status" = 1 ]
+check "and named" grep -q "cannot find module 'add.cubin'" "$tmp/err"
+run -I "$tmp/mods" -o "$tmp/m/out_graph.c" --depfile "$tmp/m/out.d" "$tmp/m/main.cgraph"
+check "modules and headers found beside the including file and through -I" [ "$status" = 0 ]
+printf '%s: \\\n  %s \\\n  %s \\\n  %s \\\n  %s \\\n  %s\n' "$tmp/m/out_graph.c" \
+  "$(realpath "$tmp/m/main.cgraph")" "$(realpath "$tmp/m/sub/kernels.cgraph")" \
+  "$(realpath "$tmp/m/sub/add.ptx")" "$(realpath "$tmp/mods/add.cubin")" \
+  "$(realpath "$tmp/m/sub/scale.cuh")" > "$tmp/m/out.d.want"
+check "the depfile lists the modules and the template's header" cmp -s "$tmp/m/out.d" "$tmp/m/out.d.want"
+check "a template kernel's graph gets the companion beside -o" [ -f "$tmp/m/out_graph_templates.cu" ]
+check "the companion includes the header as written" grep -q '#include "scale.cuh"' "$tmp/m/out_graph_templates.cu"
+check "each module is embedded once" [ "$(grep -c '^static const unsigned char cgc_module_' "$tmp/m/out_graph.c")" = 2 ]
+run -o "$tmp/plain_graph.c" "$tmp/ok.cgraph"
+check "no companion without template kernels" [ ! -e "$tmp/plain_graph_templates.cu" ]
+run -o "$tmp/plain_graph.c" --templates "$tmp/plain.cu" "$tmp/ok.cgraph"
+check "--templates writes it anyway" grep -q 'use no template kernel' "$tmp/plain.cu"
+run -I "$tmp/mods" -o "$tmp/m/t.c" --templates "$tmp/m/t.cu" "$tmp/m/main.cgraph"
+check "--templates names the companion" grep -q 'scale<float, 2>' "$tmp/m/t.cu"
+check "--templates writes none beside -o" [ ! -e "$tmp/m/t_templates.cu" ]
+run --emit=dot -o "$tmp/m/g.dot" --templates "$tmp/m/t.cu" "$tmp/m/main.cgraph"
+check "--templates with --emit=dot is a usage error" [ "$status" = 2 ]
+run -I "$tmp/mods" -o "$tmp/m/u.c" --templates "$tmp/m/sub/scale.cuh" "$tmp/m/main.cgraph"
+check "--templates that is a template's header is a usage error" [ "$status" = 2 ]
+check "and says so" grep -q "is '.*scale.cuh', a file the program reads" "$tmp/err"
+run -I "$tmp/mods" -o "$tmp/m/sub/add.ptx" "$tmp/m/main.cgraph"
+check "-o that is a module is a usage error" [ "$status" = 2 ]
+run -I "$tmp/mods" -o "$tmp/m/v.c" -H "$tmp/m/v_templates.cu" "$tmp/m/main.cgraph"
+check "a header that is the companion is a usage error" [ "$status" = 2 ]
+check "and says so" grep -q "are the same file" "$tmp/err"
+check "and nothing is written" [ ! -e "$tmp/m/v.c" ] && [ ! -e "$tmp/m/v_templates.cu" ]
+
 mkdir "$tmp/ro" && printf 'x' > "$tmp/ro/g.dot" && chmod 555 "$tmp/ro"
 if [ ! -w "$tmp/ro" ]; then
   run --emit=dot -o "$tmp/ro/g.dot" "$tmp/ok.cgraph"

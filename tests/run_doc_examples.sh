@@ -5,8 +5,10 @@
 # for each `// error: MESSAGE` line in the block, a diagnostic containing
 # MESSAGE.  ```cgraph-fragment blocks (parts of programs) are not checked.
 # In a file given after --labelled, every fenced block must carry an info
-# string, so that no example goes unchecked by mistake.
-#   run_doc_examples.sh CGC [--labelled] FILE.md... [--labelled FILE.md...]
+# string, so that no example goes unchecked by mistake.  -I DIR gives cgc
+# a directory where the modules and template headers the examples name
+# are (doc/examples).
+#   run_doc_examples.sh CGC [-I DIR] [--labelled] FILE.md... [--labelled FILE.md...]
 set -u
 . "$(dirname "$0")/check.sh"
 cgc=$1
@@ -18,7 +20,18 @@ cgc=$(under_valgrind "$cgc" "$tmp/vg")
 
 labelled=0
 n=0
+incs=
+next_is_dir=0
 for md in "$@"; do
+  if [ "$next_is_dir" = 1 ]; then
+    incs="$incs -I $md"
+    next_is_dir=0
+    continue
+  fi
+  if [ "$md" = -I ]; then
+    next_is_dir=1
+    continue
+  fi
   if [ "$md" = --labelled ]; then
     labelled=1
     continue
@@ -73,7 +86,8 @@ for md in "$@"; do
     while read -r b kind line; do
       count=$((count + 1))
       n=$b
-      NO_COLOR=1 "$cgc" --check "$tmp/$b.cgraph" > "$tmp/out" 2> "$tmp/err"
+      # shellcheck disable=SC2086
+      NO_COLOR=1 "$cgc" $incs --check "$tmp/$b.cgraph" > "$tmp/out" 2> "$tmp/err"
       status=$?
       before=$fails
       if [ "$kind" = cgraph ]; then

@@ -1,7 +1,9 @@
 #!/bin/sh
 # One golden C case: cgc must turn DIR/CASE.cgraph into exactly
-# GOLDEN/CASE_graph.c and GOLDEN/CASE_graph.h, so that a change to the
-# emitter shows in review as a diff of these files.
+# GOLDEN/CASE_graph.c and GOLDEN/CASE_graph.h, and, when its graphs use
+# template kernels, the companion GOLDEN/CASE_graph_templates.cu (and
+# write none otherwise), so that a change to the emitter shows in review
+# as a diff of these files.
 #   run_golden.sh CGC DIR/CASE.cgraph GOLDEN
 # CGC_UPDATE=1 rewrites the golden files from what cgc wrote (review the
 # diff); `CGC_UPDATE=1 ctest -L golden` updates them all.
@@ -20,11 +22,18 @@ if ! "$cgc" $args -o "$tmp/${name}_graph.c" "$name.cgraph" 2> "$tmp/stderr"; the
   echo "FAIL: $name: cgc failed"
   exit 1
 fi
+cu=${name}_graph_templates.cu
 if [ "${CGC_UPDATE:-0}" = 1 ]; then
   cp "$tmp/${name}_graph.c" "$tmp/${name}_graph.h" "$golden/"
+  rm -f "$golden/$cu"
+  [ -f "$tmp/$cu" ] && cp "$tmp/$cu" "$golden/"
 fi
 fail=0
-for f in "${name}_graph.c" "${name}_graph.h"; do
+files="${name}_graph.c ${name}_graph.h"
+if [ -f "$golden/$cu" ] || [ -f "$tmp/$cu" ]; then
+  files="$files $cu"
+fi
+for f in $files; do
   if ! diff -u "$golden/$f" "$tmp/$f"; then
     echo "FAIL: $name: $f differs from the golden file (CGC_UPDATE=1 to accept)"
     fail=1

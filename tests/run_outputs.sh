@@ -1,6 +1,7 @@
 #!/bin/sh
 # Every kind of output path for every output: -o (the C file and the header
-# beside it), -H, --depfile, --emit=dot -o, and cgc fmt.  A failure exits
+# beside it), -H, --depfile, --templates (the companion CUDA file of a
+# program with template kernels), --emit=dot -o, and cgc fmt.  A failure exits
 # 2, says "cannot write 'PATH': REASON" and leaves every file as it was
 # (contents, modes, owners, links, no temporary left behind); a success
 # writes through symlinks and into devices, gives a new file the mode the
@@ -35,6 +36,7 @@ with() {
     -o) run "$@" "$exe" "$w/ok.cgraph" -o "$w_path" ;;
     -H) run "$@" "$exe" "$w/ok.cgraph" -o "$w/good.c" -H "$w_path" ;;
     --depfile) run "$@" "$exe" "$w/ok.cgraph" -o "$w/good.c" --depfile "$w_path" ;;
+    --templates) run "$@" "$exe" "$w/tmpl.cgraph" -o "$w/good.c" --templates "$w_path" ;;
     dot) run "$@" "$exe" --emit=dot "$w/ok.cgraph" -o "$w_path" ;;
     fmt) run "$@" "$exe" fmt "$w_path" ;;
   esac
@@ -58,7 +60,7 @@ if [ "${1:-}" = --in-full-fs ]; then
   exe=$2 w=$3 fs=$4 tmp=$4.tmp
   mkdir -p "$tmp"
   mount -t tmpfs -o size=256k tmpfs "$fs" 2> /dev/null || exit 77
-  for f in old.c old.h old.d old.dot; do printf 'previous\n' > "$fs/$f"; done
+  for f in old.c old.h old.d old.dot old.cu; do printf 'previous\n' > "$fs/$f"; done
   printf 'const N=1;\n' > "$fs/f.cgraph"
   dd if=/dev/zero of="$fs/fill" bs=1k 2> /dev/null
   w_saved=$w
@@ -74,6 +76,7 @@ if [ "${1:-}" = --in-full-fs ]; then
   full "$exe" "$w_saved/ok.cgraph" -o "$fs/new.c"
   full "$exe" "$w_saved/ok.cgraph" -o "$w_saved/good.c" -H "$fs/old.h"
   full "$exe" "$w_saved/ok.cgraph" -o "$w_saved/good.c" --depfile "$fs/old.d"
+  full "$exe" "$w_saved/tmpl.cgraph" -o "$w_saved/good.c" --templates "$fs/old.cu"
   full "$exe" --emit=dot "$w_saved/ok.cgraph" -o "$fs/old.dot"
   full "$exe" fmt "$fs/f.cgraph"
   finish
@@ -99,6 +102,15 @@ graph g {
 }
 G
 chmod 644 "$w/ok.cgraph"
+cat > "$w/tmpl.cgraph" <<'G'
+kernel k = scale<float, 2>(inout x: f32*) from "scale.cuh";
+graph g {
+    buffer x: f32[32];
+    node a = k(x) grid(1) block(32);
+}
+G
+printf 'template <typename T, int K> __global__ void scale(T *x);\n' > "$w/scale.cuh"
+chmod 644 "$w/tmpl.cgraph" "$w/scale.cuh"
 "$exe" --emit=dot "$w/ok.cgraph" > "$tmp/ok.dot" || exit 1
 printf 'previous\n' > "$w/good.c"
 printf 'previous\n' > "$w/good.h"
@@ -125,7 +137,7 @@ ln -s loop_b "$w/loop_a"
 ln -s loop_a "$w/loop_b"
 ln -s dir "$w/dirlink"
 ln -s /dev/full "$w/full"
-for role in -o -H --depfile dot; do
+for role in -o -H --depfile --templates dot; do
   flag=$role
   [ "$role" = dot ] && flag=-o
   fails "$role" "a directory" "$w/dir" 2 "cgc: error: cannot write '$w/dir': Is a directory"
@@ -157,7 +169,7 @@ else
   [ -z "$as_user" ] && chmod 555 "$w/ro"
   exe_saved=$exe
   [ -n "$as_user" ] && exe=$cgc_bin # valgrind's logs are root's
-  for role in -o -H --depfile dot; do
+  for role in -o -H --depfile --templates dot; do
     # shellcheck disable=SC2086
     fails "$role" "a new file in an unwritable directory" "$w/ro/new" 2 \
       "cannot write '$w/ro/new': Permission denied" $as_user
@@ -172,7 +184,7 @@ else
     mkdir -m 1777 "$w/sticky"
     printf 'previous\n' > "$w/sticky/roots"
     chmod 666 "$w/sticky/roots"
-    for role in -o -H --depfile dot; do
+    for role in -o -H --depfile --templates dot; do
       # shellcheck disable=SC2086
       fails "$role" "root's file in a sticky directory" "$w/sticky/roots" 2 \
         "cannot write '$w/sticky/roots': Operation not permitted" $as_user
@@ -219,7 +231,7 @@ else
 fi
 
 # ---- the paths that are written: through links, into devices ----
-for role in -o -H --depfile dot; do
+for role in -o -H --depfile --templates dot; do
   rm -rf "$w/s" && mkdir "$w/s"
   printf 'previous\n' > "$w/s/real"
   chmod 604 "$w/s/real"
@@ -295,6 +307,21 @@ check "-o /dev/stdout into a pipe, as another user: the whole DOT" cmp -s "$tmp/
 check "-o /dev/stdout into a file, as another user: written in turn" cmp -s "$tmp/so" "$tmp/so.want"
 exe=$exe_saved
 [ -n "$user_skip" ] && skip "-o /dev/stdout as another user: $user_skip (ran as $(id -un))"
+
+# The companion beside -o, where a graph uses a template kernel, is an
+# output like the others: when it cannot be written, nothing is.
+mkdir "$w/dc_templates.cu"
+run "$exe" "$w/tmpl.cgraph" -o "$w/dc.c"
+check "a template program, its companion a directory: exit 2" [ "$status" = 2 ]
+check "a template program, its companion a directory: says so" \
+  grep -qF "cannot write '$w/dc_templates.cu': Is a directory" "$tmp/err"
+check "a template program, its companion a directory: nothing written" \
+  [ ! -e "$w/dc.c" ] && [ ! -e "$w/dc.h" ]
+rmdir "$w/dc_templates.cu"
+run "$exe" "$w/tmpl.cgraph" -o "$w/dc.c"
+check "a template program: the companion goes beside -o" \
+  grep -q 'scale<float, 2>' "$w/dc_templates.cu"
+rm -f "$w/dc.c" "$w/dc.h" "$w/dc_templates.cu"
 
 # ---- modes and owners ----
 for mask in 022 077 002 027; do

@@ -83,6 +83,9 @@ class GraphDesc(C.Structure):
         ("captures", C.c_void_p),
         ("capture_names", C.c_void_p),
         ("collectives", C.c_void_p),
+        ("kernel_from", C.c_void_p),
+        ("nmodules", C.c_uint32),
+        ("modules", C.c_void_p),
     ]
 
 

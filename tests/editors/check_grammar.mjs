@@ -23,7 +23,7 @@ const grammar = await registry.loadGrammar("source.cgraph");
 
 const keywords = new Set(["include", "const", "kernel", "graph", "buffer", "scalar", "node",
   "extern", "host", "explicit", "pdl", "for", "copy", "fill", "grid", "block", "smem",
-  "cluster", "priority"]);
+  "cluster", "priority", "from", "symbol"]);
 
 function check(name, text) {
   const problems = [];
@@ -55,6 +55,12 @@ for (const f of files) {
   }
 }
 // The check itself can fail: a stray character must show.
+// Template arguments are C++: '::', '?' or a '>' in parentheses is no stray.
+const template = check("probe", 'kernel k = t<std::size_t, (A > B) ? 1 : 2>(x: i32) from "t.cuh";');
+if (template.length) {
+  console.log("FAIL: template arguments were marked invalid: " + template.join("; "));
+  failed++;
+}
 if (!check("probe", "const N = 4 @ 5;").length) {
   console.log("FAIL: a stray '@' was not marked invalid");
   failed++;

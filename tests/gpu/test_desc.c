@@ -10,6 +10,15 @@
 static int failures, checks;
 
 static void kernel_stub(void) {}
+/* Not a kernel either: with a GPU, adding its node fails (a CUDA error,
+ * past the check). */
+static const void *template_stub(void) {
+  const void *p;
+  void (*f)(void) = kernel_stub;
+  memcpy(&p, &f, sizeof p);
+  return p;
+}
+static const unsigned char ptx[] = ".version 8.0\n.target sm_75\n";
 
 enum { NODES = 4, EDGES = 3 };
 
@@ -22,6 +31,8 @@ typedef struct Table {
   uint32_t loads[1];
   cgrt_kernel kernels[1];
   const char *kernel_names[1];
+  cgrt_kernel_from kernel_from[1];
+  cgrt_module_desc modules[1];
   uint64_t cases[2];
   cgrt_graph_desc desc;
 } Table;
@@ -89,6 +100,16 @@ static void table_init(Table *t) {
                               .kernels = t->kernels,
                               .kernel_names = t->kernel_names,
                               .cases = t->cases};
+}
+
+/* The kernel from a PTX module instead. */
+static void from_module(Table *t) {
+  t->modules[0] = (cgrt_module_desc){"k.ptx", CGRT_MODULE_PTX, sizeof ptx, ptx};
+  t->kernel_from[0] = (cgrt_kernel_from){CGRT_KERNEL_MODULE, 0, "k", NULL};
+  t->kernels[0] = NULL;
+  t->desc.kernel_from = t->kernel_from;
+  t->desc.nmodules = 1;
+  t->desc.modules = t->modules;
 }
 
 /* create must refuse t with a message containing `want`. */
@@ -204,6 +225,61 @@ int main(void) {
   t.loads[0] = 3;
   expect_refused(&t, "the scalar upload into a body",
                  "its description is malformed: the scalar upload precedes node 3 of 4");
+
+  /* Kernels that are not linked in. */
+  table_init(&t);
+  from_module(&t);
+  expect_accepted(&t, "a kernel from a PTX module");
+
+  table_init(&t);
+  t.kernels[0] = NULL;
+  expect_refused(&t, "a linked kernel without an address",
+                 "its description is malformed: kernel kernel: linked in, but no address");
+
+  table_init(&t);
+  from_module(&t);
+  t.kernel_from[0].kind = 5;
+  expect_refused(&t, "an unknown kernel kind", "kernel kernel: kind 5 is no kind of kernel");
+
+  table_init(&t);
+  from_module(&t);
+  t.kernel_from[0].module = 1;
+  expect_refused(&t, "a module out of range", "kernel kernel: module 1 of 1, symbol k");
+
+  table_init(&t);
+  from_module(&t);
+  t.kernel_from[0].symbol = NULL;
+  expect_refused(&t, "a module kernel without a symbol", "module 0 of 1, symbol (none)");
+
+  table_init(&t);
+  from_module(&t);
+  t.desc.modules = NULL;
+  expect_refused(&t, "modules without their table", "1 modules, but no module table");
+
+  table_init(&t);
+  from_module(&t);
+  t.modules[0].bytes = sizeof ptx - 1;
+  expect_refused(&t, "PTX without its NUL", "module k.ptx: its PTX does not end with a NUL");
+
+  table_init(&t);
+  from_module(&t);
+  t.modules[0].format = 3;
+  expect_refused(&t, "an unknown module format", "module 0: no path, no bytes or format 3");
+
+  table_init(&t);
+  from_module(&t);
+  t.modules[0].image = NULL;
+  expect_refused(&t, "a module without bytes", "module 0: no path, no bytes or format 0");
+
+  table_init(&t);
+  from_module(&t);
+  t.kernel_from[0] = (cgrt_kernel_from){CGRT_KERNEL_TEMPLATE, 0, NULL, NULL};
+  expect_refused(&t, "a template without its accessor",
+                 "kernel kernel: a template, but no accessor");
+  t.kernel_from[0].address = template_stub;
+  t.desc.nmodules = 0;
+  t.desc.modules = NULL;
+  expect_accepted(&t, "a template kernel");
 
   printf("test_desc: %d checks, %d failed\n", checks, failures);
   return failures ? 1 : 0;

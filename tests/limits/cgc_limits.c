@@ -4,7 +4,8 @@
  * its limits in its first line ("// cgc-args: --max-edges=20"), and must
  * end in a diagnostic: it exits 1 when it printed any, error or warning.
  *   cgc_limits [--max-nodes=N] [--max-statements=N] [--max-accesses=N]
- *              [--max-edges=N] [--max-search-steps=N] [--emit=dot] [-o IGNORED] FILE */
+ *              [--max-edges=N] [--max-search-steps=N] [--max-module-bytes=N]
+ *              [--emit=dot] [-o IGNORED] FILE */
 #include "cgc.h"
 
 #include <stdlib.h>
@@ -27,7 +28,8 @@ int main(int argc, char **argv) {
         limit_arg(a, "--max-statements", &c.max_statements) ||
         limit_arg(a, "--max-accesses", &c.max_accesses) ||
         limit_arg(a, "--max-edges", &c.max_edges) ||
-        limit_arg(a, "--max-search-steps", &c.max_search_steps) || !strcmp(a, "--emit=dot"))
+        limit_arg(a, "--max-search-steps", &c.max_search_steps) ||
+        limit_arg(a, "--max-module-bytes", &c.max_module_bytes) || !strcmp(a, "--emit=dot"))
       continue;
     if (!strcmp(a, "-o") && i + 1 < argc) {
       i++;
