@@ -33,8 +33,10 @@ for md in "$@"; do
   awk -v dir="$tmp" -v start="$n" -v labelled="$labelled" '
     BEGIN { b = start; inside = 0 }
     {
-      if (!inside && /^```/) {
-        info = substr($0, 4)
+      # A fence may be indented by up to three spaces (CommonMark).
+      if (!inside && /^ ? ? ?```/) {
+        info = $0
+        sub(/^ *```/, "", info)
         sub(/[ \t]+$/, "", info)
         inside = 1
         opened = NR
@@ -50,7 +52,7 @@ for md in "$@"; do
         }
         next
       }
-      if (inside && /^```[ \t]*$/) {
+      if (inside && /^ ? ? ?```[ \t]*$/) {
         inside = 0
         if (out != "")
           close(out)
