@@ -121,16 +121,21 @@ static bool write_depfile(Compiler *c, FILE *f, const char *target) {
   return true;
 }
 
-/* OUT.c's header is OUT.h unless -H names another. */
+/* OUT.c's header is OUT.h unless -H names another; so is that of OUT.cpp,
+ * OUT.cc and OUT.cxx, C++ files that hold the same C.  Any other OUT gets
+ * OUT.h beside it. */
 static char *header_path(const char *out, const char *header) {
-  size_t n = strlen(out);
+  static const char *const sources[] = {".c", ".cpp", ".cc", ".cxx"};
+  size_t n = strlen(out), stem = n;
   if (header)
     return strcpy(xrealloc(NULL, strlen(header) + 1), header);
-  char *h = xrealloc(NULL, n + 3);
-  if (n > 2 && !strcmp(out + n - 2, ".c"))
-    snprintf(h, n + 3, "%.*s.h", (int)(n - 2), out);
-  else
-    snprintf(h, n + 3, "%s.h", out);
+  for (size_t i = 0; i < sizeof sources / sizeof *sources; i++) {
+    size_t k = strlen(sources[i]);
+    if (n > k && !strcmp(out + n - k, sources[i]))
+      stem = n - k;
+  }
+  char *h = xrealloc(NULL, stem + 3);
+  snprintf(h, stem + 3, "%.*s.h", (int)stem, out);
   return h;
 }
 

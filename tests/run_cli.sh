@@ -51,6 +51,16 @@ check "-D without NAME=VALUE is a usage error" [ "$status" = 2 ]
 run -D N=abc --check "$tmp/ok.cgraph"
 check "-D with a non-integer is a usage error" [ "$status" = 2 ]
 
+# A C++ name for the C keeps the header's name: OUT.h, not OUT.cpp.h.
+for ext in cpp cc cxx; do
+  run -o "$tmp/cxx_graph.$ext" "$tmp/ok.cgraph"
+  check "-o OUT.$ext succeeds" [ "$status" = 0 ]
+  check "-o OUT.$ext writes OUT.h" [ -f "$tmp/cxx_graph.h" ]
+  check "-o OUT.$ext writes no OUT.$ext.h" [ ! -e "$tmp/cxx_graph.$ext.h" ]
+  check "OUT.$ext includes OUT.h" grep -q '^#include "cxx_graph.h"$' "$tmp/cxx_graph.$ext"
+  rm -f "$tmp/cxx_graph.$ext" "$tmp/cxx_graph.h"
+done
+
 run "$tmp/missing.cgraph" --check
 check "a missing input is an I/O error" [ "$status" = 2 ]
 check "a missing input is named" grep -q "cannot read '$tmp/missing.cgraph': No such file" "$tmp/err"

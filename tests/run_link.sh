@@ -2,7 +2,7 @@
 # The README's link lines outside CMake: installs the build to a temporary
 # prefix, takes the lines of the README's block that begins "# Building
 # without CMake", and runs each on tests/link/ (step.cgraph, kernels.cu,
-# main.c).  After each line that writes `app`, the program must run: exit
+# main.c, main.cpp).  After each line that writes `app`, the program must run: exit
 # 0, or 77 where there is no GPU.  The static ones must not need
 # libcgrt.so, and each program must hold one CUDA runtime.
 #   run_link.sh BUILD_DIR SOURCE_DIR CUDA_DIR
@@ -18,7 +18,7 @@ check "the build installs" [ -x "$tmp/prefix/bin/cgc" ]
 awk '/^```/ { if (take) exit; inside = !inside; next }
      inside && /^# Building without CMake/ { take = 1 }
      take && !/^#/ && NF' "$src/README.md" > "$tmp/lines"
-check "the README has the block" [ "$(grep -c -- '-o app$' "$tmp/lines")" = 4 ]
+check "the README has the block" [ "$(grep -c -- '-o app$' "$tmp/lines")" = 5 ]
 
 mkdir "$tmp/work"
 cp "$src"/tests/link/* "$tmp/work/"
@@ -46,5 +46,5 @@ while IFS= read -r line; do
       ;;
   esac
 done < "$tmp/lines"
-check "four programs were linked" [ "$n" = 4 ]
+check "five programs were linked" [ "$n" = 5 ]
 finish
