@@ -658,6 +658,31 @@ static int write_all(int fd, const char *s, size_t n) {
   return 0;
 }
 
+/* Whether the temporary holds exactly the bytes of the file it would
+ * replace: then the file is left as it is, time stamp and all, so that a
+ * build tool sees no change (an edited comment rebuilds nothing that
+ * includes the header).  Anything unreadable counts as different. */
+static bool same_content(const char *tmp, const char *target) {
+  int a = open(tmp, O_RDONLY | O_CLOEXEC), b = open(target, O_RDONLY | O_CLOEXEC);
+  struct stat sa, sb;
+  bool same = a >= 0 && b >= 0 && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 &&
+              S_ISREG(sb.st_mode) && sa.st_size == sb.st_size;
+  static char ba[65536], bb[65536];
+  while (same) {
+    ssize_t na = read(a, ba, sizeof ba), nb = na > 0 ? read(b, bb, (size_t)na) : 0;
+    if (na <= 0) {
+      same = na == 0;
+      break;
+    }
+    same = nb == na && !memcmp(ba, bb, (size_t)na);
+  }
+  if (a >= 0)
+    close(a);
+  if (b >= 0)
+    close(b);
+  return same;
+}
+
 /* All or nothing: every output is complete (all its bytes written and
  * closed) before the first is put in place.  Devices are written next,
  * then the temporaries renamed, the first added last; only a rename
@@ -688,7 +713,9 @@ bool outputs_commit(Outputs *os) {
   }
   for (i = n; i-- > 0;)
     if (v[i]->tmp) {
-      if (rename(v[i]->tmp, v[i]->target) != 0) {
+      if (same_content(v[i]->tmp, v[i]->target)) {
+        unlink(v[i]->tmp);
+      } else if (rename(v[i]->tmp, v[i]->target) != 0) {
         err = errno;
         break;
       }
