@@ -339,8 +339,8 @@ int main(int argc, char **argv) {
     Program *p = check_program(&c);
     for (int i = 0; i < ndef && !diag_errors(c.diag); i++)
       if (!defs[i].used)
-        warning_at(c.diag, (Pos){.file = -1}, "-D %s: the program has no top-level constant '%s'",
-                   defs[i].name, defs[i].name);
+        warn_at(c.diag, W_UNUSED_DEFINE, (Pos){.file = -1},
+                "-D %s: the program has no top-level constant '%s'", defs[i].name, defs[i].name);
     for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
       order_graph(&c, p->graphs.v[i]);
     /* Nor is any output a file the program includes. */

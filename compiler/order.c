@@ -616,10 +616,10 @@ static void reduce(Compiler *c, Graph *g, const Edge *e, size_t m, const uint32_
          * some of its edges are redundant. */
         for (size_t i = 0; i < k; i++)
           found[i] = false;
-        warning_at(c->diag, g->item->name_pos,
-                   SEARCH_SPENT "; the edges into node '%s' and every node ordered after it are "
-                   "kept without reduction",
-                   g->name->name, (long long)search_budget(c), g->nodes.v[v].name);
+        warn_at(c->diag, W_SEARCH_BUDGET, g->item->name_pos,
+                SEARCH_SPENT "; the edges into node '%s' and every node ordered after it are "
+                "kept without reduction",
+                g->name->name, (long long)search_budget(c), g->nodes.v[v].name);
       }
     }
     for (size_t i = 0; i < k; i++)

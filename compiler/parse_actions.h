@@ -18,6 +18,12 @@ Item *item_include(ParseState *ps, Pos p, const char *path);
 Item *item_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value);
 Item *item_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos np, List *params);
 Param *param_new(ParseState *ps, Pos p, Mode mode, Sym *name, Type type, bool pointer);
+/* A name where a type goes: reported, with the type meant (float: f32) in
+ * *type; false when no type is close. */
+bool type_meant(ParseState *ps, Pos p, Sym *name, Type *type);
+/* Whether the syntax error just recovered from was a ';' missing at the end
+ * of a line (then the parser goes on as if it were there); clears it. */
+bool semicolon_inserted(ParseState *ps);
 Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, List *body);
 
 Stmt *stmt_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value);

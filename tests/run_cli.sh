@@ -199,11 +199,14 @@ objs = [json.loads(l) for l in lines]
 assert len(objs) == 2, objs
 a, b = objs
 assert a["file"] == sys.argv[2] and a["line"] == 1 and a["column"] == 13, a
-assert a["end"] == {"line": 1, "column": 14} and a["severity"] == "error", a
-assert a["message"] == "division by zero" and a["notes"] == [], a
+# The caret at the operator, the span over the whole expression.
+assert a["start"] == {"line": 1, "column": 11}, a
+assert a["end"] == {"line": 1, "column": 16} and a["severity"] == "error", a
+assert a["message"] == "division by zero" and a["notes"] == [] and a["fixes"] == [], a
 assert b["line"] == 2 and b["column"] == 7 and b["message"] == "redefinition of 'Z'", b
 assert b["notes"] == [{"file": sys.argv[2], "line": 1, "column": 7,
-                       "end": {"line": 1, "column": 8}, "message": "'Z' was defined here"}], b
+                       "start": {"line": 1, "column": 7}, "end": {"line": 1, "column": 8},
+                       "message": "'Z' was defined here"}], b
 PY
 fi
 # A file name holds any bytes but NUL: in JSON, bytes that are not UTF-8
