@@ -1,4 +1,7 @@
-# cgc_add_graph(TARGET GRAPHS file.cgraph... [INCLUDE_DIRS dir...] [DEFINES NAME=VALUE...])
+# cgc_add_graph(TARGET GRAPHS file.cgraph... [INCLUDE_DIRS dir...] [DEFINES NAME=VALUE...]
+#               [OPTIONS option...])
+#
+# OPTIONS go to cgc as they are: -Werror, -Wno-block-size.
 #
 # Runs cgc (cgc::cgc) at build time on each .cgraph file and adds the
 # generated C and header (NAME_graph.c, NAME_graph.h, in the build tree) to
@@ -17,7 +20,7 @@
 # headers' directory and the runtime's, and has the headers generated first.  The directory is also
 # TARGET's property CGC_GENERATED_DIR.
 function(cgc_add_graph target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "GRAPHS;INCLUDE_DIRS;DEFINES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "GRAPHS;INCLUDE_DIRS;DEFINES;OPTIONS")
   if(NOT ARG_GRAPHS)
     message(FATAL_ERROR "cgc_add_graph(${target}): no GRAPHS given")
   endif()
@@ -45,6 +48,7 @@ function(cgc_add_graph target)
   foreach(def ${ARG_DEFINES})
     list(APPEND flags -D ${def})
   endforeach()
+  list(APPEND flags ${ARG_OPTIONS})
   set(headers ${target}_graphs)
   if(NOT TARGET ${headers})
     add_library(${headers} INTERFACE)

@@ -608,6 +608,7 @@ typedef struct Node {
   Arg *args;
   int nargs;
   int64_t grid[3], block[3], cluster[3];
+  Pos block_pos;    /* its block(...) */
   int64_t smem;
   int64_t priority;
   bool has_cluster, has_priority;
@@ -643,6 +644,10 @@ typedef struct Program {
 
 /* Checks every item and unrolls every graph.  Errors go to c->diag. */
 Program *check_program(Compiler *c);
+/* The warnings of a program without errors (checked and ordered): buffers
+ * read before anything writes them, buffers and scalars never used, blocks
+ * that are not whole warps. */
+void warn_program(Compiler *c, const Program *p);
 void program_free(Program *p);
 
 /* ---- cname.c: the names the generated C declares, and those it cannot use ---- */

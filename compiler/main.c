@@ -17,6 +17,9 @@ static const char usage_text[] =
     "  -I DIR            search DIR for include files\n"
     "  -D NAME=VALUE     override a top-level const\n"
     "  --depfile FILE    write a Makefile-style dependency file\n"
+    "  -Wno-NAME         silence a warning: uninitialized, unused, block-size,\n"
+    "                    unused-define, search-budget (-WNAME turns it back on)\n"
+    "  -Werror           warnings are errors\n"
     "  --diagnostics-format=text|json\n"
     "                    diagnostics as text (default) or one JSON object a line\n"
     "  --help            print this help and exit\n"
@@ -195,7 +198,10 @@ int main(int argc, char **argv) {
     return cgc_fmt(argc - 2, argv + 2);
   const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL;
   char *hpath = NULL;
-  bool check_only = false, emit_dot_mode = false, json = false;
+  bool check_only = false, emit_dot_mode = false, json = false, werror = false;
+  int warning_on[W_COUNT]; /* -WNAME 1, -Wno-NAME 0, else -1: the last says */
+  for (int w = 0; w < W_COUNT; w++)
+    warning_on[w] = -1;
   const char **incs = xrealloc(NULL, (size_t)argc * sizeof *incs);
   Define *defs = xrealloc(NULL, (size_t)argc * sizeof *defs);
   int ninc = 0, ndef = 0, status = 0;
@@ -222,6 +228,18 @@ int main(int argc, char **argv) {
     } else if (!strncmp(a, "--diagnostics-format=", 21)) {
       status = usage_error("unknown diagnostics format '%s' (use text or json)", a + 21);
       goto done;
+    } else if (!strcmp(a, "-Werror")) {
+      werror = true;
+    } else if (!strncmp(a, "-W", 2) && a[2]) {
+      bool no = !strncmp(a + 2, "no-", 3);
+      Warning w;
+      if (!warning_named(a + (no ? 5 : 2), &w)) {
+        status = usage_error("unknown warning '%s' (the warnings are uninitialized, unused, "
+                             "block-size, unused-define and search-budget)",
+                             a + (no ? 5 : 2));
+        goto done;
+      }
+      warning_on[w] = !no;
     } else if (!strcmp(a, "--emit=dot")) {
       emit_dot_mode = true;
     } else if (!strcmp(a, "--emit=c")) {
@@ -333,6 +351,10 @@ int main(int argc, char **argv) {
   compiler_init(&c);
   diag_set_color(c.diag, isatty(2) && !getenv("NO_COLOR"));
   diag_set_json(c.diag, json);
+  diag_set_werror(c.diag, werror);
+  for (int w = 0; w < W_COUNT; w++)
+    if (warning_on[w] >= 0)
+      diag_enable_warning(c.diag, (Warning)w, warning_on[w]);
   if (!parse_program(&c, input)) {
     status = 2;
   } else {
@@ -353,6 +375,8 @@ int main(int argc, char **argv) {
           status = 2;
         }
       }
+    if (!status && !diag_errors(c.diag))
+      warn_program(&c, p); /* -Werror makes them errors */
     if (!status && diag_errors(c.diag))
       status = 1;
     if (status) {

@@ -423,8 +423,14 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
     }
     d->errors++;
   }
-  if (severity == C_WARNING)
-    d->dropping = false;
+  if (severity == C_WARNING) {
+    /* Once at a place, as errors are: a loop's iterations repeat it. */
+    char *key = arena_printf(d->arena, "%d:%d:%d:%s", p.file, p.line, p.col, msg);
+    d->dropping = map_get(&d->seen, key) != NULL;
+    if (d->dropping)
+      return;
+    map_put(&d->seen, key, key);
+  }
   if (d->json) {
     report_json(d, s, names[severity], *option ? option : NULL, msg);
     return;

@@ -1,5 +1,5 @@
 /* fuzz_cgc.c: libFuzzer over the whole pipeline in memory: the text is
- * scanned, parsed, checked, ordered and emitted as C and DOT, and, when it
+ * scanned, parsed, checked, ordered, warned about and emitted as C and DOT, and, when it
  * parses, formatted twice (the second time must change nothing).
  *   clang -fsanitize=fuzzer,address,undefined (fuzz/CMakeLists.txt) */
 #include "cgc.h"
@@ -22,6 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Program *p = check_program(&c);
   for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
     order_graph(&c, p->graphs.v[i]);
+  if (!diag_errors(c.diag))
+    warn_program(&c, p);
   if (!diag_errors(c.diag))
     emit_dot(sink, p);
   if (!diag_errors(c.diag))

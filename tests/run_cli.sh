@@ -51,6 +51,26 @@ check "-D without NAME=VALUE is a usage error" [ "$status" = 2 ]
 run -D N=abc --check "$tmp/ok.cgraph"
 check "-D with a non-integer is a usage error" [ "$status" = 2 ]
 
+# Warning options: an unknown name is a usage error; the last of -WNAME
+# and -Wno-NAME counts.
+printf 'kernel k(inout x: f32*);\ngraph g {\n    buffer x: f32[32] = 0;\n    buffer spare: f32[4];\n    node a = k(x) grid(1) block(32);\n}\n' > "$tmp/warn.cgraph"
+run -Wno-such-warning --check "$tmp/warn.cgraph"
+check "an unknown -Wno- is a usage error" [ "$status" = 2 ]
+check "and names the warnings" grep -q "unknown warning 'such-warning' (the warnings are uninitialized" "$tmp/err"
+run -Wfrobnicate --check "$tmp/warn.cgraph"
+check "an unknown -W is a usage error" [ "$status" = 2 ]
+run -Wno-unused -Wunused --check "$tmp/warn.cgraph"
+check "-Wunused after -Wno-unused warns again" grep -q "buffer 'spare' is never used \[-Wunused\]" "$tmp/err"
+check "a warning alone exits 0" [ "$status" = 0 ]
+run -Wunused -Wno-unused --check "$tmp/warn.cgraph"
+check "-Wno-unused after -Wunused silences it" [ ! -s "$tmp/err" ]
+run -Werror -o "$tmp/warn_graph.c" "$tmp/warn.cgraph"
+check "-Werror: exit 1" [ "$status" = 1 ]
+check "-Werror: nothing written" [ ! -e "$tmp/warn_graph.c" ] && [ ! -e "$tmp/warn_graph.h" ]
+run -o "$tmp/warn_graph.c" "$tmp/warn.cgraph"
+check "without -Werror the C is written" [ -f "$tmp/warn_graph.c" ]
+rm -f "$tmp/warn_graph.c" "$tmp/warn_graph.h"
+
 # A C++ name for the C keeps the header's name: OUT.h, not OUT.cpp.h.
 for ext in cpp cc cxx; do
   run -o "$tmp/cxx_graph.$ext" "$tmp/ok.cgraph"

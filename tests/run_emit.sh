@@ -1,6 +1,6 @@
 #!/bin/sh
-# The generated C: for every test and sample program, two runs give the
-# same bytes, and the C compiles with gcc and clang under
+# The generated C: for every test and sample program, cgc warns of
+# nothing, two runs give the same bytes, and the C compiles with gcc and clang under
 # -std=c11 -Wall -Wextra -pedantic -Werror, and as C++ with g++ and clang++.
 #   run_emit.sh CGC RUNTIME_DIR CUDA_INCLUDE_DIR PROGRAM.cgraph...
 set -u
@@ -27,7 +27,12 @@ for src in "$@"; do
   fi
   mkdir -p "$tmp/b"
   # shellcheck disable=SC2086
-  (cd "$dir" && "$cgc" $args -o "$tmp/b/${name}_graph.c" "$name.cgraph")
+  (cd "$dir" && "$cgc" $args -o "$tmp/b/${name}_graph.c" "$name.cgraph" 2> "$tmp/warnings")
+  if [ -s "$tmp/warnings" ]; then
+    cat "$tmp/warnings"
+    echo "FAIL: $name: cgc warned"
+    fails=$((fails + 1))
+  fi
   if ! cmp -s "$tmp/a/${name}_graph.c" "$tmp/b/${name}_graph.c" ||
     ! cmp -s "$tmp/a/${name}_graph.h" "$tmp/b/${name}_graph.h"; then
     echo "FAIL: $name: two runs gave different C"

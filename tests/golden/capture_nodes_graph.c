@@ -60,8 +60,8 @@ static const char *const cgc_capture_names[] = {"gemm_bf16", "axpy"};
 
 /* graph g */
 static const cgrt_buffer_desc cgc_g_buffers[] = {
-  {.name = "a", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(8192)}, /* bf16[64, 64] */
-  {.name = "b", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(128)}, /* bf16[64] */
+  {.name = "a", .kind = CGRT_DEVICE, .zero = 1, .bytes = UINT64_C(8192)}, /* bf16[64, 64] */
+  {.name = "b", .kind = CGRT_DEVICE, .zero = 1, .bytes = UINT64_C(128)}, /* bf16[64] */
   {.name = "c", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(128)}, /* bf16[64] */
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */
   {.name = "y", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */

@@ -29,7 +29,7 @@ static const char *const cgc_kernel_names[] = {"step", "prepare"};
 /* graph g */
 static const cgrt_buffer_desc cgc_g_buffers[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */
-  {.name = "resid", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(4)}, /* f32[1] */
+  {.name = "resid", .kind = CGRT_DEVICE, .zero = 1, .bytes = UINT64_C(4)}, /* f32[1] */
 };
 static const cgrt_arg_desc cgc_g_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* init: x */

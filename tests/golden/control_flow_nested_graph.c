@@ -29,7 +29,7 @@ static const char *const cgc_kernel_names[] = {"step", "k"};
 /* graph g */
 static const cgrt_buffer_desc cgc_g_buffers[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(32)}, /* f32[8] */
-  {.name = "resid", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(4)}, /* f32[1] */
+  {.name = "resid", .kind = CGRT_DEVICE, .zero = 1, .bytes = UINT64_C(4)}, /* f32[1] */
 };
 static const cgrt_scalar_desc cgc_g_scalars[] = {
   {.name = "s", .size = 4, .memory = 1, .init = UINT64_C(0x0)}, /* u32 */
@@ -51,23 +51,23 @@ static const cgrt_arg_desc cgc_g_args[] = {
 };
 static const cgrt_node_desc cgc_g_nodes[] = {
   [0] = {.name = "k", .line = 8, .col = 5, .kind = CGRT_KERNEL_NODE,
-     .kernel = 1, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {8, 1, 1}, .scope = CGRT_TOP},
+     .kernel = 1, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "if", .line = 9, .col = 5, .kind = CGRT_IF_NODE,
      .arg = 1, .nargs = 2, .scope = CGRT_TOP, .nbodies = 1, .code = 0, .ncode = 1},
   [2] = {.name = "k_2", .line = 10, .col = 9, .kind = CGRT_KERNEL_NODE,
-     .kernel = 1, .arg = 3, .nargs = 1, .grid = {1, 1, 1}, .block = {8, 1, 1}, .scope = 1, .branch = 0},
+     .kernel = 1, .arg = 3, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = 1, .branch = 0},
   [3] = {.name = "while", .line = 11, .col = 9, .kind = CGRT_WHILE_NODE,
      .arg = 4, .nargs = 2, .bytes = UINT64_C(8), .scope = 1, .branch = 0, .nbodies = 1, .code = 1, .ncode = 1},
   [4] = {.name = "st[0]", .line = 13, .col = 17, .kind = CGRT_KERNEL_NODE,
-     .kernel = 0, .arg = 6, .nargs = 2, .grid = {1, 1, 1}, .block = {8, 1, 1}, .scope = 3, .branch = 0},
+     .kernel = 0, .arg = 6, .nargs = 2, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = 3, .branch = 0},
   [5] = {.name = "st[1]", .line = 13, .col = 17, .kind = CGRT_KERNEL_NODE,
-     .kernel = 0, .arg = 8, .nargs = 2, .grid = {1, 1, 1}, .block = {8, 1, 1}, .scope = 3, .branch = 0},
+     .kernel = 0, .arg = 8, .nargs = 2, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = 3, .branch = 0},
   [6] = {.name = "switch", .line = 15, .col = 13, .kind = CGRT_SWITCH_NODE,
      .arg = 10, .nargs = 1, .scope = 3, .branch = 0, .nbodies = 1, .code = 0, .ncode = 1, .default_body = -1, .selector_type = 6},
   [7] = {.name = "k_3", .line = 17, .col = 21, .kind = CGRT_KERNEL_NODE,
-     .kernel = 1, .arg = 11, .nargs = 1, .grid = {1, 1, 1}, .block = {8, 1, 1}, .scope = 6, .branch = 0},
+     .kernel = 1, .arg = 11, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = 6, .branch = 0},
   [8] = {.name = "k_4", .line = 22, .col = 5, .kind = CGRT_KERNEL_NODE,
-     .kernel = 1, .arg = 12, .nargs = 1, .grid = {1, 1, 1}, .block = {8, 1, 1}, .scope = CGRT_TOP},
+     .kernel = 1, .arg = 12, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
 };
 static const uint32_t cgc_g_edges[] = {
   0, 1, 0, /* k -> if */

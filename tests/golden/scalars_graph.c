@@ -30,7 +30,7 @@ static const char *const cgc_kernel_names[] = {"route", "expert_ffn", "at_pos", 
 
 /* graph g */
 static const cgrt_buffer_desc cgc_g_buffers[] = {
-  {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */
+  {.name = "x", .kind = CGRT_DEVICE, .zero = 1, .bytes = UINT64_C(256)}, /* f32[64] */
   {.name = "y1", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */
   {.name = "y2", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */
   {.name = "y3", .kind = CGRT_DEVICE, .zero = 0, .bytes = UINT64_C(256)}, /* f32[64] */

@@ -36,9 +36,9 @@ static const cgrt_arg_desc cgc_first_args[] = {
 };
 static const cgrt_node_desc cgc_first_nodes[] = {
   [0] = {.name = "p", .line = 7, .col = 5, .kind = CGRT_KERNEL_NODE,
-     .kernel = 0, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {4, 1, 1}, .scope = CGRT_TOP},
+     .kernel = 0, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "c", .line = 8, .col = 5, .kind = CGRT_KERNEL_NODE,
-     .kernel = 1, .arg = 1, .nargs = 1, .grid = {1, 1, 1}, .block = {4, 1, 1}, .scope = CGRT_TOP},
+     .kernel = 1, .arg = 1, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
 };
 static const uint32_t cgc_first_edges[] = {
   0, 1, 0, /* p -> c */
@@ -89,9 +89,9 @@ static const cgrt_arg_desc cgc_second_args[] = {
 };
 static const cgrt_node_desc cgc_second_nodes[] = {
   [0] = {.name = "p", .line = 13, .col = 5, .kind = CGRT_KERNEL_NODE,
-     .kernel = 0, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {4, 1, 1}, .scope = CGRT_TOP},
+     .kernel = 0, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "c", .line = 14, .col = 5, .kind = CGRT_KERNEL_NODE,
-     .kernel = 1, .arg = 1, .nargs = 1, .grid = {1, 1, 1}, .block = {4, 1, 1}, .scope = CGRT_TOP},
+     .kernel = 1, .arg = 1, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
 };
 static const uint32_t cgc_second_edges[] = {
   0, 1, 0, /* p -> c */
