@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -116,6 +117,7 @@ void error_at(Diag *d, Pos p, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void error_span(Diag *d, Span s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+void verror_at(Diag *d, Span s, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 void note_at(Diag *d, Pos p, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -128,6 +130,10 @@ typedef enum Warning {
   W_SEARCH_BUDGET, /* the reduction ran out of search steps */
   W_COUNT
 } Warning;
+/* The stable code of an error, by its message's format ("E0012"), or of a
+ * warning ("W0001"); codes.c holds them. */
+const char *error_code(const char *fmt);
+const char *warning_code(Warning w);
 /* "uninitialized" for W_UNINITIALIZED; warning_named finds a name's
  * warning: false when there is none. */
 const char *warning_name(Warning w);

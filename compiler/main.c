@@ -9,7 +9,7 @@
 
 static const char usage_text[] =
     "usage: cgc [options] FILE.cgraph\n"
-    "       cgc fmt [--check] FILE.cgraph...   (cgc fmt --help)\n"
+    "       cgc fmt [--check] FILE.cgraph|-...   (cgc fmt --help)\n"
     "  -o OUT            output file (--emit=dot: standard output without -o)\n"
     "  -H HEADER         header path (with --emit=c)\n"
     "  --emit=c|dot      C and header (default), or Graphviz DOT of every graph\n"
@@ -22,7 +22,9 @@ static const char usage_text[] =
     "  -Werror           warnings are errors\n"
     "  --diagnostics-format=text|json\n"
     "                    diagnostics as text (default) or one JSON object a line\n"
-    "  --help            print this help and exit\n"
+    "  --diagnostics-output=stderr|stdout\n"
+    "                    where diagnostics go (stderr by default)\n"
+    "  -h, --help        print this help and exit\n"
     "  --version         print the version and exit\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -199,6 +201,7 @@ int main(int argc, char **argv) {
   const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL;
   char *hpath = NULL;
   bool check_only = false, emit_dot_mode = false, json = false, werror = false;
+  bool diag_stdout = false;
   int warning_on[W_COUNT]; /* -WNAME 1, -Wno-NAME 0, else -1: the last says */
   for (int w = 0; w < W_COUNT; w++)
     warning_on[w] = -1;
@@ -213,7 +216,7 @@ int main(int argc, char **argv) {
   (!strcmp(a, flag) ? (i + 1 < argc ? (val = argv[++i], true)                  \
                                     : (status = usage_error("%s needs a value", flag), false)) \
    : (!strncmp(a, flag, strlen(flag)) && strlen(flag) == 2 ? (val = a + 2, true) : false))
-    if (!strcmp(a, "--help")) {
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(usage_text, stdout);
       goto done;
     } else if (!strcmp(a, "--version")) {
@@ -227,6 +230,13 @@ int main(int argc, char **argv) {
       json = false;
     } else if (!strncmp(a, "--diagnostics-format=", 21)) {
       status = usage_error("unknown diagnostics format '%s' (use text or json)", a + 21);
+      goto done;
+    } else if (!strcmp(a, "--diagnostics-output=stdout")) {
+      diag_stdout = true;
+    } else if (!strcmp(a, "--diagnostics-output=stderr")) {
+      diag_stdout = false;
+    } else if (!strncmp(a, "--diagnostics-output=", 21)) {
+      status = usage_error("unknown diagnostics output '%s' (use stderr or stdout)", a + 21);
       goto done;
     } else if (!strcmp(a, "-Werror")) {
       werror = true;
@@ -309,6 +319,11 @@ int main(int argc, char **argv) {
     status = usage_error("%s", "-H applies to --emit=c only");
     goto done;
   }
+  if (diag_stdout && emit_dot_mode && !out && !check_only) {
+    status = usage_error("%s", "--emit=dot without -o writes the DOT to standard output; "
+                               "diagnostics cannot go there too");
+    goto done;
+  }
   if (depfile && !out) {
     status = usage_error("%s", "--depfile needs -o to name the target");
     goto done;
@@ -349,8 +364,10 @@ int main(int argc, char **argv) {
   Compiler c = {.include_dirs = incs, .ninclude_dirs = ninc, .defines = defs,
                 .ndefines = ndef};
   compiler_init(&c);
-  diag_set_color(c.diag, isatty(2) && !getenv("NO_COLOR"));
+  diag_set_color(c.diag, isatty(diag_stdout ? 1 : 2) && !getenv("NO_COLOR"));
   diag_set_json(c.diag, json);
+  if (diag_stdout)
+    diag_set_output(c.diag, stdout);
   diag_set_werror(c.diag, werror);
   for (int w = 0; w < W_COUNT; w++)
     if (warning_on[w] >= 0)

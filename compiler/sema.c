@@ -108,16 +108,35 @@ static void suggest_keys(Suggest *sg, const Map *m) {
       suggest_try(sg, ((const Sym *)m->slots[i].key)->name);
 }
 
-/* "undefined WHAT 'name'", with "did you mean" and its fix when there is
- * a name close to it. */
-static void report_undefined(Sema *s, Pos p, const char *what, const Sym *name,
+typedef enum Undefined { UNDEFINED_NAME, UNDEFINED_KERNEL, UNDEFINED_NODE } Undefined;
+
+/* "undefined name 'x'", with "did you mean" and its fix when a name is
+ * close to it. */
+static void report_undefined(Sema *s, Pos p, Undefined what, const Sym *name,
                              const char *meant) {
-  if (!meant) {
-    error_at(s->d, p, "%s '%s'", what, name->name);
-    return;
+  const char *n = name->name;
+  switch (what) {
+  case UNDEFINED_NAME:
+    if (meant)
+      error_at(s->d, p, "undefined name '%s'; did you mean '%s'?", n, meant);
+    else
+      error_at(s->d, p, "undefined name '%s'", n);
+    break;
+  case UNDEFINED_KERNEL:
+    if (meant)
+      error_at(s->d, p, "undefined kernel '%s'; did you mean '%s'?", n, meant);
+    else
+      error_at(s->d, p, "undefined kernel '%s'", n);
+    break;
+  case UNDEFINED_NODE:
+    if (meant)
+      error_at(s->d, p, "undefined node '%s'; did you mean '%s'?", n, meant);
+    else
+      error_at(s->d, p, "undefined node '%s'", n);
+    break;
   }
-  error_at(s->d, p, "%s '%s'; did you mean '%s'?", what, name->name, meant);
-  diag_fix(s->d, span_at(p), meant);
+  if (meant)
+    diag_fix(s->d, span_at(p), meant);
 }
 
 static void undefined(Sema *s, Pos p, Sym *name) {
@@ -145,7 +164,7 @@ static void undefined(Sema *s, Pos p, Sym *name) {
       if (s->globals.slots[i].key && gl->item->kind == IT_CONST)
         suggest_try(&sg, gl->item->name->name);
     }
-    report_undefined(s, p, "undefined name", name, suggest_best(&sg));
+    report_undefined(s, p, UNDEFINED_NAME, name, suggest_best(&sg));
   }
 }
 
@@ -1155,7 +1174,7 @@ static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
         if (s->globals.slots[i].key && k->item->kind == IT_KERNEL)
           suggest_try(&sg, k->item->name->name);
       }
-      report_undefined(s, st->callee_pos, "undefined kernel", st->kernel, suggest_best(&sg));
+      report_undefined(s, st->callee_pos, UNDEFINED_KERNEL, st->kernel, suggest_best(&sg));
     }
     return false;
   }
@@ -1232,7 +1251,7 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
       Suggest sg;
       suggest_init(&sg, root->name->name);
       suggest_keys(&sg, &s->node_decls);
-      report_undefined(s, root->pos, "undefined node", root->name, suggest_best(&sg));
+      report_undefined(s, root->pos, UNDEFINED_NODE, root->name, suggest_best(&sg));
     }
     return NULL;
   }

@@ -227,6 +227,20 @@ static void put_position(Diag *d, Span s) {
   put_location(d, "end", p.line, hi);
 }
 
+/* A fix's range exactly: an insertion starts where it ends. */
+static void put_fix_range(Diag *d, Span s) {
+  char buf[96];
+  int hi_line = s.hi_line, hi_col = s.hi_col;
+  if (!hi_line)
+    hi_line = s.at.line, hi_col = token_end(d, s.at);
+  put_str(d, "\"file\":");
+  put_json_string(d, d->sources.v[s.at.file].path);
+  snprintf(buf, sizeof buf, ",\"line\":%d,\"column\":%d", s.lo_line, s.lo_col);
+  put_str(d, buf);
+  put_location(d, "start", s.lo_line, s.lo_col);
+  put_location(d, "end", hi_line, hi_col);
+}
+
 void diag_flush(Diag *d) {
   if (!d->pending.n)
     return;
@@ -238,14 +252,16 @@ void diag_flush(Diag *d) {
   d->fixes.n = 0;
 }
 
-static void report_json(Diag *d, Span s, const char *severity, const char *option,
-                        const char *msg) {
+static void report_json(Diag *d, Span s, const char *severity, const char *code,
+                        const char *option, const char *msg) {
   if (strcmp(severity, "note")) {
     diag_flush(d);
     put_str(d, "{");
     put_position(d, s);
     put_str(d, ",\"severity\":\"");
     put_str(d, severity);
+    put_str(d, "\",\"code\":\"");
+    put_str(d, code);
     put_str(d, "\"");
     if (option) {
       put_str(d, ",\"option\":");
@@ -381,6 +397,8 @@ bool warning_named(const char *name, Warning *w) {
 void diag_enable_warning(Diag *d, Warning w, bool on) { d->warning_off[w] = !on; }
 void diag_set_werror(Diag *d, bool on) { d->werror = on; }
 
+#define TOO_MANY "too many errors; stopping"
+
 /* warning: a Warning, or -1 for errors and notes. */
 static void report(Diag *d, Span s, int severity, int warning, const char *fmt, va_list ap) {
   static const char *const names[] = {[C_ERROR] = "error",
@@ -415,10 +433,10 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
       d->stopped = true;
       d->dropping = true;
       if (d->json)
-        report_json(d, span_at((Pos){.file = -1}), "error", NULL, "too many errors; stopping");
+        report_json(d, span_at((Pos){.file = -1}), "error", error_code(TOO_MANY), NULL,
+                    TOO_MANY);
       else
-        fprintf(d->out, "cgc: %serror:%s too many errors; stopping\n", col(d, C_ERROR),
-                col(d, C_RESET));
+        fprintf(d->out, "cgc: %serror:%s " TOO_MANY "\n", col(d, C_ERROR), col(d, C_RESET));
       return;
     }
     d->errors++;
@@ -432,7 +450,10 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
     map_put(&d->seen, key, key);
   }
   if (d->json) {
-    report_json(d, s, names[severity], *option ? option : NULL, msg);
+    const char *code = warning >= 0          ? warning_code((Warning)warning)
+                       : severity == C_ERROR ? error_code(fmt)
+                                             : NULL;
+    report_json(d, s, names[severity], code, *option ? option : NULL, msg);
     return;
   }
   /* A line break or escape sequence in a file name or message must not
@@ -461,6 +482,7 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
 
 void error_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_ERROR, -1, span_at(p)); }
 void error_span(Diag *d, Span s, const char *fmt, ...) { REPORT(C_ERROR, -1, s); }
+void verror_at(Diag *d, Span s, const char *fmt, va_list ap) { report(d, s, C_ERROR, -1, fmt, ap); }
 void note_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_NOTE, -1, span_at(p)); }
 void warn_at(Diag *d, Warning w, Pos p, const char *fmt, ...) {
   REPORT(C_WARNING, (int)w, span_at(p));
@@ -485,7 +507,7 @@ void diag_fix(Diag *d, Span s, const char *text) {
       return;
     size_t from = d->pending.n;
     put_str(d, "{");
-    put_position(d, s);
+    put_fix_range(d, s);
     put_str(d, ",\"text\":");
     put_json_string(d, text);
     put_str(d, "}");
@@ -514,7 +536,7 @@ void diag_fix_edge(Diag *d, const char *from, const char *to, Span at, const cha
   put_str(d, "}");
   if (at.at.file >= 0) {
     put_str(d, ",");
-    put_position(d, at);
+    put_fix_range(d, at);
     put_str(d, ",\"text\":");
     put_json_string(d, text);
   }

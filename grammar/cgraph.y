@@ -331,8 +331,9 @@ static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg
     return;
   /* Bison's own stack limit: only input nested beyond reason reaches it. */
   if (!strcmp(msg, "memory exhausted"))
-    msg = "input nested too deeply";
-  error_at(ps->c->diag, *loc, "%s", msg);
+    error_at(ps->c->diag, *loc, "input nested too deeply");
+  else
+    error_at(ps->c->diag, *loc, "%s", msg);
   ps->stop = true;
 }
 
