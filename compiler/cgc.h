@@ -712,7 +712,9 @@ void order_graph(Compiler *c, Graph *g);
 
 /* ---- dot.c, emit_c.c ---- */
 
-void emit_dot(FILE *out, const Program *p);
+/* details: each kernel node's launch configuration, and on each edge what
+ * made it (written, or the buffer or scalar and how). */
+void emit_dot(FILE *out, const Program *p, bool details);
 /* The generated C and header; `header` is the name the C file includes. */
 void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source,
             const char *header);

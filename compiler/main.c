@@ -13,6 +13,8 @@ static const char usage_text[] =
     "  -o OUT            output file (--emit=dot: standard output without -o)\n"
     "  -H HEADER         header path (with --emit=c)\n"
     "  --emit=c|dot      C and header (default), or Graphviz DOT of every graph\n"
+    "  --dot-details     with --emit=dot: each kernel node's launch configuration,\n"
+    "                    and on each edge the buffer or scalar that made it (or 'written')\n"
     "  --check           parse and check only; write nothing\n"
     "  -I DIR            search DIR for include files\n"
     "  -D NAME=VALUE     override a top-level const\n"
@@ -159,7 +161,7 @@ static char unincludable(const char *header) {
 /* Every output of the run, or none: the C and its header (hpath), or the
  * DOT (hpath NULL), then the depfile. */
 static bool write_outputs(Compiler *c, const Program *p, const char *input, const char *out,
-                          const char *hpath, const char *depfile) {
+                          const char *hpath, const char *depfile, bool dot_details) {
   Outputs os = {.diag = c->diag};
   /* -o goes in last: a C file never stands beside an old header. */
   FILE *f = output_add(&os, out);
@@ -172,7 +174,7 @@ static bool write_outputs(Compiler *c, const Program *p, const char *input, cons
   if (hpath)
     emit_c(f, h, c, p, input, hpath);
   else
-    emit_dot(f, p);
+    emit_dot(f, p, dot_details);
   if (d && !write_depfile(c, d, out)) {
     outputs_abort(&os);
     return false;
@@ -201,7 +203,7 @@ int main(int argc, char **argv) {
   const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL;
   char *hpath = NULL;
   bool check_only = false, emit_dot_mode = false, json = false, werror = false;
-  bool diag_stdout = false;
+  bool diag_stdout = false, dot_details = false;
   int warning_on[W_COUNT]; /* -WNAME 1, -Wno-NAME 0, else -1: the last says */
   for (int w = 0; w < W_COUNT; w++)
     warning_on[w] = -1;
@@ -250,6 +252,8 @@ int main(int argc, char **argv) {
         goto done;
       }
       warning_on[w] = !no;
+    } else if (!strcmp(a, "--dot-details")) {
+      dot_details = true;
     } else if (!strcmp(a, "--emit=dot")) {
       emit_dot_mode = true;
     } else if (!strcmp(a, "--emit=c")) {
@@ -399,14 +403,14 @@ int main(int argc, char **argv) {
     if (status) {
       /* nothing is written */
     } else if (emit_dot_mode && !out && !check_only) {
-      emit_dot(stdout, p);
+      emit_dot(stdout, p, dot_details);
       int err = flush_stdout();
       if (err) {
         error_at(c.diag, (Pos){.file = -1}, "cannot write standard output: %s", strerror(err));
         status = 2;
       }
     } else if (out) {
-      status = write_outputs(&c, p, input, out, hpath, depfile) ? 0 : 2;
+      status = write_outputs(&c, p, input, out, hpath, depfile, dot_details) ? 0 : 2;
     }
     program_free(p);
   }

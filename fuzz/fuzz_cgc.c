@@ -24,8 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     order_graph(&c, p->graphs.v[i]);
   if (!diag_errors(c.diag))
     warn_program(&c, p);
-  if (!diag_errors(c.diag))
-    emit_dot(sink, p);
+  if (!diag_errors(c.diag)) {
+    emit_dot(sink, p, false);
+    emit_dot(sink, p, true);
+  }
   if (!diag_errors(c.diag))
     emit_c(sink, sink, &c, p, "fuzz.cgraph", "fuzz_graph.h");
   program_free(p);
