@@ -6,9 +6,9 @@
 #ifndef CGC_H
 #define CGC_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -115,11 +115,9 @@ Span span_at(Pos p);
 
 void error_at(Diag *d, Pos p, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void error_span(Diag *d, Span s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void error_span(Diag *d, Span s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void verror_at(Diag *d, Span s, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
-void note_at(Diag *d, Pos p, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void note_at(Diag *d, Pos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The warnings, each silenced by -Wno-NAME and made an error by -Werror. */
 typedef enum Warning {
@@ -140,8 +138,7 @@ const char *warning_name(Warning w);
 bool warning_named(const char *name, Warning *w);
 void diag_enable_warning(Diag *d, Warning w, bool on);
 void diag_set_werror(Diag *d, bool on);
-void warn_at(Diag *d, Warning w, Pos p, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+void warn_at(Diag *d, Warning w, Pos p, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void warn_span(Diag *d, Warning w, Span s, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -614,7 +611,7 @@ typedef struct Node {
   Arg *args;
   int nargs;
   int64_t grid[3], block[3], cluster[3];
-  Pos block_pos;    /* its block(...) */
+  Pos block_pos; /* its block(...) */
   int64_t smem;
   int64_t priority;
   bool has_cluster, has_priority;

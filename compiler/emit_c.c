@@ -618,9 +618,10 @@ static void emit_capture_callers(FILE *c, const Kernels *captures) {
     fprintf(c, "#ifdef __cplusplus\ntypedef __half cgc_half;\ntypedef __nv_bfloat16 cgc_bfloat16;\n"
                "#else\ntypedef uint16_t cgc_half;\ntypedef uint16_t cgc_bfloat16;\n#endif\n");
   if (f16)
-    fprintf(c, "static cgc_half cgc_f16(uint64_t cgc_bits) {\n"
-               "#ifdef __cplusplus\n  __half_raw cgc_raw;\n  cgc_raw.x = (unsigned short)cgc_bits;\n"
-               "  return cgc_half(cgc_raw);\n#else\n  return (cgc_half)cgc_bits;\n#endif\n}\n");
+    fprintf(c,
+            "static cgc_half cgc_f16(uint64_t cgc_bits) {\n"
+            "#ifdef __cplusplus\n  __half_raw cgc_raw;\n  cgc_raw.x = (unsigned short)cgc_bits;\n"
+            "  return cgc_half(cgc_raw);\n#else\n  return (cgc_half)cgc_bits;\n#endif\n}\n");
   if (bf16)
     fprintf(c, "static cgc_bfloat16 cgc_bf16(uint64_t cgc_bits) {\n"
                "#ifdef __cplusplus\n  __nv_bfloat16_raw cgc_raw;\n"

@@ -618,7 +618,7 @@ static void reduce(Compiler *c, Graph *g, const Edge *e, size_t m, const uint32_
           found[i] = false;
         warn_at(c->diag, W_SEARCH_BUDGET, g->item->name_pos,
                 SEARCH_SPENT "; the edges into node '%s' and every node ordered after it are "
-                "kept without reduction",
+                             "kept without reduction",
                 g->name->name, (long long)search_budget(c), g->nodes.v[v].name);
       }
     }
@@ -705,8 +705,11 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
          * before the second. */
         bool top = a->scope < 0 && b->scope < 0 && !strchr(a->name, '[') && !strchr(b->name, '[');
         char *text = arena_printf(c->arena, "%s -> %s;\n%*s", a->name, b->name, b->pos.col - 1, "");
-        Span at = top ? (Span){.at = b->pos, .lo_line = b->pos.line, .lo_col = b->pos.col,
-                               .hi_line = b->pos.line, .hi_col = b->pos.col}
+        Span at = top ? (Span){.at = b->pos,
+                               .lo_line = b->pos.line,
+                               .lo_col = b->pos.col,
+                               .hi_line = b->pos.line,
+                               .hi_col = b->pos.col}
                       : span_at((Pos){.file = -1});
         diag_fix_edge(c->diag, a->name, b->name, at, text);
       }

@@ -82,7 +82,8 @@ bool type_meant(ParseState *ps, Pos p, Sym *name, Type *type) {
   if (!meant) {
     error_at(ps->c->diag, p,
              "unknown type '%s'; the types are i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, "
-             "f32 and f64", name->name);
+             "f32 and f64",
+             name->name);
     return false;
   }
   error_at(ps->c->diag, p, "unknown type '%s'; did you mean '%s'?", name->name, meant);
@@ -305,7 +306,10 @@ Expr *new_expr(Arena *a, ExprKind kind, Pos pos) {
 }
 
 Span expr_span(const Expr *e) {
-  return (Span){.at = e->pos, .lo_line = e->lo_line, .lo_col = e->lo_col, .hi_line = e->hi_line,
+  return (Span){.at = e->pos,
+                .lo_line = e->lo_line,
+                .lo_col = e->lo_col,
+                .hi_line = e->hi_line,
                 .hi_col = e->hi_col};
 }
 

@@ -112,8 +112,7 @@ typedef enum Undefined { UNDEFINED_NAME, UNDEFINED_KERNEL, UNDEFINED_NODE } Unde
 
 /* "undefined name 'x'", with "did you mean" and its fix when a name is
  * close to it. */
-static void report_undefined(Sema *s, Pos p, Undefined what, const Sym *name,
-                             const char *meant) {
+static void report_undefined(Sema *s, Pos p, Undefined what, const Sym *name, const char *meant) {
   const char *n = name->name;
   switch (what) {
   case UNDEFINED_NAME:
@@ -223,7 +222,7 @@ static bool eval_name(Sema *s, Expr *e, Value *out) {
   if (b) {
     if (b->kind == B_RES) {
       error_span(s->d, expr_span(e), "%s '%s' is not a constant", describe_res(s, b->res),
-               e->name->name);
+                 e->name->name);
       return false;
     }
     *out = (Value){.i = b->value};
@@ -240,7 +239,7 @@ static bool eval_name(Sema *s, Expr *e, Value *out) {
   }
   if (gl) {
     error_span(s->d, expr_span(e), "'%s' is a %s, not a constant", e->name->name,
-             gl->item->kind == IT_KERNEL ? "kernel" : "graph");
+               gl->item->kind == IT_KERNEL ? "kernel" : "graph");
     return false;
   }
   undefined(s, e->pos, e->name);
@@ -250,7 +249,8 @@ static bool eval_name(Sema *s, Expr *e, Value *out) {
 static bool eval_call(Sema *s, Expr *e, Value *out) {
   const char *fn = e->fn->name;
   if (strcmp(fn, "cdiv") && strcmp(fn, "min") && strcmp(fn, "max")) {
-    error_span(s->d, expr_span(e), "unknown function '%s' (the functions are cdiv, min and max)", fn);
+    error_span(s->d, expr_span(e), "unknown function '%s' (the functions are cdiv, min and max)",
+               fn);
     return false;
   }
   if (e->nargs != 2) {
@@ -291,9 +291,7 @@ static bool eval_bin(Sema *s, Expr *e, Value *out) {
     case '-': r = x - y; break;
     case '*': r = x * y; break;
     case '/': r = x / y; break;
-    default:
-      error_span(s->d, expr_span(e), "'%%' needs integer operands");
-      return false;
+    default: error_span(s->d, expr_span(e), "'%%' needs integer operands"); return false;
     }
     if (!isfinite(r)) {
       error_span(s->d, expr_span(e), "floating-point constant expression is not finite");
@@ -462,24 +460,24 @@ static bool check_fits(Sema *s, Span p, Value v, Type t, const char *what) {
     uint64_t bits = value_bits(t, true, 0, v.f) & ~sign;
     if (bits == float_inf_bits(t)) {
       error_span(s->d, p, "%s does not fit %s, which is %s: the largest %s is %s",
-               float_text(s, v.f), what, type_name(t), type_name(t),
-               float_text(s, float_max(t)));
+                 float_text(s, v.f), what, type_name(t), type_name(t), float_text(s, float_max(t)));
       return false;
     }
     if (bits == 0 && v.f != 0) {
       /* The smallest subnormal: 2^(1 - bias - stored mantissa bits). */
       int least = t == TY_F16 ? -24 : t == TY_BF16 ? -133 : t == TY_F32 ? -149 : -1074;
       error_span(s->d, p, "%s rounds to zero in %s, which is %s: the smallest nonzero %s is %s",
-               float_text(s, v.f), what, type_name(t), type_name(t),
-               float_text(s, ldexp(1.0, least)));
+                 float_text(s, v.f), what, type_name(t), type_name(t),
+                 float_text(s, ldexp(1.0, least)));
       return false;
     }
     return true;
   }
   if (!int_fits(t, v.i)) {
-    error_span(s->d, p, type_is_float(t) ? "%lld is not exactly representable in %s, which is %s"
-                                       : "%lld does not fit %s, which is %s",
-             (long long)v.i, what, type_name(t));
+    error_span(s->d, p,
+               type_is_float(t) ? "%lld is not exactly representable in %s, which is %s"
+                                : "%lld does not fit %s, which is %s",
+               (long long)v.i, what, type_name(t));
     return false;
   }
   return true;
@@ -614,14 +612,16 @@ static void declare_buffer(Sema *s, Stmt *st) {
       continue;
     }
     if (n < 1) {
-      error_span(s->d, expr_span(st->dims[i]), "dimension %d of '%s' is %lld; it must be at least 1", i,
-               st->name->name, (long long)n);
+      error_span(s->d, expr_span(st->dims[i]),
+                 "dimension %d of '%s' is %lld; it must be at least 1", i, st->name->name,
+                 (long long)n);
       ok = false;
       continue;
     }
     r->dims[i] = n;
     if (ok && __builtin_mul_overflow(count, n, &count)) {
-      error_span(s->d, expr_span(st->dims[i]), "the size of '%s' overflows 64 bits", st->name->name);
+      error_span(s->d, expr_span(st->dims[i]), "the size of '%s' overflows 64 bits",
+                 st->name->name);
       ok = false;
     }
   }
@@ -650,7 +650,7 @@ static void declare_buffer(Sema *s, Stmt *st) {
         error_span(s->d, expr_span(st->value), "a buffer's initialiser can only be '= 0'");
       else if (st->buffer_kind == BUF_EXTERN || st->buffer_kind == BUF_EXTERN_HOST)
         error_span(s->d, expr_span(st->value),
-                 "'= 0' is only for buffers the graph owns; '%s' is extern", st->name->name);
+                   "'= 0' is only for buffers the graph owns; '%s' is extern", st->name->name);
       else
         r->zero = true;
     }
@@ -724,7 +724,7 @@ static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
     Expr *v = chain[i];
     if (dim >= r->ndims) {
       error_span(s->d, expr_span(v), "'%s' has %d dimension%s; this index is one too many",
-               r->name->name, r->ndims, plural(r->ndims));
+                 r->name->name, r->ndims, plural(r->ndims));
       return false;
     }
     int64_t lo, hi;
@@ -732,8 +732,9 @@ static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
       return false;
     if (v->kind == EX_INDEX) {
       if (lo < 0 || lo >= lead) {
-        error_span(s->d, expr_span(v->b), "index %lld is out of range for dimension %d of '%s' (size %lld)",
-                 (long long)lo, dim, r->name->name, (long long)lead);
+        error_span(s->d, expr_span(v->b),
+                   "index %lld is out of range for dimension %d of '%s' (size %lld)", (long long)lo,
+                   dim, r->name->name, (long long)lead);
         return false;
       }
       offset += lo * slice;
@@ -745,8 +746,8 @@ static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
         return false;
       if (lo < 0 || hi > lead || lo >= hi) {
         error_span(s->d, expr_span(v->b),
-                 "slice %lld:%lld is out of range for dimension %d of '%s' (size %lld)",
-                 (long long)lo, (long long)hi, dim, r->name->name, (long long)lead);
+                   "slice %lld:%lld is out of range for dimension %d of '%s' (size %lld)",
+                   (long long)lo, (long long)hi, dim, r->name->name, (long long)lead);
         return false;
       }
       offset += lo * slice;
@@ -795,19 +796,21 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   const char *kname = n->kernel->name->name;
   if (p->pointer) {
     if (!is_ref) {
-      error_span(s->d, expr_span(e), "parameter '%s' of '%s' is a pointer (%s*); pass a buffer or a scalar",
-               p->name->name, kname, type_name(p->type));
+      error_span(s->d, expr_span(e),
+                 "parameter '%s' of '%s' is a pointer (%s*); pass a buffer or a scalar",
+                 p->name->name, kname, type_name(p->type));
       return false;
     }
     Resource *r = &s->g->res.v[arg->res];
     if (r->kind == RES_BUFFER && (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST)) {
-      error_span(s->d, arg_span(e, arg->pos), "'%s' is a host buffer; %s take device memory", r->name->name,
-               n->kind == NK_CAPTURE ? "capture functions" : "kernels");
+      error_span(s->d, arg_span(e, arg->pos), "'%s' is a host buffer; %s take device memory",
+                 r->name->name, n->kind == NK_CAPTURE ? "capture functions" : "kernels");
       return false;
     }
     if (r->type != p->type) {
-      error_span(s->d, arg_span(e, arg->pos), "parameter '%s' of '%s' is %s*, but the argument is %s",
-               p->name->name, kname, type_name(p->type), arg_text(s, e, arg));
+      error_span(s->d, arg_span(e, arg->pos),
+                 "parameter '%s' of '%s' is %s*, but the argument is %s", p->name->name, kname,
+                 type_name(p->type), arg_text(s, e, arg));
       note_at(s->d, p->pos, "'%s' is declared here", p->name->name);
       return false;
     }
@@ -821,22 +824,23 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   if (is_ref) {
     Resource *r = &s->g->res.v[arg->res];
     if (r->kind == RES_BUFFER) {
-      error_span(s->d, arg_span(e, arg->pos), "parameter '%s' of '%s' is a value (%s), but the argument is %s",
-               p->name->name, kname, type_name(p->type), arg_text(s, e, arg));
+      error_span(s->d, arg_span(e, arg->pos),
+                 "parameter '%s' of '%s' is a value (%s), but the argument is %s", p->name->name,
+                 kname, type_name(p->type), arg_text(s, e, arg));
       return false;
     }
     if (r->type != p->type) {
       error_span(s->d, arg_span(e, arg->pos), "parameter '%s' of '%s' is %s, but scalar '%s' is %s",
-               p->name->name, kname, type_name(p->type), r->name->name, type_name(r->type));
+                 p->name->name, kname, type_name(p->type), r->name->name, type_name(r->type));
       return false;
     }
     if (n->kind == NK_CAPTURE) {
       /* The function runs once, at create: its captured work would keep
        * the value the scalar had then. */
       error_span(s->d, arg_span(e, arg->pos),
-               "scalar '%s' cannot reach capture function '%s' by value: capture would freeze "
-               "it; declare parameter '%s' as a pointer (%s*) and pass the scalar's slot",
-               r->name->name, kname, p->name->name, type_name(p->type));
+                 "scalar '%s' cannot reach capture function '%s' by value: capture would freeze "
+                 "it; declare parameter '%s' as a pointer (%s*) and pass the scalar's slot",
+                 r->name->name, kname, p->name->name, type_name(p->type));
       note_at(s->d, p->pos, "'%s' is declared here", p->name->name);
       return false;
     }
@@ -928,7 +932,8 @@ static void check_fill(Sema *s, Node *n, Stmt *st) {
     return;
   Resource *r = &s->g->res.v[dst->res];
   if (r->kind == RES_BUFFER && (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST)) {
-    error_span(s->d, arg_span(st->args[0], dst->pos), "'%s' is a host buffer; fill needs device memory", r->name->name);
+    error_span(s->d, arg_span(st->args[0], dst->pos),
+               "'%s' is a host buffer; fill needs device memory", r->name->name);
     return;
   }
   Value v;
@@ -963,8 +968,8 @@ static bool launch_extents(Sema *s, LaunchItem *l, int64_t out[3]) {
     if (!eval_int(s, l->args[i], &out[i]))
       return false;
     if (out[i] < 1) {
-      error_span(s->d, expr_span(l->args[i]), "%s extent %lld must be at least 1", launch_names[l->key],
-               (long long)out[i]);
+      error_span(s->d, expr_span(l->args[i]), "%s extent %lld must be at least 1",
+                 launch_names[l->key], (long long)out[i]);
       return false;
     }
   }
@@ -1001,8 +1006,9 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
     static const int64_t limit[3] = {INT32_MAX, 65535, 65535};
     for (int i = 0; i < 3; i++)
       if (n->grid[i] > limit[i]) {
-        error_span(s->d, expr_span(grid->args[i]), "grid extent %c is %lld; CUDA allows at most %lld",
-                 "xyz"[i], (long long)n->grid[i], (long long)limit[i]);
+        error_span(s->d, expr_span(grid->args[i]),
+                   "grid extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
+                   (long long)n -> grid[i], (long long)limit[i]);
         grid_ok = false;
       }
   }
@@ -1011,8 +1017,9 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
     bool ok = true;
     for (int i = 0; i < 3; i++)
       if (n->block[i] > limit[i]) {
-        error_span(s->d, expr_span(block->args[i]), "block extent %c is %lld; CUDA allows at most %lld",
-                 "xyz"[i], (long long)n->block[i], (long long)limit[i]);
+        error_span(s->d, expr_span(block->args[i]),
+                   "block extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
+                   (long long)n -> block[i], (long long)limit[i]);
         ok = false;
       }
     int64_t threads = ok ? n->block[0] * n->block[1] * n->block[2] : 0;
@@ -1026,8 +1033,8 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
       error_at(s->d, l->pos, "smem takes 1 value (bytes), %d given", l->nargs);
     else if (eval_int(s, l->args[0], &n->smem) && (n->smem < 0 || n->smem > 227 * 1024))
       error_span(s->d, expr_span(l->args[0]),
-               "smem(%lld) is out of range: a block can have 0 to 227K (232448) bytes",
-               (long long)n->smem);
+                 "smem(%lld) is out of range: a block can have 0 to 227K (232448) bytes",
+                 (long long)n->smem);
   }
   if (seen[LK_CLUSTER]) {
     LaunchItem *l = seen[LK_CLUSTER];
@@ -1045,8 +1052,8 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
         for (int i = 0; i < 3; i++)
           if (n->grid[i] % n->cluster[i]) {
             error_span(s->d, expr_span(l->args[i < l->nargs ? i : 0]),
-                     "grid extent %c (%lld) is not a multiple of the cluster's (%lld)", "xyz"[i],
-                     (long long)n->grid[i], (long long)n->cluster[i]);
+                       "grid extent %c (%lld) is not a multiple of the cluster's (%lld)", "xyz"[i],
+                       (long long)n -> grid[i], (long long)n -> cluster[i]);
             break;
           }
     }
@@ -1058,7 +1065,7 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
     else if (eval_int(s, l->args[0], &n->priority)) {
       if (n->priority < INT32_MIN || n->priority > INT32_MAX)
         error_span(s->d, expr_span(l->args[0]), "priority %lld does not fit an int",
-                 (long long)n->priority);
+                   (long long)n->priority);
       else
         n->has_priority = true;
     }
@@ -1273,10 +1280,10 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
   if (k != depth) {
     if (depth == 0)
       error_span(s->d, expr_span(e), "node '%s' is not declared in a 'for' loop and takes no index",
-               root->name->name);
+                 root->name->name);
     else
       error_span(s->d, expr_span(e), "node '%s' takes %d ind%s, one for each enclosing 'for'",
-               root->name->name, depth, depth == 1 ? "ex" : "ices");
+                 root->name->name, depth, depth == 1 ? "ex" : "ices");
     return NULL;
   }
   char buf[NAME_BUF];
@@ -1455,15 +1462,15 @@ static bool cond_operand(Sema *s, Expr *e, Arg *out, Type *type, bool *is_ref, V
   Resource *r = &s->g->res.v[out->res];
   if (r->kind == RES_BUFFER) {
     if (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST) {
-      error_span(s->d, arg_span(e, out->pos), "'%s' is a host buffer; conditions are evaluated on the device",
-               r->name->name);
+      error_span(s->d, arg_span(e, out->pos),
+                 "'%s' is a host buffer; conditions are evaluated on the device", r->name->name);
       return false;
     }
     if (out->count != 1) {
       error_span(s->d, arg_span(e, out->pos),
-               "a condition compares single values, and this is %lld elements of '%s'; "
-               "index it, as in %s[0]",
-               (long long)out->count, r->name->name, r->name->name);
+                 "a condition compares single values, and this is %lld elements of '%s'; "
+                 "index it, as in %s[0]",
+                 (long long)out->count, r->name->name, r->name->name);
       return false;
     }
   } else {
@@ -1651,7 +1658,7 @@ static void walk_control(Sema *s, Stmt *st) {
     if (eval_int(s, st->max_iter, &m)) {
       if (m < 1)
         error_span(s->d, expr_span(st->max_iter), "max %lld: a loop's bound must be at least 1",
-                 (long long)m);
+                   (long long)m);
       else
         n.max_iter = m;
     }

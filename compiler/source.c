@@ -252,8 +252,8 @@ void diag_flush(Diag *d) {
   d->fixes.n = 0;
 }
 
-static void report_json(Diag *d, Span s, const char *severity, const char *code,
-                        const char *option, const char *msg) {
+static void report_json(Diag *d, Span s, const char *severity, const char *code, const char *option,
+                        const char *msg) {
   if (strcmp(severity, "note")) {
     diag_flush(d);
     put_str(d, "{");
@@ -433,8 +433,7 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
       d->stopped = true;
       d->dropping = true;
       if (d->json)
-        report_json(d, span_at((Pos){.file = -1}), "error", error_code(TOO_MANY), NULL,
-                    TOO_MANY);
+        report_json(d, span_at((Pos){.file = -1}), "error", error_code(TOO_MANY), NULL, TOO_MANY);
       else
         fprintf(d->out, "cgc: %serror:%s " TOO_MANY "\n", col(d, C_ERROR), col(d, C_RESET));
       return;
@@ -474,10 +473,10 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
     print_line(d, s);
 }
 
-#define REPORT(sev, warning, span)                                             \
-  va_list ap;                                                                  \
-  va_start(ap, fmt);                                                           \
-  report(d, span, sev, warning, fmt, ap);                                      \
+#define REPORT(sev, warning, span)                                                                 \
+  va_list ap;                                                                                      \
+  va_start(ap, fmt);                                                                               \
+  report(d, span, sev, warning, fmt, ap);                                                          \
   va_end(ap)
 
 void error_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_ERROR, -1, span_at(p)); }
@@ -847,8 +846,8 @@ static int write_all(int fd, const char *s, size_t n) {
 static bool same_content(const char *tmp, const char *target) {
   int a = open(tmp, O_RDONLY | O_CLOEXEC), b = open(target, O_RDONLY | O_CLOEXEC);
   struct stat sa, sb;
-  bool same = a >= 0 && b >= 0 && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 &&
-              S_ISREG(sb.st_mode) && sa.st_size == sb.st_size;
+  bool same = a >= 0 && b >= 0 && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && S_ISREG(sb.st_mode) &&
+              sa.st_size == sb.st_size;
   static char ba[65536], bb[65536];
   while (same) {
     ssize_t na = read(a, ba, sizeof ba), nb = na > 0 ? read(b, bb, (size_t)na) : 0;

@@ -83,13 +83,16 @@ const char *suggest_best(const Suggest *sg) { return sg->best; }
 static const struct {
   const char *c, *cgraph;
 } type_aliases[] = {
-    {"float", "f32"},      {"double", "f64"},     {"half", "f16"},      {"__half", "f16"},
-    {"bfloat16", "bf16"},  {"__nv_bfloat16", "bf16"}, {"int", "i32"}, {"unsigned", "u32"},
-    {"uint", "u32"},       {"char", "i8"},        {"short", "i16"},     {"long", "i64"},
-    {"size_t", "u64"},     {"int8_t", "i8"},      {"int16_t", "i16"},   {"int32_t", "i32"},
-    {"int64_t", "i64"},    {"uint8_t", "u8"},     {"uint16_t", "u16"},  {"uint32_t", "u32"},
-    {"uint64_t", "u64"},   {"float16", "f16"},    {"float32", "f32"},   {"float64", "f64"},
-    {"fp16", "f16"},       {"fp32", "f32"},       {"fp64", "f64"},      {"bf16_t", "bf16"},
+    {"float", "f32"},    {"double", "f64"},    {"half", "f16"},
+    {"__half", "f16"},   {"bfloat16", "bf16"}, {"__nv_bfloat16", "bf16"},
+    {"int", "i32"},      {"unsigned", "u32"},  {"uint", "u32"},
+    {"char", "i8"},      {"short", "i16"},     {"long", "i64"},
+    {"size_t", "u64"},   {"int8_t", "i8"},     {"int16_t", "i16"},
+    {"int32_t", "i32"},  {"int64_t", "i64"},   {"uint8_t", "u8"},
+    {"uint16_t", "u16"}, {"uint32_t", "u32"},  {"uint64_t", "u64"},
+    {"float16", "f16"},  {"float32", "f32"},   {"float64", "f64"},
+    {"fp16", "f16"},     {"fp32", "f32"},      {"fp64", "f64"},
+    {"bf16_t", "bf16"},
 };
 
 const char *suggest_type(const char *name) {
