@@ -6,6 +6,7 @@
 #ifndef CGC_H
 #define CGC_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,12 +108,51 @@ int source_add(Diag *d, const char *path, const char *text, size_t len);
 int source_load(Diag *d, const char *path, Pos at);
 const Source *source_get(Diag *d, int file);
 
+/* A stretch of source text: the caret at `at`, underlined (^~~~) from
+ * lo to hi, hi exclusive, as far as it lies on the caret's line.  A Pos
+ * alone underlines the token that starts there. */
+typedef struct Span {
+  Pos at;
+  int32_t lo_line, lo_col, hi_line, hi_col;
+} Span;
+/* The token at p, as a Span. */
+Span span_at(Pos p);
+
 void error_at(Diag *d, Pos p, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void note_at(Diag *d, Pos p, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-void warning_at(Diag *d, Pos p, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void error_span(Diag *d, Span s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void verror_at(Diag *d, Span s, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+void note_at(Diag *d, Pos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The warnings, each silenced by -Wno-NAME and made an error by -Werror. */
+typedef enum Warning {
+  W_UNINITIALIZED, /* an owned device buffer read before anything writes it */
+  W_UNUSED,        /* a buffer or scalar that nothing uses */
+  W_BLOCK_SIZE,    /* a block whose threads are not a multiple of 32 */
+  W_UNUSED_DEFINE, /* -D for a constant the program does not have */
+  W_SEARCH_BUDGET, /* the reduction ran out of search steps */
+  W_COUNT
+} Warning;
+/* The stable code of an error, by its message's format ("E0012"), or of a
+ * warning ("W0001"); codes.c holds them. */
+const char *error_code(const char *fmt);
+const char *warning_code(Warning w);
+/* "uninitialized" for W_UNINITIALIZED; warning_named finds a name's
+ * warning: false when there is none. */
+const char *warning_name(Warning w);
+bool warning_named(const char *name, Warning *w);
+void diag_enable_warning(Diag *d, Warning w, bool on);
+void diag_set_werror(Diag *d, bool on);
+void warn_at(Diag *d, Warning w, Pos p, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void warn_span(Diag *d, Warning w, Span s, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* A fix-it for the diagnostic just reported: `text` in place of the span
+ * (inserted where lo and hi meet).  Text shows it under the caret line;
+ * JSON gives it as data.  diag_fix_edge says which edge a hazard needs,
+ * and where its statement can go (at.file < 0: nowhere in particular). */
+void diag_fix(Diag *d, Span s, const char *text);
+void diag_fix_edge(Diag *d, const char *from, const char *to, Span at, const char *text);
 int diag_errors(const Diag *d);
 /* The length of the UTF-8 character that s starts, or 0 when its bytes are
  * not valid UTF-8 (a NUL is a character of length 1). */
@@ -147,6 +187,24 @@ void outputs_abort(Outputs *os);
 bool same_file(const char *a, const char *b);
 /* Flushes standard output: 0, or the errno of a write that failed. */
 int flush_stdout(void);
+
+/* ---- suggest.c: "did you mean" ---- */
+
+/* The candidate closest to a misspelt name, if one is close enough:
+ * suggest_init, suggest_try for each candidate, suggest_best (NULL when
+ * none is). */
+typedef struct Suggest {
+  const char *name;
+  size_t len;
+  const char *best;
+  int dist, limit;
+} Suggest;
+void suggest_init(Suggest *sg, const char *name);
+void suggest_try(Suggest *sg, const char *candidate);
+const char *suggest_best(const Suggest *sg);
+/* The element type meant by a C or CUDA name (float: f32) or a misspelt
+ * one (f23: f32), or NULL. */
+const char *suggest_type(const char *name);
 
 /* ---- fmt.c: cgc fmt ---- */
 
@@ -219,6 +277,7 @@ struct Expr {
   char op;
   int16_t depth;  /* height of this tree, bounded by MAX_EXPR_DEPTH */
   Pos pos;
+  int32_t lo_line, lo_col, hi_line, hi_col; /* its text, hi exclusive (expr_span) */
   union {
     int64_t ival;
     double fval;
@@ -418,6 +477,9 @@ typedef struct Item {
 typedef VEC(Item *) ItemVec;
 
 Expr *new_expr(Arena *a, ExprKind kind, Pos pos);
+/* An expression's whole text, the caret at its position (an operator's,
+ * a call's name, a view's bracket). */
+Span expr_span(const Expr *e);
 
 /* ---- parse.c: files to items, following includes ---- */
 
@@ -452,6 +514,8 @@ typedef struct Compiler {
   int64_t module_bytes;    /* module.c: bytes of the modules read so far */
   VEC(struct Module *) modules; /* module.c: each module file once, in order read */
   VEC(const char *) deps;  /* module.c: modules and template headers read (real paths) */
+  bool include_failed;     /* an include could not be read: the names it
+                              would declare are not reported undefined */
 } Compiler;
 
 /* The message of the edge limit, reported where it is reached. */
@@ -492,6 +556,17 @@ typedef struct ParseState {
   bool targs_space;   /* white space seen since the last character kept */
   bool targs_bad;     /* an error was reported in them */
   CharVec targs;      /* their text so far, normalised */
+  bool semicolon_inserted; /* the error being recovered from is a missing ';' */
+  /* The last tokens scanned, newest at (ntokens - 1) % 4: an LR(1) parser
+   * reduces a rule at most one token after its last, so a rule's tokens
+   * and the lookahead are here. */
+  struct ScannedToken {
+    Pos at;
+    int32_t end_line, end_col; /* just past it */
+    int kind;                  /* the parser's token number */
+    char text[48];             /* clipped */
+  } tokens[4];
+  unsigned ntokens;
 } ParseState;
 
 /* ---- module.c: kernels from modules and templates ---- */
@@ -622,6 +697,7 @@ typedef struct Node {
   Arg *args;
   int nargs;
   int64_t grid[3], block[3], cluster[3];
+  Pos block_pos; /* its block(...) */
   int64_t smem;
   int64_t priority;
   bool has_cluster, has_priority;
@@ -658,6 +734,10 @@ typedef struct Program {
 
 /* Checks every item and unrolls every graph.  Errors go to c->diag. */
 Program *check_program(Compiler *c);
+/* The warnings of a program without errors (checked and ordered): buffers
+ * read before anything writes them, buffers and scalars never used, blocks
+ * that are not whole warps. */
+void warn_program(Compiler *c, const Program *p);
 void program_free(Program *p);
 
 /* ---- cname.c: the names the generated C declares, and those it cannot use ---- */
@@ -721,7 +801,9 @@ void order_graph(Compiler *c, Graph *g);
 
 /* ---- dot.c, emit_c.c ---- */
 
-void emit_dot(FILE *out, const Program *p);
+/* details: each kernel node's launch configuration, and on each edge what
+ * made it (written, or the buffer or scalar and how). */
+void emit_dot(FILE *out, const Program *p, bool details);
 /* The generated C and header; `header` is the name the C file includes. */
 void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source,
             const char *header);

@@ -9,7 +9,18 @@ static const char *const collective_names[] = {"all_reduce", "all_gather", "redu
                                                "broadcast"};
 static const char *const reduce_names[] = {"sum", "prod", "max", "min", "avg"};
 
-static void emit_node(FILE *out, const Node *n, int indent) {
+/* "(8, 4)": an extent list without its trailing 1s. */
+static void extents(FILE *out, const char *what, const int64_t v[3]) {
+  int n = v[2] != 1 ? 3 : v[1] != 1 ? 2 : 1;
+  fprintf(out, "%s(", what);
+  for (int i = 0; i < n; i++)
+    fprintf(out, "%s%lld", i ? ", " : "", (long long)v[i]);
+  fputc(')', out);
+}
+
+/* With details, a kernel node's label has its launch configuration, and a
+ * copy's or fill's its bytes. */
+static void emit_node(FILE *out, const Node *n, int indent, bool details) {
   const NodeKindInfo *k = &node_kinds[n->kind];
   if (n->kind == NK_COLLECTIVE) {
     fprintf(out, "%*s\"%s\" [label=\"%s\\n%s", indent, "", n->name, n->name,
@@ -18,11 +29,43 @@ static void emit_node(FILE *out, const Node *n, int indent) {
       fprintf(out, " from %lld", (long long)n->root);
     else if (n->collective != CGRT_ALL_GATHER)
       fprintf(out, " %s", reduce_names[n->reduce_op]);
+    if (details)
+      fprintf(out, "\\n%lld elements in, %lld out", (long long)n->send_count,
+              (long long)n->recv_count);
     fprintf(out, "\"%s];\n", k->dot);
     return;
   }
-  fprintf(out, "%*s\"%s\" [label=\"%s\\n%s%s%s\"%s];\n", indent, "", n->name, n->name, k->name,
-          n->kernel ? " " : "", n->kernel ? n->kernel->name->name : "", k->dot);
+  fprintf(out, "%*s\"%s\" [label=\"%s\\n%s%s%s", indent, "", n->name, n->name, k->name,
+          n->kernel ? " " : "", n->kernel ? n->kernel->name->name : "");
+  if (details && n->kind == NK_KERNEL) {
+    fputs("\\n", out);
+    extents(out, "grid", n->grid);
+    fputc(' ', out);
+    extents(out, "block", n->block);
+    if (n->smem)
+      fprintf(out, " smem(%lld)", (long long)n->smem);
+    if (n->has_cluster) {
+      fputc(' ', out);
+      extents(out, "cluster", n->cluster);
+    }
+    if (n->has_priority)
+      fprintf(out, " priority(%lld)", (long long)n->priority);
+  } else if (details && (n->kind == NK_COPY || n->kind == NK_FILL)) {
+    fprintf(out, "\\n%lld bytes", (long long)n->args[0].bytes);
+  }
+  fprintf(out, "\"%s];\n", k->dot);
+}
+
+/* With details, why an edge is there: written, or the buffer or scalar
+ * that orders its nodes and how. */
+static void edge_label(FILE *out, const Graph *g, const Edge *e) {
+  static const char *const why[] = {"read after write", "write after read", "write after write"};
+  if (e->written)
+    fputs("label=\"written\"", out);
+  else if (e->res < 0) /* two collectives: they run in the order written */
+    fputs("label=\"collectives in order\"", out);
+  else
+    fprintf(out, "label=\"%s: %s\"", g->res.v[e->res].name->name, why[e->why]);
 }
 
 static const char *body_label(const Graph *g, const Node *c, int branch, char *buf, size_t size) {
@@ -95,17 +138,18 @@ static void bodies_free(Bodies *b) {
 }
 
 /* The nodes of one body, each control node's bodies as nested clusters. */
-static void emit_scope(FILE *out, const Graph *g, const Bodies *bs, uint32_t body, int indent) {
+static void emit_scope(FILE *out, const Graph *g, const Bodies *bs, uint32_t body, int indent,
+                       bool details) {
   for (uint32_t i = bs->first[body]; i < bs->first[body + 1]; i++) {
     uint32_t v = bs->members[i];
     const Node *n = &g->nodes.v[v];
-    emit_node(out, n, indent);
+    emit_node(out, n, indent, details);
     for (int b = 0; node_kinds[n->kind].bodies && b < n->nbodies; b++) {
       char label[600];
       uint32_t inner = bs->base[v] + (uint32_t)b;
       fprintf(out, "%*ssubgraph \"cluster_%u_%d\" {\n%*slabel=\"%s\";\n", indent, "", v, b,
               indent + 2, "", body_label(g, n, b, label, sizeof label));
-      emit_scope(out, g, bs, inner, indent + 2);
+      emit_scope(out, g, bs, inner, indent + 2, details);
       fprintf(out, "%*s}\n", indent, "");
       /* The control node leads into each entry node of its body. */
       for (uint32_t j = bs->first[inner]; j < bs->first[inner + 1]; j++)
@@ -116,21 +160,30 @@ static void emit_scope(FILE *out, const Graph *g, const Bodies *bs, uint32_t bod
   }
 }
 
-void emit_dot(FILE *out, const Program *p) {
+void emit_dot(FILE *out, const Program *p, bool details) {
   for (size_t i = 0; i < p->graphs.n; i++) {
     const Graph *g = p->graphs.v[i];
     fprintf(out, "digraph \"%s\" {\n", g->name->name);
     fprintf(out, "  node [shape=box, fontname=\"monospace\"];\n");
+    if (details)
+      fprintf(out, "  edge [fontname=\"monospace\", fontsize=10];\n");
     Bodies bs = bodies_new(g);
-    emit_scope(out, g, &bs, 0, 2);
+    emit_scope(out, g, &bs, 0, 2, details);
     bodies_free(&bs);
     for (size_t k = 0; k < g->edges.n; k++) {
       const Edge *e = &g->edges.v[k];
-      fprintf(out, "  \"%s\" -> \"%s\"%s;\n", g->nodes.v[e->from].name, g->nodes.v[e->to].name,
-              e->written && e->programmatic ? " [style=\"bold,dashed\"]"
-              : e->written                  ? " [style=bold]"
-              : e->programmatic             ? " [style=dashed]"
-                                            : "");
+      const char *style = e->written && e->programmatic ? "style=\"bold,dashed\""
+                          : e->written                  ? "style=bold"
+                          : e->programmatic             ? "style=dashed"
+                                                        : NULL;
+      fprintf(out, "  \"%s\" -> \"%s\"", g->nodes.v[e->from].name, g->nodes.v[e->to].name);
+      if (style || details) {
+        fprintf(out, " [%s%s", style ? style : "", style && details ? ", " : "");
+        if (details)
+          edge_label(out, g, e);
+        fputc(']', out);
+      }
+      fputs(";\n", out);
     }
     fprintf(out, "}\n");
   }

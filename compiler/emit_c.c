@@ -193,62 +193,85 @@ static size_t node_args(const Node *n, const CondCode *cc) {
   return 0;
 }
 
-/* One row of the node table: the fields its kind uses, by name. */
+/* One row of the node table: the fields its kind uses, by name, in the
+ * order cgrt_node_desc declares them (C++ requires it). */
 static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const Graph *g,
                       const Node *n, size_t v, size_t arg, size_t nargs, size_t code,
                       size_t ncode) {
-  fprintf(c, "  [%zu] = {.name = \"%s\", .line = %d, .col = %d, .kind = %s", v, n->name, n->pos.line,
-          n->pos.col, node_kinds[n->kind].abi);
-  if (n->scope < 0)
-    fprintf(c, ", .scope = CGRT_TOP");
-  else
-    fprintf(c, ", .scope = %d, .branch = %d", n->scope, n->branch);
-  fprintf(c, ",\n     ");
+  fprintf(c, "  [%zu] = {.name = \"%s\", .line = %d, .col = %d, .kind = %s,\n     ", v, n->name,
+          n->pos.line, n->pos.col, node_kinds[n->kind].abi);
+  switch (n->kind) {
+  case NK_KERNEL:
+    if (n->has_cluster)
+      fprintf(c, ".has_cluster = 1, ");
+    if (n->has_priority)
+      fprintf(c, ".has_priority = 1, ");
+    fprintf(c, ".kernel = %zu, ", kernel_index(k, n->kernel));
+    break;
+  case NK_CAPTURE: fprintf(c, ".kernel = %zu, ", kernel_index(captures, n->kernel)); break;
+  case NK_FILL: fprintf(c, ".elem_size = %d, ", type_size(g->res.v[n->args[0].res].type)); break;
+  case NK_COPY:
+  case NK_WHILE:
+  case NK_IF:
+  case NK_SWITCH:
+  case NK_COLLECTIVE: break;
+  }
   if (nargs)
     fprintf(c, ".arg = %zu, .nargs = %zu, ", arg, nargs);
   switch (n->kind) {
   case NK_KERNEL:
-    fprintf(c, ".kernel = %zu, .grid = {%lld, %lld, %lld}, .block = {%lld, %lld, %lld}",
-            kernel_index(k, n->kernel), (long long)n->grid[0], (long long)n->grid[1],
-            (long long)n->grid[2], (long long)n->block[0], (long long)n->block[1],
-            (long long)n->block[2]);
-    if (n->smem)
-      fprintf(c, ", .smem = %lld", (long long)n->smem);
+    fprintf(c, ".grid = {%lld, %lld, %lld}, .block = {%lld, %lld, %lld}, ", (long long)n->grid[0],
+            (long long)n->grid[1], (long long)n->grid[2], (long long)n->block[0],
+            (long long)n->block[1], (long long)n->block[2]);
     if (n->has_cluster)
-      fprintf(c, ", .has_cluster = 1, .cluster = {%lld, %lld, %lld}", (long long)n->cluster[0],
+      fprintf(c, ".cluster = {%lld, %lld, %lld}, ", (long long)n->cluster[0],
               (long long)n->cluster[1], (long long)n->cluster[2]);
+    if (n->smem)
+      fprintf(c, ".smem = %lld, ", (long long)n->smem);
     if (n->has_priority)
-      fprintf(c, ", .has_priority = 1, .priority = %lld", (long long)n->priority);
+      fprintf(c, ".priority = %lld, ", (long long)n->priority);
     break;
-  case NK_CAPTURE: fprintf(c, ".kernel = %zu", kernel_index(captures, n->kernel)); break;
-  case NK_COLLECTIVE:
-    fprintf(c, ".collective = %s, .reduce_op = %s, .selector_type = %d, .root = %lld,\n     "
-               ".send_count = UINT64_C(%lld), .recv_count = UINT64_C(%lld)",
-            (const char *const[]){"CGRT_ALL_REDUCE", "CGRT_ALL_GATHER", "CGRT_REDUCE_SCATTER",
-                                  "CGRT_BROADCAST"}[n->collective],
-            (const char *const[]){"CGRT_SUM", "CGRT_PROD", "CGRT_MAX", "CGRT_MIN",
-                                  "CGRT_AVG"}[n->reduce_op],
-            abi_type(g->res.v[n->args[0].res].type), (long long)n->root,
-            (long long)n->send_count, (long long)n->recv_count);
-    break;
-  case NK_COPY: fprintf(c, ".bytes = UINT64_C(%lld)", (long long)n->args[0].bytes); break;
+  case NK_COPY: fprintf(c, ".bytes = UINT64_C(%lld), ", (long long)n->args[0].bytes); break;
   case NK_FILL:
-    fprintf(c, ".elem_size = %d, .bytes = UINT64_C(%lld), .value = UINT64_C(0x%llx)",
-            type_size(g->res.v[n->args[0].res].type), (long long)n->args[0].bytes,
+    fprintf(c, ".bytes = UINT64_C(%lld), .value = UINT64_C(0x%llx), ", (long long)n->args[0].bytes,
             (unsigned long long)n->args[1].bits);
     break;
   case NK_WHILE:
     if (n->max_iter)
       fprintf(c, ".bytes = UINT64_C(%lld), ", (long long)n->max_iter); /* the bound */
-    /* fall through */
+    break;
   case NK_IF:
-    fprintf(c, ".nbodies = %d, .code = %zu, .ncode = %zu", n->nbodies, code, ncode);
+  case NK_SWITCH:
+  case NK_CAPTURE:
+  case NK_COLLECTIVE: break;
+  }
+  if (n->scope < 0)
+    fprintf(c, ".scope = CGRT_TOP");
+  else
+    fprintf(c, ".scope = %d, .branch = %d", n->scope, n->branch);
+  switch (n->kind) {
+  case NK_WHILE:
+  case NK_IF:
+    fprintf(c, ", .nbodies = %d, .code = %zu, .ncode = %zu", n->nbodies, code, ncode);
     break;
   case NK_SWITCH:
-    fprintf(c, ".nbodies = %d, .code = %zu, .ncode = %d, .default_body = %d, .selector_type = %d",
-            n->nbodies, code, n->nbodies, n->default_body,
-            abi_type(g->res.v[n->selector].type));
+    fprintf(c, ", .nbodies = %d, .code = %zu, .ncode = %d, .default_body = %d, .selector_type = %d",
+            n->nbodies, code, n->nbodies, n->default_body, abi_type(g->res.v[n->selector].type));
     break;
+  case NK_COLLECTIVE:
+    fprintf(c, ",\n     .selector_type = %d, .collective = %s, .reduce_op = %s, .root = %lld, "
+               ".send_count = UINT64_C(%lld), .recv_count = UINT64_C(%lld)",
+            abi_type(g->res.v[n->args[0].res].type),
+            (const char *const[]){"CGRT_ALL_REDUCE", "CGRT_ALL_GATHER", "CGRT_REDUCE_SCATTER",
+                                  "CGRT_BROADCAST"}[n->collective],
+            (const char *const[]){"CGRT_SUM", "CGRT_PROD", "CGRT_MAX", "CGRT_MIN",
+                                  "CGRT_AVG"}[n->reduce_op],
+            (long long)n->root, (long long)n->send_count, (long long)n->recv_count);
+    break;
+  case NK_KERNEL:
+  case NK_COPY:
+  case NK_FILL:
+  case NK_CAPTURE: break;
   }
   fprintf(c, "},\n");
 }
@@ -282,10 +305,10 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size
       const Resource *res = &g->res.v[r];
       if (res->kind != RES_BUFFER)
         continue;
-      fprintf(c, "  {.name = \"%s\", .kind = %s, .zero = %d, .type = %s, .bytes = UINT64_C(%lld),\n"
-                 "   .ndims = %d, .dims = {",
+      fprintf(c, "  {.name = \"%s\", .kind = %s, .zero = %d, .type = %s, .ndims = %d,\n"
+                 "   .bytes = UINT64_C(%lld), .dims = {",
               res->name->name, buffer_kind_name(res->buffer_kind), res->zero,
-              abi_type_name(type, sizeof type, res->type), (long long)res->bytes, res->ndims);
+              abi_type_name(type, sizeof type, res->type), res->ndims, (long long)res->bytes);
       for (int d = 0; d < res->ndims; d++)
         fprintf(c, "%sUINT64_C(%lld)", d ? ", " : "", (long long)res->dims[d]);
       fprintf(c, "}}, /* %s */\n", shape(buf, sizeof buf, res));
@@ -402,19 +425,16 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size
   fprintf(c, ",\n  .nbuffers = %zu, .nscalars = %zu, .nnodes = %zu, .nedges = %zu, .nkernels = %zu, "
              ".nloads = %zu, .ncode = %zu, .ncases = %zu",
           nbuf, nsc, g->nodes.n, g->edges.n, k->n, g->loads.n, ncode, ncases);
-  /* The description points to each table that is not empty. */
-  static const char *const tables[] = {"buffers", "scalars", "nodes", "args",
-                                       "edges",   "loads",   "code",  "cases"};
-  size_t counts[] = {nbuf, nsc, g->nodes.n, nargs, g->edges.n, g->loads.n, ncode, ncases};
+  /* The description points to each table that is not empty, in the order
+   * cgrt_graph_desc declares them. */
+  static const char *const tables[] = {"buffers", "scalars", "nodes", "args", "edges",
+                                       "loads",   "",        "code",  "cases"};
+  size_t counts[] = {nbuf, nsc, g->nodes.n, nargs, g->edges.n, g->loads.n, k->n, ncode, ncases};
   for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
-    if (counts[i])
+    if (counts[i] && !*tables[i])
+      fprintf(c, ",\n  .kernels = cgc_kernels, .kernel_names = cgc_kernel_names");
+    else if (counts[i])
       fprintf(c, ",\n  .%s = %s", tables[i], graph_table_c_name(table, g, tables[i]));
-  if (k->n)
-    fprintf(c, ",\n  .kernels = cgc_kernels, .kernel_names = cgc_kernel_names");
-  if (!all_linked(k))
-    fprintf(c, ",\n  .kernel_from = cgc_kernel_from");
-  if (nmodules)
-    fprintf(c, ",\n  .nmodules = %zu, .modules = cgc_modules", nmodules);
   if (captures->n)
     fprintf(c, ",\n  .ncaptures = %zu, .captures = cgc_captures, .capture_names = cgc_capture_names",
             captures->n);
@@ -425,6 +445,10 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size
     comm |= g->res.v[r].kind == RES_SCALAR && g->res.v[r].from_comm != CGRT_FROM_VALUE;
   if (comm)
     fprintf(c, ",\n  .collectives = &cgrt_nccl");
+  if (!all_linked(k))
+    fprintf(c, ",\n  .kernel_from = cgc_kernel_from");
+  if (nmodules)
+    fprintf(c, ",\n  .nmodules = %zu, .modules = cgc_modules", nmodules);
   fprintf(c, "\n};\n");
   for (size_t v = 0; v < g->nodes.n; v++) {
     vec_free(&conds[v].code);
@@ -632,14 +656,32 @@ static void emit_capture_declarations(FILE *h, Compiler *cc) {
 static void emit_capture_callers(FILE *c, const Kernels *captures) {
   if (!captures->n)
     return;
-  bool f32 = false, f64 = false;
+  bool f32 = false, f64 = false, f16 = false, bf16 = false, halves = false;
   for (size_t i = 0; i < captures->n; i++)
     for (int j = 0; j < captures->v[i]->nparams; j++) {
       const Param *p = &captures->v[i]->params[j];
       f32 |= !p->pointer && p->type == TY_F32;
       f64 |= !p->pointer && p->type == TY_F64;
+      f16 |= !p->pointer && p->type == TY_F16;
+      bf16 |= !p->pointer && p->type == TY_BF16;
+      halves |= p->type == TY_F16 || p->type == TY_BF16;
     }
   fprintf(c, "\n/* The capture functions, called with the argument words the runtime builds. */\n");
+  /* f16 and bf16 are their bits in C, CUDA's types in C++, as the header
+   * declares the functions. */
+  if (halves)
+    fprintf(c, "#ifdef __cplusplus\ntypedef __half cgc_half;\ntypedef __nv_bfloat16 cgc_bfloat16;\n"
+               "#else\ntypedef uint16_t cgc_half;\ntypedef uint16_t cgc_bfloat16;\n#endif\n");
+  if (f16)
+    fprintf(c,
+            "static cgc_half cgc_f16(uint64_t cgc_bits) {\n"
+            "#ifdef __cplusplus\n  __half_raw cgc_raw;\n  cgc_raw.x = (unsigned short)cgc_bits;\n"
+            "  return cgc_half(cgc_raw);\n#else\n  return (cgc_half)cgc_bits;\n#endif\n}\n");
+  if (bf16)
+    fprintf(c, "static cgc_bfloat16 cgc_bf16(uint64_t cgc_bits) {\n"
+               "#ifdef __cplusplus\n  __nv_bfloat16_raw cgc_raw;\n"
+               "  cgc_raw.x = (unsigned short)cgc_bits;\n  return cgc_bfloat16(cgc_raw);\n#else\n"
+               "  return (cgc_bfloat16)cgc_bits;\n#endif\n}\n");
   if (f32)
     fprintf(c, "static float cgc_f32(uint64_t cgc_bits) {\n"
                "  union { uint32_t u; float f; } cgc_v;\n"
@@ -657,10 +699,13 @@ static void emit_capture_callers(FILE *c, const Kernels *captures) {
       fprintf(c, ");\n  (void)cgc_arg;\n}\n");
     for (int j = 0; j < k->nparams; j++) {
       const Param *p = &k->params[j];
+      const char *type = p->type == TY_F16    ? "cgc_half"
+                         : p->type == TY_BF16 ? "cgc_bfloat16"
+                                              : c_type(p->type);
       if (p->pointer)
         fprintf(c, ",\n      (%s%s *)(uintptr_t)cgc_arg[%d]", p->mode == MODE_IN ? "const " : "",
-                c_type(p->type), j);
-      else if (p->type == TY_F32 || p->type == TY_F64)
+                type, j);
+      else if (type_is_float(p->type))
         fprintf(c, ",\n      cgc_%s(cgc_arg[%d])", type_name(p->type), j);
       else
         fprintf(c, ",\n      (%s)cgc_arg[%d]", c_type(p->type), j);
@@ -759,6 +804,8 @@ static size_t emit_kernels(FILE *c, Compiler *cc, const Kernels *k) {
   bool linked = false, templates = false;
   for (size_t i = 0; i < k->n; i++)
     linked |= k->v[i]->source == KS_LINKED, templates |= k->v[i]->source == KS_TEMPLATE;
+  if (linked || templates) /* C linkage when the C is compiled as C++ too */
+    fprintf(c, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif");
   if (linked)
     fprintf(c, "\n/* The kernels' host stubs: only their addresses are used. */\n");
   for (size_t i = 0; i < k->n; i++)
@@ -770,6 +817,8 @@ static size_t emit_kernels(FILE *c, Compiler *cc, const Kernels *k) {
   for (size_t i = 0; i < k->n; i++)
     if (k->v[i]->source == KS_TEMPLATE)
       fprintf(c, "extern const void *%s(void);\n", template_c_name(name, k->v[i]));
+  if (linked || templates)
+    fprintf(c, "#ifdef __cplusplus\n}\n#endif\n");
   fprintf(c, "\nstatic const cgrt_kernel cgc_kernels[] = {");
   for (size_t i = 0; i < k->n; i++)
     fprintf(c, "%s%s", i ? ", " : "",
@@ -876,6 +925,17 @@ void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source
   emit_comment_text(c, source);
   fputs(" */\n", c);
   fprintf(c, "#include \"%s\"\n", base);
+  /* The same C compiles as C++ (g++, clang++), whose C++20 designated
+   * initializers these tables also are, save the array index. */
+  fprintf(c, "\n#if defined(__cplusplus) && defined(__clang__)\n"
+             "#pragma clang diagnostic ignored \"-Wc99-designator\"\n"
+             "#pragma clang diagnostic ignored \"-Wc++20-designator\"\n"
+             "#pragma clang diagnostic ignored \"-Wmissing-field-initializers\"\n"
+             "#elif defined(__cplusplus) && defined(__GNUC__)\n"
+             "#pragma GCC diagnostic ignored \"-Wpedantic\"\n"
+             "#pragma GCC diagnostic ignored \"-Wmissing-field-initializers\"\n"
+             "#if __GNUC__ >= 12\n#pragma GCC diagnostic ignored \"-Wc++20-extensions\"\n#endif\n"
+             "#endif\n");
   size_t nmodules = emit_kernels(c, cc, &k);
   emit_capture_callers(c, &captures);
   for (size_t i = 0; i < p->graphs.n; i++) {

@@ -15,6 +15,7 @@
 #include "parse_actions.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -466,6 +467,34 @@ char *fmt_text(const char *src, size_t n) {
   return out.v;
 }
 
+/* Standard input, whole, as a source named <stdin>; -1 after reporting. */
+static int load_stdin(Diag *d) {
+  size_t len = 0, cap = 4096;
+  char *text = xrealloc(NULL, cap);
+  for (;;) {
+    if (len == cap) {
+      if ((int64_t)cap > MAX_FILE_SIZE) {
+        free(text);
+        error_at(d, (Pos){.file = -1}, "standard input is larger than %lld MiB",
+                 (long long)(MAX_FILE_SIZE >> 20));
+        return -1;
+      }
+      text = xrealloc(text, cap *= 2);
+    }
+    size_t got = fread(text + len, 1, cap - len, stdin);
+    len += got;
+    if (got == 0)
+      break;
+  }
+  int file = -1;
+  if (ferror(stdin))
+    error_at(d, (Pos){.file = -1}, "cannot read standard input: %s", strerror(EIO));
+  else
+    file = source_add(d, "<stdin>", text, len);
+  free(text);
+  return file;
+}
+
 int cgc_fmt(int argc, char **argv) {
   bool check = false;
   int status = 0, files = 0;
@@ -474,14 +503,16 @@ int cgc_fmt(int argc, char **argv) {
       check = true;
       continue;
     }
-    if (!strcmp(argv[i], "--help")) {
-      fputs("usage: cgc fmt [--check] FILE.cgraph...\n"
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs("usage: cgc fmt [--check] FILE.cgraph|-...\n"
             "  rewrites each file in the one layout of .cgraph files;\n"
+            "  -: read standard input and write the layout to standard output\n"
             "  --check: rewrite nothing, list the files that would change, exit 1 if any\n",
             stdout);
       return 0;
     }
-    if (argv[i][0] == '-') {
+    bool piped = !strcmp(argv[i], "-");
+    if (argv[i][0] == '-' && !piped) {
       fprintf(stderr, "cgc: error: unknown fmt option '%s'\n", argv[i]);
       return 2;
     }
@@ -490,7 +521,7 @@ int cgc_fmt(int argc, char **argv) {
     Compiler c = {0};
     compiler_init(&c);
     diag_set_color(c.diag, false);
-    int file = source_load(c.diag, argv[i], (Pos){.file = -1});
+    int file = piped ? load_stdin(c.diag) : source_load(c.diag, argv[i], (Pos){.file = -1});
     if (file < 0) {
       status = 2;
     } else {
@@ -514,8 +545,10 @@ int cgc_fmt(int argc, char **argv) {
         char *out = fmt_text(src->text, src->len);
         bool same = strlen(out) == src->len && !memcmp(out, src->text, src->len);
         if (!same && check) {
-          printf("%s\n", argv[i]);
+          printf("%s\n", piped ? "<stdin>" : argv[i]);
           status = status ? status : 1;
+        } else if (piped && !check) {
+          fputs(out, stdout); /* the layout, changed or not */
         } else if (!same) {
           /* Through a symlink the file it names is rewritten, keeping its mode. */
           Outputs os = {.diag = c.diag};

@@ -9,10 +9,12 @@
 
 static const char usage_text[] =
     "usage: cgc [options] FILE.cgraph\n"
-    "       cgc fmt [--check] FILE.cgraph...   (cgc fmt --help)\n"
+    "       cgc fmt [--check] FILE.cgraph|-...   (cgc fmt --help)\n"
     "  -o OUT            output file (--emit=dot: standard output without -o)\n"
     "  -H HEADER         header path (with --emit=c)\n"
     "  --emit=c|dot      C and header (default), or Graphviz DOT of every graph\n"
+    "  --dot-details     with --emit=dot: each kernel node's launch configuration,\n"
+    "                    and on each edge the buffer or scalar that made it (or 'written')\n"
     "  --check           parse and check only; write nothing\n"
     "  -I DIR            search DIR for include files\n"
     "  -D NAME=VALUE     override a top-level const\n"
@@ -20,9 +22,14 @@ static const char usage_text[] =
     "  --prefix=P        begin every name the C declares for a graph with P\n"
     "  --templates FILE  the companion CUDA file of template kernels (with --emit=c;\n"
     "                    default OUT_templates.cu, written only when a graph uses one)\n"
+    "  -Wno-NAME         silence a warning: uninitialized, unused, block-size,\n"
+    "                    unused-define, search-budget (-WNAME turns it back on)\n"
+    "  -Werror           warnings are errors\n"
     "  --diagnostics-format=text|json\n"
     "                    diagnostics as text (default) or one JSON object a line\n"
-    "  --help            print this help and exit\n"
+    "  --diagnostics-output=stderr|stdout\n"
+    "                    where diagnostics go (stderr by default)\n"
+    "  -h, --help        print this help and exit\n"
     "  --version         print the version and exit\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -129,18 +136,23 @@ static bool write_depfile(Compiler *c, FILE *f, const char *target) {
   return true;
 }
 
-/* OUT.c's header is OUT.h unless -H names another; its companion CUDA
- * file OUT_templates.cu unless --templates does: the given path, or OUT
- * without its ".c" and `suffix` after it. */
+/* OUT.c's header is OUT.h unless -H names another, and so is that of
+ * OUT.cpp, OUT.cc and OUT.cxx, C++ files that hold the same C (any other
+ * OUT gets OUT.h beside it); its companion CUDA file OUT_templates.cu
+ * unless --templates names another: the given path, or OUT without its
+ * extension and `suffix` after it. */
 static char *beside(const char *out, const char *given, const char *suffix) {
-  size_t n = strlen(out), m = strlen(suffix) + 1;
+  static const char *const sources[] = {".c", ".cpp", ".cc", ".cxx"};
+  size_t n = strlen(out), stem = n, m = strlen(suffix) + 1;
   if (given)
     return strcpy(xrealloc(NULL, strlen(given) + 1), given);
-  char *h = xrealloc(NULL, n + m);
-  if (n > 2 && !strcmp(out + n - 2, ".c"))
-    snprintf(h, n + m, "%.*s%s", (int)(n - 2), out, suffix);
-  else
-    snprintf(h, n + m, "%s%s", out, suffix);
+  for (size_t i = 0; i < sizeof sources / sizeof *sources; i++) {
+    size_t k = strlen(sources[i]);
+    if (n > k && !strcmp(out + n - k, sources[i]))
+      stem = n - k;
+  }
+  char *h = xrealloc(NULL, stem + m);
+  snprintf(h, stem + m, "%.*s%s", (int)stem, out, suffix);
   return h;
 }
 
@@ -160,7 +172,8 @@ static char unincludable(const char *header) {
  * companion CUDA file of template kernels (cupath, or NULL), or the DOT
  * (hpath NULL), then the depfile. */
 static bool write_outputs(Compiler *c, const Program *p, const char *input, const char *out,
-                          const char *hpath, const char *cupath, const char *depfile) {
+                          const char *hpath, const char *cupath, const char *depfile,
+                          bool dot_details) {
   Outputs os = {.diag = c->diag};
   /* -o goes in last: a C file never stands beside an old header. */
   FILE *f = output_add(&os, out);
@@ -174,7 +187,7 @@ static bool write_outputs(Compiler *c, const Program *p, const char *input, cons
   if (hpath)
     emit_c(f, h, c, p, input, hpath);
   else
-    emit_dot(f, p);
+    emit_dot(f, p, dot_details);
   if (cu)
     emit_templates(cu, c, p, input, hpath);
   if (d && !write_depfile(c, d, out)) {
@@ -205,7 +218,11 @@ int main(int argc, char **argv) {
   const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL, *prefix = NULL;
   const char *templates = NULL;
   char *hpath = NULL, *cupath = NULL;
-  bool check_only = false, emit_dot_mode = false, json = false;
+  bool check_only = false, emit_dot_mode = false, json = false, werror = false;
+  bool diag_stdout = false, dot_details = false;
+  int warning_on[W_COUNT]; /* -WNAME 1, -Wno-NAME 0, else -1: the last says */
+  for (int w = 0; w < W_COUNT; w++)
+    warning_on[w] = -1;
   const char **incs = xrealloc(NULL, (size_t)argc * sizeof *incs);
   Define *defs = xrealloc(NULL, (size_t)argc * sizeof *defs);
   int ninc = 0, ndef = 0, status = 0;
@@ -217,7 +234,7 @@ int main(int argc, char **argv) {
   (!strcmp(a, flag) ? (i + 1 < argc ? (val = argv[++i], true)                  \
                                     : (status = usage_error("%s needs a value", flag), false)) \
    : (!strncmp(a, flag, strlen(flag)) && strlen(flag) == 2 ? (val = a + 2, true) : false))
-    if (!strcmp(a, "--help")) {
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(usage_text, stdout);
       goto done;
     } else if (!strcmp(a, "--version")) {
@@ -232,6 +249,27 @@ int main(int argc, char **argv) {
     } else if (!strncmp(a, "--diagnostics-format=", 21)) {
       status = usage_error("unknown diagnostics format '%s' (use text or json)", a + 21);
       goto done;
+    } else if (!strcmp(a, "--diagnostics-output=stdout")) {
+      diag_stdout = true;
+    } else if (!strcmp(a, "--diagnostics-output=stderr")) {
+      diag_stdout = false;
+    } else if (!strncmp(a, "--diagnostics-output=", 21)) {
+      status = usage_error("unknown diagnostics output '%s' (use stderr or stdout)", a + 21);
+      goto done;
+    } else if (!strcmp(a, "-Werror")) {
+      werror = true;
+    } else if (!strncmp(a, "-W", 2) && a[2]) {
+      bool no = !strncmp(a + 2, "no-", 3);
+      Warning w;
+      if (!warning_named(a + (no ? 5 : 2), &w)) {
+        status = usage_error("unknown warning '%s' (the warnings are uninitialized, unused, "
+                             "block-size, unused-define and search-budget)",
+                             a + (no ? 5 : 2));
+        goto done;
+      }
+      warning_on[w] = !no;
+    } else if (!strcmp(a, "--dot-details")) {
+      dot_details = true;
     } else if (!strcmp(a, "--emit=dot")) {
       emit_dot_mode = true;
     } else if (!strcmp(a, "--emit=c")) {
@@ -321,6 +359,11 @@ int main(int argc, char **argv) {
     status = usage_error("%s", "--templates applies to --emit=c only");
     goto done;
   }
+  if (diag_stdout && emit_dot_mode && !out && !check_only) {
+    status = usage_error("%s", "--emit=dot without -o writes the DOT to standard output; "
+                               "diagnostics cannot go there too");
+    goto done;
+  }
   if (depfile && !out) {
     status = usage_error("%s", "--depfile needs -o to name the target");
     goto done;
@@ -366,16 +409,22 @@ int main(int argc, char **argv) {
   Compiler c = {.include_dirs = incs, .ninclude_dirs = ninc, .defines = defs,
                 .ndefines = ndef, .prefix = prefix};
   compiler_init(&c);
-  diag_set_color(c.diag, isatty(2) && !getenv("NO_COLOR"));
+  diag_set_color(c.diag, isatty(diag_stdout ? 1 : 2) && !getenv("NO_COLOR"));
   diag_set_json(c.diag, json);
+  if (diag_stdout)
+    diag_set_output(c.diag, stdout);
+  diag_set_werror(c.diag, werror);
+  for (int w = 0; w < W_COUNT; w++)
+    if (warning_on[w] >= 0)
+      diag_enable_warning(c.diag, (Warning)w, warning_on[w]);
   if (!parse_program(&c, input)) {
     status = 2;
   } else {
     Program *p = check_program(&c);
     for (int i = 0; i < ndef && !diag_errors(c.diag); i++)
       if (!defs[i].used)
-        warning_at(c.diag, (Pos){.file = -1}, "-D %s: the program has no top-level constant '%s'",
-                   defs[i].name, defs[i].name);
+        warn_at(c.diag, W_UNUSED_DEFINE, (Pos){.file = -1},
+                "-D %s: the program has no top-level constant '%s'", defs[i].name, defs[i].name);
     for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
       order_graph(&c, p->graphs.v[i]);
     if (cupath && !templates && !diag_errors(c.diag) && uses_templates(&c, p)) {
@@ -400,19 +449,21 @@ int main(int argc, char **argv) {
           status = 2;
         }
       }
+    if (!status && !diag_errors(c.diag))
+      warn_program(&c, p); /* -Werror makes them errors */
     if (!status && diag_errors(c.diag))
       status = 1;
     if (status) {
       /* nothing is written */
     } else if (emit_dot_mode && !out && !check_only) {
-      emit_dot(stdout, p);
+      emit_dot(stdout, p, dot_details);
       int err = flush_stdout();
       if (err) {
         error_at(c.diag, (Pos){.file = -1}, "cannot write standard output: %s", strerror(err));
         status = 2;
       }
     } else if (out) {
-      status = write_outputs(&c, p, input, out, hpath, files[3].path, depfile) ? 0 : 2;
+      status = write_outputs(&c, p, input, out, hpath, files[3].path, depfile, dot_details) ? 0 : 2;
     }
     program_free(p);
   }

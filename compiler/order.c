@@ -630,10 +630,10 @@ static void reduce(Compiler *c, Graph *g, const Edge *e, size_t m, const uint32_
          * some of its edges are redundant. */
         for (size_t i = 0; i < k; i++)
           found[i] = false;
-        warning_at(c->diag, g->item->name_pos,
-                   SEARCH_SPENT "; the edges into node '%s' and every node ordered after it are "
-                   "kept without reduction",
-                   g->name->name, (long long)search_budget(c), g->nodes.v[v].name);
+        warn_at(c->diag, W_SEARCH_BUDGET, g->item->name_pos,
+                SEARCH_SPENT "; the edges into node '%s' and every node ordered after it are "
+                             "kept without reduction",
+                g->name->name, (long long)search_budget(c), g->nodes.v[v].name);
       }
     }
     for (size_t i = 0; i < k; i++)
@@ -719,6 +719,20 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
                  "hazard on '%s': node '%s' %s it and node '%s' %s it, with no path of edges "
                  "between them",
                  res, b->name, why_text(e->why), a->name, ra);
+      }
+      if (!a->keyword_name && !b->keyword_name) {
+        /* The edge, as data for an editor; where both nodes are at the
+         * top of the graph, outside loops, its statement can go on a line
+         * before the second. */
+        bool top = a->scope < 0 && b->scope < 0 && !strchr(a->name, '[') && !strchr(b->name, '[');
+        char *text = arena_printf(c->arena, "%s -> %s;\n%*s", a->name, b->name, b->pos.col - 1, "");
+        Span at = top ? (Span){.at = b->pos,
+                               .lo_line = b->pos.line,
+                               .lo_col = b->pos.col,
+                               .hi_line = b->pos.line,
+                               .hi_col = b->pos.col}
+                      : span_at((Pos){.file = -1});
+        diag_fix_edge(c->diag, a->name, b->name, at, text);
       }
       if (!a->keyword_name && !b->keyword_name)
         note_at(c->diag, a->pos, "node '%s' is here; add '%s -> %s;' to run it first", a->name,

@@ -152,6 +152,29 @@ Param *param_new(ParseState *ps, Pos p, Mode mode, Sym *name, Type type, bool po
   return pa;
 }
 
+bool type_meant(ParseState *ps, Pos p, Sym *name, Type *type) {
+  const char *meant = suggest_type(name->name);
+  if (!meant) {
+    error_at(ps->c->diag, p,
+             "unknown type '%s'; the types are i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, "
+             "f32 and f64",
+             name->name);
+    return false;
+  }
+  error_at(ps->c->diag, p, "unknown type '%s'; did you mean '%s'?", name->name, meant);
+  diag_fix(ps->c->diag, span_at(p), meant);
+  for (Type t = TY_I8; t <= TY_F64; t++)
+    if (!strcmp(type_name(t), meant))
+      *type = t;
+  return true;
+}
+
+bool semicolon_inserted(ParseState *ps) {
+  bool inserted = ps->semicolon_inserted;
+  ps->semicolon_inserted = false;
+  return inserted;
+}
+
 Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, List *body) {
   Item *it = new_item(ps, IT_GRAPH, p);
   it->is_explicit = is_explicit;
@@ -358,7 +381,52 @@ Expr *new_expr(Arena *a, ExprKind kind, Pos pos) {
   e->kind = kind;
   e->pos = pos;
   e->depth = 1;
+  e->lo_line = e->hi_line = pos.line;
+  e->lo_col = pos.col;
+  e->hi_col = pos.col + 1;
   return e;
+}
+
+Span expr_span(const Expr *e) {
+  return (Span){.at = e->pos,
+                .lo_line = e->lo_line,
+                .lo_col = e->lo_col,
+                .hi_line = e->hi_line,
+                .hi_col = e->hi_col};
+}
+
+/* Where the token that starts at p ends, from the tokens just scanned. */
+static void token_end(const ParseState *ps, Pos p, int32_t *line, int32_t *col) {
+  for (unsigned i = 0; i < 4; i++) {
+    const struct ScannedToken *t = &ps->tokens[i];
+    if (t->at.line == p.line && t->at.col == p.col && t->at.file == p.file) {
+      *line = t->end_line, *col = t->end_col;
+      return;
+    }
+  }
+  *line = p.line, *col = p.col + 1;
+}
+
+/* Ends e's text at the first `close` token scanned at or after line:col
+ * (the ']' of a view, the ')' of a call), else leaves it. */
+static void end_at_token(const ParseState *ps, Expr *e, int close, int32_t line, int32_t col) {
+  const struct ScannedToken *best = NULL;
+  for (unsigned i = 0; i < 4; i++) {
+    const struct ScannedToken *t = &ps->tokens[i];
+    bool after = t->at.line > line || (t->at.line == line && t->at.col >= col);
+    bool earlier = best && (t->at.line < best->at.line ||
+                            (t->at.line == best->at.line && t->at.col < best->at.col));
+    if (t->kind == close && after && (!best || earlier))
+      best = t;
+  }
+  if (best)
+    e->hi_line = best->end_line, e->hi_col = best->end_col;
+}
+
+/* e's text runs from a's start to b's end. */
+static void span_from(Expr *e, const Expr *a, const Expr *b) {
+  e->lo_line = a->lo_line, e->lo_col = a->lo_col;
+  e->hi_line = b->hi_line, e->hi_col = b->hi_col;
 }
 
 /* Bounds the height of every tree, so that the recursive walks of sema.c
@@ -373,7 +441,9 @@ static Expr *bounded(ParseState *ps, Expr *e, int depth) {
     error_at(ps->c->diag, e->pos, "expression nested more than %d deep",
              MAX_EXPR_DEPTH);
   ps->depth_error = true;
-  return new_expr(ps->c->arena, EX_INT, e->pos);
+  Expr *zero = new_expr(ps->c->arena, EX_INT, e->pos);
+  span_from(zero, e, e);
+  return zero;
 }
 
 static int max_depth(Expr *a, Expr *b) {
@@ -381,20 +451,27 @@ static int max_depth(Expr *a, Expr *b) {
   return b && b->depth > d ? b->depth : d;
 }
 
+/* A literal or a name: one token. */
+static Expr *token_expr(ParseState *ps, ExprKind kind, Pos p) {
+  Expr *e = new_expr(ps->c->arena, kind, p);
+  token_end(ps, p, &e->hi_line, &e->hi_col);
+  return e;
+}
+
 Expr *expr_int(ParseState *ps, Pos p, int64_t v) {
-  Expr *e = new_expr(ps->c->arena, EX_INT, p);
+  Expr *e = token_expr(ps, EX_INT, p);
   e->ival = v;
   return e;
 }
 
 Expr *expr_float(ParseState *ps, Pos p, double v) {
-  Expr *e = new_expr(ps->c->arena, EX_FLOAT, p);
+  Expr *e = token_expr(ps, EX_FLOAT, p);
   e->fval = v;
   return e;
 }
 
 Expr *expr_name(ParseState *ps, Pos p, Sym *name) {
-  Expr *e = new_expr(ps->c->arena, EX_NAME, p);
+  Expr *e = token_expr(ps, EX_NAME, p);
   e->name = name;
   return e;
 }
@@ -403,6 +480,8 @@ Expr *expr_index(ParseState *ps, Pos p, Expr *base, Expr *index) {
   Expr *e = new_expr(ps->c->arena, EX_INDEX, p);
   e->a = base;
   e->b = index;
+  span_from(e, base, index);
+  end_at_token(ps, e, ']', index->hi_line, index->hi_col);
   return bounded(ps, e, max_depth(base, index) + 1);
 }
 
@@ -411,6 +490,8 @@ Expr *expr_slice(ParseState *ps, Pos p, Expr *base, Expr *lo, Expr *hi) {
   e->a = base;
   e->b = lo;
   e->c = hi;
+  span_from(e, base, hi);
+  end_at_token(ps, e, ']', hi->hi_line, hi->hi_col);
   int d = max_depth(base, lo);
   return bounded(ps, e, (hi->depth > d ? hi->depth : d) + 1);
 }
@@ -419,6 +500,10 @@ Expr *expr_call(ParseState *ps, Pos p, Sym *fn, List *args) {
   Expr *e = new_expr(ps->c->arena, EX_CALL, p);
   e->fn = fn;
   e->args = list_array(args, &e->nargs);
+  int32_t line = p.line, col = p.col;
+  if (e->nargs)
+    line = e->args[e->nargs - 1]->hi_line, col = e->args[e->nargs - 1]->hi_col;
+  end_at_token(ps, e, ')', line, col);
   int d = 0;
   for (int i = 0; i < e->nargs; i++)
     d = max_depth(e->args[i], NULL) > d ? e->args[i]->depth : d;
@@ -428,6 +513,7 @@ Expr *expr_call(ParseState *ps, Pos p, Sym *fn, List *args) {
 Expr *expr_neg(ParseState *ps, Pos p, Expr *a) {
   Expr *e = new_expr(ps->c->arena, EX_NEG, p);
   e->a = a;
+  e->hi_line = a->hi_line, e->hi_col = a->hi_col;
   return bounded(ps, e, a->depth + 1);
 }
 
@@ -436,6 +522,7 @@ Expr *expr_bin(ParseState *ps, Pos p, char op, Expr *a, Expr *b) {
   e->op = op;
   e->a = a;
   e->b = b;
+  span_from(e, a, b);
   return bounded(ps, e, max_depth(a, b) + 1);
 }
 
@@ -478,16 +565,14 @@ static void read_include(Reader *r, Item *inc) {
   const Source *from = source_get(c->diag, r->stack[r->depth - 1]);
   if (!inc->path[0]) {
     error_at(c->diag, inc->pos, "empty include path");
+    c->include_failed = true;
     return;
   }
   char *path = find_file(c, from->path, inc->path);
-  if (!path) {
-    error_at(c->diag, inc->pos, "cannot find include file '%s'", inc->path);
-    return;
-  }
-  char *real = realpath(path, NULL);
+  char *real = path ? realpath(path, NULL) : NULL;
   if (!real) {
     error_at(c->diag, inc->pos, "cannot find include file '%s'", inc->path);
+    c->include_failed = true;
     return;
   }
   for (int i = 0; i < r->depth; i++) {
@@ -510,11 +595,14 @@ static void read_include(Reader *r, Item *inc) {
   if (r->depth == MAX_INCLUDE_DEPTH) {
     error_at(c->diag, inc->pos, "includes nested more than %d deep",
              MAX_INCLUDE_DEPTH);
+    c->include_failed = true;
     return;
   }
   int file = source_load(c->diag, path, inc->pos);
-  if (file < 0)
+  if (file < 0) {
+    c->include_failed = true;
     return;
+  }
   r->stack_at[r->depth] = inc->pos;
   read_file(r, file);
 }

@@ -32,6 +32,12 @@ Item *item_kernel(ParseState *ps, Pos p, bool pdl, bool capture, Sym *name, Pos 
 Item *item_template(ParseState *ps, Pos p, bool pdl, Sym *name, Pos np, Sym *tmpl, Pos tp,
                     const char *args, List *params, List *clauses);
 Param *param_new(ParseState *ps, Pos p, Mode mode, Sym *name, Type type, bool pointer);
+/* A name where a type goes: reported, with the type meant (float: f32) in
+ * *type; false when no type is close. */
+bool type_meant(ParseState *ps, Pos p, Sym *name, Type *type);
+/* Whether the syntax error just recovered from was a ';' missing at the end
+ * of a line (then the parser goes on as if it were there); clears it. */
+bool semicolon_inserted(ParseState *ps);
 Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, List *body);
 void item_variants(ParseState *ps, Item *graph, Sym *var, Pos vp, List *values);
 

@@ -101,6 +101,43 @@ static Binding *lookup(Sema *s, Sym *name) {
   return b ? b : map_get(&s->names, name);
 }
 
+/* Every key of a map keyed by Sym, as a candidate. */
+static void suggest_keys(Suggest *sg, const Map *m) {
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->slots[i].key)
+      suggest_try(sg, ((const Sym *)m->slots[i].key)->name);
+}
+
+typedef enum Undefined { UNDEFINED_NAME, UNDEFINED_KERNEL, UNDEFINED_NODE } Undefined;
+
+/* "undefined name 'x'", with "did you mean" and its fix when a name is
+ * close to it. */
+static void report_undefined(Sema *s, Pos p, Undefined what, const Sym *name, const char *meant) {
+  const char *n = name->name;
+  switch (what) {
+  case UNDEFINED_NAME:
+    if (meant)
+      error_at(s->d, p, "undefined name '%s'; did you mean '%s'?", n, meant);
+    else
+      error_at(s->d, p, "undefined name '%s'", n);
+    break;
+  case UNDEFINED_KERNEL:
+    if (meant)
+      error_at(s->d, p, "undefined kernel '%s'; did you mean '%s'?", n, meant);
+    else
+      error_at(s->d, p, "undefined kernel '%s'", n);
+    break;
+  case UNDEFINED_NODE:
+    if (meant)
+      error_at(s->d, p, "undefined node '%s'; did you mean '%s'?", n, meant);
+    else
+      error_at(s->d, p, "undefined node '%s'", n);
+    break;
+  }
+  if (meant)
+    diag_fix(s->d, span_at(p), meant);
+}
+
 static void undefined(Sema *s, Pos p, Sym *name) {
   Stmt *decl = map_get(&s->later, name);
   Item *top = map_get(&s->consts, name);
@@ -115,8 +152,18 @@ static void undefined(Sema *s, Pos p, Sym *name) {
     note_at(s->d, decl->name_pos, "'%s' is declared here", name->name);
   } else if (map_get(&s->node_decls, name)) {
     error_at(s->d, p, "'%s' is a node; only edges name nodes", name->name);
-  } else {
-    error_at(s->d, p, "undefined name '%s'", name->name);
+  } else if (!s->c->include_failed) { /* else it may be the missing file's */
+    Suggest sg;
+    suggest_init(&sg, name->name);
+    for (size_t i = 0; i < s->locals.n; i++)
+      suggest_try(&sg, s->locals.v[i].name->name);
+    suggest_keys(&sg, &s->names);
+    for (size_t i = 0; i < s->globals.cap; i++) {
+      const Global *gl = s->globals.slots[i].value;
+      if (s->globals.slots[i].key && gl->item->kind == IT_CONST)
+        suggest_try(&sg, gl->item->name->name);
+    }
+    report_undefined(s, p, UNDEFINED_NAME, name, suggest_best(&sg));
   }
 }
 
@@ -163,7 +210,7 @@ static bool eval_int(Sema *s, Expr *e, int64_t *out) {
   if (!eval(s, e, &v))
     return false;
   if (v.is_float) {
-    error_at(s->d, e->pos, "expected an integer, not a floating-point value");
+    error_span(s->d, expr_span(e), "expected an integer, not a floating-point value");
     return false;
   }
   *out = v.i;
@@ -174,8 +221,8 @@ static bool eval_name(Sema *s, Expr *e, Value *out) {
   Binding *b = lookup(s, e->name);
   if (b) {
     if (b->kind == B_RES) {
-      error_at(s->d, e->pos, "%s '%s' is not a constant", describe_res(s, b->res),
-               e->name->name);
+      error_span(s->d, expr_span(e), "%s '%s' is not a constant", describe_res(s, b->res),
+                 e->name->name);
       return false;
     }
     *out = (Value){.i = b->value};
@@ -184,15 +231,15 @@ static bool eval_name(Sema *s, Expr *e, Value *out) {
   Global *gl = map_get(&s->globals, e->name);
   if (gl && gl->item->kind == IT_CONST) {
     if (gl->defining) {
-      error_at(s->d, e->pos, "'%s' is used in its own definition", e->name->name);
+      error_span(s->d, expr_span(e), "'%s' is used in its own definition", e->name->name);
       return false;
     }
     *out = (Value){.i = gl->value};
     return gl->valid || dropped(s, e->pos);
   }
   if (gl) {
-    error_at(s->d, e->pos, "'%s' is a %s, not a constant", e->name->name,
-             gl->item->kind == IT_KERNEL ? "kernel" : "graph");
+    error_span(s->d, expr_span(e), "'%s' is a %s, not a constant", e->name->name,
+               gl->item->kind == IT_KERNEL ? "kernel" : "graph");
     return false;
   }
   undefined(s, e->pos, e->name);
@@ -202,11 +249,12 @@ static bool eval_name(Sema *s, Expr *e, Value *out) {
 static bool eval_call(Sema *s, Expr *e, Value *out) {
   const char *fn = e->fn->name;
   if (strcmp(fn, "cdiv") && strcmp(fn, "min") && strcmp(fn, "max")) {
-    error_at(s->d, e->pos, "unknown function '%s' (the functions are cdiv, min and max)", fn);
+    error_span(s->d, expr_span(e), "unknown function '%s' (the functions are cdiv, min and max)",
+               fn);
     return false;
   }
   if (e->nargs != 2) {
-    error_at(s->d, e->pos, "%s takes 2 arguments, %d given", fn, e->nargs);
+    error_span(s->d, expr_span(e), "%s takes 2 arguments, %d given", fn, e->nargs);
     return false;
   }
   int64_t a, b;
@@ -217,11 +265,11 @@ static bool eval_call(Sema *s, Expr *e, Value *out) {
     return true;
   }
   if (b == 0) {
-    error_at(s->d, e->pos, "division by zero");
+    error_span(s->d, expr_span(e), "division by zero");
     return false;
   }
   if (a == INT64_MIN && b == -1) {
-    error_at(s->d, e->pos, "integer overflow in constant expression");
+    error_span(s->d, expr_span(e), "integer overflow in constant expression");
     return false;
   }
   int64_t q = a / b;
@@ -243,16 +291,14 @@ static bool eval_bin(Sema *s, Expr *e, Value *out) {
     case '-': r = x - y; break;
     case '*': r = x * y; break;
     case '/': r = x / y; break;
-    default:
-      error_at(s->d, e->pos, "'%%' needs integer operands");
-      return false;
+    default: error_span(s->d, expr_span(e), "'%%' needs integer operands"); return false;
     }
     if (!isfinite(r)) {
-      error_at(s->d, e->pos, "floating-point constant expression is not finite");
+      error_span(s->d, expr_span(e), "floating-point constant expression is not finite");
       return false;
     }
     if (r == 0 && x != 0 && (e->op == '/' || (e->op == '*' && y != 0))) {
-      error_at(s->d, e->pos, "floating-point constant expression underflows to zero");
+      error_span(s->d, expr_span(e), "floating-point constant expression underflows to zero");
       return false;
     }
     *out = (Value){.is_float = true, .f = r};
@@ -267,7 +313,7 @@ static bool eval_bin(Sema *s, Expr *e, Value *out) {
   case '/':
   case '%':
     if (b.i == 0) {
-      error_at(s->d, e->pos, "division by zero");
+      error_span(s->d, expr_span(e), "division by zero");
       return false;
     }
     overflow = a.i == INT64_MIN && b.i == -1;
@@ -276,7 +322,7 @@ static bool eval_bin(Sema *s, Expr *e, Value *out) {
     break;
   }
   if (overflow) {
-    error_at(s->d, e->pos, "integer overflow in constant expression");
+    error_span(s->d, expr_span(e), "integer overflow in constant expression");
     return false;
   }
   *out = (Value){.i = r};
@@ -301,7 +347,7 @@ static bool eval(Sema *s, Expr *e, Value *out) {
     if (out->is_float) {
       out->f = -out->f;
     } else if (out->i == INT64_MIN) {
-      error_at(s->d, e->pos, "integer overflow in constant expression");
+      error_span(s->d, expr_span(e), "integer overflow in constant expression");
       return false;
     } else {
       out->i = -out->i;
@@ -322,7 +368,7 @@ static bool eval(Sema *s, Expr *e, Value *out) {
         return false;
       }
     }
-    error_at(s->d, e->pos, "only buffers can be indexed");
+    error_span(s->d, expr_span(e), "only buffers can be indexed");
     return false;
   }
   }
@@ -404,34 +450,34 @@ static uint64_t float_inf_bits(Type t) {
  * floating-point value is rounded to the type to nearest even, as the
  * generated code stores it: it must neither overflow to infinity nor,
  * unless it is zero, underflow to zero. */
-static bool check_fits(Sema *s, Pos p, Value v, Type t, const char *what) {
+static bool check_fits(Sema *s, Span p, Value v, Type t, const char *what) {
   if (v.is_float) {
     if (!type_is_float(t)) {
-      error_at(s->d, p, "%s is %s; a floating-point value does not fit", what, type_name(t));
+      error_span(s->d, p, "%s is %s; a floating-point value does not fit", what, type_name(t));
       return false;
     }
     uint64_t sign = (uint64_t)1 << (8 * type_size(t) - 1);
     uint64_t bits = value_bits(t, true, 0, v.f) & ~sign;
     if (bits == float_inf_bits(t)) {
-      error_at(s->d, p, "%s does not fit %s, which is %s: the largest %s is %s",
-               float_text(s, v.f), what, type_name(t), type_name(t),
-               float_text(s, float_max(t)));
+      error_span(s->d, p, "%s does not fit %s, which is %s: the largest %s is %s",
+                 float_text(s, v.f), what, type_name(t), type_name(t), float_text(s, float_max(t)));
       return false;
     }
     if (bits == 0 && v.f != 0) {
       /* The smallest subnormal: 2^(1 - bias - stored mantissa bits). */
       int least = t == TY_F16 ? -24 : t == TY_BF16 ? -133 : t == TY_F32 ? -149 : -1074;
-      error_at(s->d, p, "%s rounds to zero in %s, which is %s: the smallest nonzero %s is %s",
-               float_text(s, v.f), what, type_name(t), type_name(t),
-               float_text(s, ldexp(1.0, least)));
+      error_span(s->d, p, "%s rounds to zero in %s, which is %s: the smallest nonzero %s is %s",
+                 float_text(s, v.f), what, type_name(t), type_name(t),
+                 float_text(s, ldexp(1.0, least)));
       return false;
     }
     return true;
   }
   if (!int_fits(t, v.i)) {
-    error_at(s->d, p, type_is_float(t) ? "%lld is not exactly representable in %s, which is %s"
-                                       : "%lld does not fit %s, which is %s",
-             (long long)v.i, what, type_name(t));
+    error_span(s->d, p,
+               type_is_float(t) ? "%lld is not exactly representable in %s, which is %s"
+                                : "%lld does not fit %s, which is %s",
+               (long long)v.i, what, type_name(t));
     return false;
   }
   return true;
@@ -506,7 +552,7 @@ static bool define_global(Sema *s, Item *it) {
   gl->defining = true;
   if (eval(s, it->value, &v)) {
     if (v.is_float)
-      error_at(s->d, it->value->pos, "constant '%s' must be an integer", it->name->name);
+      error_span(s->d, expr_span(it->value), "constant '%s' must be an integer", it->name->name);
     else
       gl->value = v.i, gl->valid = true;
   }
@@ -559,7 +605,7 @@ static void declare_scalar(Sema *s, Stmt *st) {
   if (st->value && eval(s, st->value, &v)) {
     char what[300];
     snprintf(what, sizeof what, "scalar '%s'", st->name->name);
-    if (check_fits(s, st->value->pos, v, st->type, what)) {
+    if (check_fits(s, expr_span(st->value), v, st->type, what)) {
       r->has_init = true;
       r->init_is_float = v.is_float;
       r->init_i = v.i;
@@ -575,7 +621,7 @@ static void declare_buffer(Sema *s, Stmt *st) {
   Resource *r = add_res(s, st, RES_BUFFER);
   r->buffer_kind = st->buffer_kind;
   if (st->ndims > 8) {
-    error_at(s->d, st->dims[8]->pos, "a buffer has at most 8 dimensions");
+    error_span(s->d, expr_span(st->dims[8]), "a buffer has at most 8 dimensions");
     return;
   }
   int64_t count = 1;
@@ -587,14 +633,16 @@ static void declare_buffer(Sema *s, Stmt *st) {
       continue;
     }
     if (n < 1) {
-      error_at(s->d, st->dims[i]->pos, "dimension %d of '%s' is %lld; it must be at least 1", i,
-               st->name->name, (long long)n);
+      error_span(s->d, expr_span(st->dims[i]),
+                 "dimension %d of '%s' is %lld; it must be at least 1", i, st->name->name,
+                 (long long)n);
       ok = false;
       continue;
     }
     r->dims[i] = n;
     if (ok && __builtin_mul_overflow(count, n, &count)) {
-      error_at(s->d, st->dims[i]->pos, "the size of '%s' overflows 64 bits", st->name->name);
+      error_span(s->d, expr_span(st->dims[i]), "the size of '%s' overflows 64 bits",
+                 st->name->name);
       ok = false;
     }
   }
@@ -620,10 +668,10 @@ static void declare_buffer(Sema *s, Stmt *st) {
     int64_t z;
     if (eval_int(s, st->value, &z)) {
       if (z != 0)
-        error_at(s->d, st->value->pos, "a buffer's initialiser can only be '= 0'");
+        error_span(s->d, expr_span(st->value), "a buffer's initialiser can only be '= 0'");
       else if (st->buffer_kind == BUF_EXTERN || st->buffer_kind == BUF_EXTERN_HOST)
-        error_at(s->d, st->value->pos,
-                 "'= 0' is only for buffers the graph owns; '%s' is extern", st->name->name);
+        error_span(s->d, expr_span(st->value),
+                   "'= 0' is only for buffers the graph owns; '%s' is extern", st->name->name);
       else
         r->zero = true;
     }
@@ -636,7 +684,7 @@ static void declare_const(Sema *s, Stmt *st) {
   bool valid = eval(s, st->value, &v);
   s->defining = NULL;
   if (valid && v.is_float) {
-    error_at(s->d, st->value->pos, "constant '%s' must be an integer", st->name->name);
+    error_span(s->d, expr_span(st->value), "constant '%s' must be an integer", st->name->name);
     valid = false;
   }
   if (!check_new_name(s, st->name, st->name_pos))
@@ -679,7 +727,7 @@ static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
   arg->res = b->res;
   if (r->kind == RES_SCALAR) {
     if (n > 0) {
-      error_at(s->d, chain[n - 1]->pos, "scalar '%s' cannot be indexed", r->name->name);
+      error_span(s->d, expr_span(chain[n - 1]), "scalar '%s' cannot be indexed", r->name->name);
       return false;
     }
     arg->kind = ARG_SCALAR_PTR;
@@ -696,8 +744,8 @@ static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
   for (int i = n - 1; i >= 0; i--) {
     Expr *v = chain[i];
     if (dim >= r->ndims) {
-      error_at(s->d, v->pos, "'%s' has %d dimension%s; this index is one too many",
-               r->name->name, r->ndims, plural(r->ndims));
+      error_span(s->d, expr_span(v), "'%s' has %d dimension%s; this index is one too many",
+                 r->name->name, r->ndims, plural(r->ndims));
       return false;
     }
     int64_t lo, hi;
@@ -705,8 +753,9 @@ static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
       return false;
     if (v->kind == EX_INDEX) {
       if (lo < 0 || lo >= lead) {
-        error_at(s->d, v->b->pos, "index %lld is out of range for dimension %d of '%s' (size %lld)",
-                 (long long)lo, dim, r->name->name, (long long)lead);
+        error_span(s->d, expr_span(v->b),
+                   "index %lld is out of range for dimension %d of '%s' (size %lld)", (long long)lo,
+                   dim, r->name->name, (long long)lead);
         return false;
       }
       offset += lo * slice;
@@ -717,9 +766,9 @@ static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
       if (!eval_int(s, v->c, &hi))
         return false;
       if (lo < 0 || hi > lead || lo >= hi) {
-        error_at(s->d, v->b->pos,
-                 "slice %lld:%lld is out of range for dimension %d of '%s' (size %lld)",
-                 (long long)lo, (long long)hi, dim, r->name->name, (long long)lead);
+        error_span(s->d, expr_span(v->b),
+                   "slice %lld:%lld is out of range for dimension %d of '%s' (size %lld)",
+                   (long long)lo, (long long)hi, dim, r->name->name, (long long)lead);
         return false;
       }
       offset += lo * slice;
@@ -732,6 +781,13 @@ static bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
   arg->offset = offset * type_size(r->type);
   arg->bytes = arg->count * type_size(r->type);
   return true;
+}
+
+/* An argument's whole text, the caret at its buffer or scalar. */
+static Span arg_span(const Expr *e, Pos at) {
+  Span sp = expr_span(e);
+  sp.at = at;
+  return sp;
 }
 
 /* "wq[0] (f16[1024, 1024], 1048576 elements)" */
@@ -761,19 +817,21 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   const char *kname = n->kernel->name->name;
   if (p->pointer) {
     if (!is_ref) {
-      error_at(s->d, e->pos, "parameter '%s' of '%s' is a pointer (%s*); pass a buffer or a scalar",
-               p->name->name, kname, type_name(p->type));
+      error_span(s->d, expr_span(e),
+                 "parameter '%s' of '%s' is a pointer (%s*); pass a buffer or a scalar",
+                 p->name->name, kname, type_name(p->type));
       return false;
     }
     Resource *r = &s->g->res.v[arg->res];
     if (r->kind == RES_BUFFER && (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST)) {
-      error_at(s->d, arg->pos, "'%s' is a host buffer; %s take device memory", r->name->name,
-               n->kind == NK_CAPTURE ? "capture functions" : "kernels");
+      error_span(s->d, arg_span(e, arg->pos), "'%s' is a host buffer; %s take device memory",
+                 r->name->name, n->kind == NK_CAPTURE ? "capture functions" : "kernels");
       return false;
     }
     if (r->type != p->type) {
-      error_at(s->d, arg->pos, "parameter '%s' of '%s' is %s*, but the argument is %s",
-               p->name->name, kname, type_name(p->type), arg_text(s, e, arg));
+      error_span(s->d, arg_span(e, arg->pos),
+                 "parameter '%s' of '%s' is %s*, but the argument is %s", p->name->name, kname,
+                 type_name(p->type), arg_text(s, e, arg));
       note_at(s->d, p->pos, "'%s' is declared here", p->name->name);
       return false;
     }
@@ -787,22 +845,23 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   if (is_ref) {
     Resource *r = &s->g->res.v[arg->res];
     if (r->kind == RES_BUFFER) {
-      error_at(s->d, arg->pos, "parameter '%s' of '%s' is a value (%s), but the argument is %s",
-               p->name->name, kname, type_name(p->type), arg_text(s, e, arg));
+      error_span(s->d, arg_span(e, arg->pos),
+                 "parameter '%s' of '%s' is a value (%s), but the argument is %s", p->name->name,
+                 kname, type_name(p->type), arg_text(s, e, arg));
       return false;
     }
     if (r->type != p->type) {
-      error_at(s->d, arg->pos, "parameter '%s' of '%s' is %s, but scalar '%s' is %s",
-               p->name->name, kname, type_name(p->type), r->name->name, type_name(r->type));
+      error_span(s->d, arg_span(e, arg->pos), "parameter '%s' of '%s' is %s, but scalar '%s' is %s",
+                 p->name->name, kname, type_name(p->type), r->name->name, type_name(r->type));
       return false;
     }
     if (n->kind == NK_CAPTURE) {
       /* The function runs once, at create: its captured work would keep
        * the value the scalar had then. */
-      error_at(s->d, arg->pos,
-               "scalar '%s' cannot reach capture function '%s' by value: capture would freeze "
-               "it; declare parameter '%s' as a pointer (%s*) and pass the scalar's slot",
-               r->name->name, kname, p->name->name, type_name(p->type));
+      error_span(s->d, arg_span(e, arg->pos),
+                 "scalar '%s' cannot reach capture function '%s' by value: capture would freeze "
+                 "it; declare parameter '%s' as a pointer (%s*) and pass the scalar's slot",
+                 r->name->name, kname, p->name->name, type_name(p->type));
       note_at(s->d, p->pos, "'%s' is declared here", p->name->name);
       return false;
     }
@@ -815,7 +874,7 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     return false;
   char what[300];
   snprintf(what, sizeof what, "parameter '%s' of '%s'", p->name->name, kname);
-  if (!check_fits(s, e->pos, v, p->type, what))
+  if (!check_fits(s, expr_span(e), v, p->type, what))
     return false;
   arg->pos = e->pos;
   arg->bits = value_bits(p->type, v.is_float, v.i, v.f);
@@ -837,7 +896,7 @@ static bool check_copy_fill_ref(Sema *s, Expr *e, Arg *arg, const char *what) {
   if (!resolve_view(s, e, arg, &is_ref))
     return false;
   if (!is_ref) {
-    error_at(s->d, e->pos, "the %s must be a buffer, a view or a scalar", what);
+    error_span(s->d, expr_span(e), "the %s must be a buffer, a view or a scalar", what);
     return false;
   }
   if (arg->kind == ARG_SCALAR_PTR)
@@ -894,7 +953,8 @@ static void check_fill(Sema *s, Node *n, Stmt *st) {
     return;
   Resource *r = &s->g->res.v[dst->res];
   if (r->kind == RES_BUFFER && (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST)) {
-    error_at(s->d, dst->pos, "'%s' is a host buffer; fill needs device memory", r->name->name);
+    error_span(s->d, arg_span(st->args[0], dst->pos),
+               "'%s' is a host buffer; fill needs device memory", r->name->name);
     return;
   }
   Value v;
@@ -902,7 +962,7 @@ static void check_fill(Sema *s, Node *n, Stmt *st) {
     return;
   char what[300];
   snprintf(what, sizeof what, "'%s'", r->name->name);
-  if (!check_fits(s, st->args[1]->pos, v, r->type, what))
+  if (!check_fits(s, expr_span(st->args[1]), v, r->type, what))
     return;
   Arg *val = &n->args[1];
   val->pos = st->args[1]->pos;
@@ -1099,8 +1159,8 @@ static bool launch_extents(Sema *s, LaunchItem *l, int64_t out[3]) {
     if (!eval_int(s, l->args[i], &out[i]))
       return false;
     if (out[i] < 1) {
-      error_at(s->d, l->args[i]->pos, "%s extent %lld must be at least 1", launch_names[l->key],
-               (long long)out[i]);
+      error_span(s->d, expr_span(l->args[i]), "%s extent %lld must be at least 1",
+                 launch_names[l->key], (long long)out[i]);
       return false;
     }
   }
@@ -1126,6 +1186,8 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
   if (!node_kinds[n->kind].launch)
     return;
   LaunchItem *grid = seen[LK_GRID], *block = seen[LK_BLOCK];
+  if (block)
+    n->block_pos = block->pos;
   if (!grid || !block) {
     error_at(s->d, st->callee_pos, "kernel node '%s' needs %s", n->name,
              !grid && !block ? "grid(...) and block(...)" : !grid ? "grid(...)" : "block(...)");
@@ -1135,8 +1197,9 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
     static const int64_t limit[3] = {INT32_MAX, 65535, 65535};
     for (int i = 0; i < 3; i++)
       if (n->grid[i] > limit[i]) {
-        error_at(s->d, grid->args[i]->pos, "grid extent %c is %lld; CUDA allows at most %lld",
-                 "xyz"[i], (long long)n->grid[i], (long long)limit[i]);
+        error_span(s->d, expr_span(grid->args[i]),
+                   "grid extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
+                   (long long)n -> grid[i], (long long)limit[i]);
         grid_ok = false;
       }
   }
@@ -1145,8 +1208,9 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
     bool ok = true;
     for (int i = 0; i < 3; i++)
       if (n->block[i] > limit[i]) {
-        error_at(s->d, block->args[i]->pos, "block extent %c is %lld; CUDA allows at most %lld",
-                 "xyz"[i], (long long)n->block[i], (long long)limit[i]);
+        error_span(s->d, expr_span(block->args[i]),
+                   "block extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
+                   (long long)n -> block[i], (long long)limit[i]);
         ok = false;
       }
     int64_t threads = ok ? n->block[0] * n->block[1] * n->block[2] : 0;
@@ -1159,9 +1223,9 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
     if (l->nargs != 1)
       error_at(s->d, l->pos, "smem takes 1 value (bytes), %d given", l->nargs);
     else if (eval_int(s, l->args[0], &n->smem) && (n->smem < 0 || n->smem > 227 * 1024))
-      error_at(s->d, l->args[0]->pos,
-               "smem(%lld) is out of range: a block can have 0 to 227K (232448) bytes",
-               (long long)n->smem);
+      error_span(s->d, expr_span(l->args[0]),
+                 "smem(%lld) is out of range: a block can have 0 to 227K (232448) bytes",
+                 (long long)n->smem);
   }
   if (seen[LK_CLUSTER]) {
     LaunchItem *l = seen[LK_CLUSTER];
@@ -1178,9 +1242,9 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
       else if (grid_ok)
         for (int i = 0; i < 3; i++)
           if (n->grid[i] % n->cluster[i]) {
-            error_at(s->d, l->args[i < l->nargs ? i : 0]->pos,
-                     "grid extent %c (%lld) is not a multiple of the cluster's (%lld)", "xyz"[i],
-                     (long long)n->grid[i], (long long)n->cluster[i]);
+            error_span(s->d, expr_span(l->args[i < l->nargs ? i : 0]),
+                       "grid extent %c (%lld) is not a multiple of the cluster's (%lld)", "xyz"[i],
+                       (long long)n -> grid[i], (long long)n -> cluster[i]);
             break;
           }
     }
@@ -1191,8 +1255,8 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
       error_at(s->d, l->pos, "priority takes 1 value, %d given", l->nargs);
     else if (eval_int(s, l->args[0], &n->priority)) {
       if (n->priority < INT32_MIN || n->priority > INT32_MAX)
-        error_at(s->d, l->args[0]->pos, "priority %lld does not fit an int",
-                 (long long)n->priority);
+        error_span(s->d, expr_span(l->args[0]), "priority %lld does not fit an int",
+                   (long long)n->priority);
       else
         n->has_priority = true;
     }
@@ -1304,10 +1368,18 @@ static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
     return diag_errors(s->d) == errors;
   }
   if (!gl || gl->item->kind != IT_KERNEL) {
-    if (gl)
+    if (gl) {
       error_at(s->d, st->callee_pos, "'%s' is not a kernel", st->kernel->name);
-    else
-      error_at(s->d, st->callee_pos, "undefined kernel '%s'", st->kernel->name);
+    } else if (!s->c->include_failed) { /* else it may be the missing file's */
+      Suggest sg;
+      suggest_init(&sg, st->kernel->name);
+      for (size_t i = 0; i < s->globals.cap; i++) {
+        const Global *k = s->globals.slots[i].value;
+        if (s->globals.slots[i].key && k->item->kind == IT_KERNEL)
+          suggest_try(&sg, k->item->name->name);
+      }
+      report_undefined(s, st->callee_pos, UNDEFINED_KERNEL, st->kernel, suggest_best(&sg));
+    }
     return false;
   }
   Item *k = gl->item;
@@ -1378,10 +1450,14 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
   Stmt *decl = map_get(&s->node_decls, root->name);
   if (!decl) {
     Binding *b = lookup(s, root->name);
-    if (b || map_get(&s->globals, root->name))
+    if (b || map_get(&s->globals, root->name)) {
       error_at(s->d, root->pos, "'%s' is not a node", root->name->name);
-    else
-      error_at(s->d, root->pos, "undefined node '%s'", root->name->name);
+    } else {
+      Suggest sg;
+      suggest_init(&sg, root->name->name);
+      suggest_keys(&sg, &s->node_decls);
+      report_undefined(s, root->pos, UNDEFINED_NODE, root->name, suggest_best(&sg));
+    }
     return NULL;
   }
   int depth = decl->loop_depth;
@@ -1401,11 +1477,11 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
   }
   if (k != depth) {
     if (depth == 0)
-      error_at(s->d, e->pos, "node '%s' is not declared in a 'for' loop and takes no index",
-               root->name->name);
+      error_span(s->d, expr_span(e), "node '%s' is not declared in a 'for' loop and takes no index",
+                 root->name->name);
     else
-      error_at(s->d, e->pos, "node '%s' takes %d ind%s, one for each enclosing 'for'",
-               root->name->name, depth, depth == 1 ? "ex" : "ices");
+      error_span(s->d, expr_span(e), "node '%s' takes %d ind%s, one for each enclosing 'for'",
+                 root->name->name, depth, depth == 1 ? "ex" : "ices");
     return NULL;
   }
   char buf[NAME_BUF];
@@ -1584,15 +1660,15 @@ static bool cond_operand(Sema *s, Expr *e, Arg *out, Type *type, bool *is_ref, V
   Resource *r = &s->g->res.v[out->res];
   if (r->kind == RES_BUFFER) {
     if (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST) {
-      error_at(s->d, out->pos, "'%s' is a host buffer; conditions are evaluated on the device",
-               r->name->name);
+      error_span(s->d, arg_span(e, out->pos),
+                 "'%s' is a host buffer; conditions are evaluated on the device", r->name->name);
       return false;
     }
     if (out->count != 1) {
-      error_at(s->d, out->pos,
-               "a condition compares single values, and this is %lld elements of '%s'; "
-               "index it, as in %s[0]",
-               (long long)out->count, r->name->name, r->name->name);
+      error_span(s->d, arg_span(e, out->pos),
+                 "a condition compares single values, and this is %lld elements of '%s'; "
+                 "index it, as in %s[0]",
+                 (long long)out->count, r->name->name, r->name->name);
       return false;
     }
   } else {
@@ -1639,7 +1715,7 @@ static CheckedCond *check_cond(Sema *s, Cond *c, AccessVec *reads) {
     r->type = lt;
   } else if (lref || rref) {
     r->type = lref ? lt : rt;
-    if (!check_fits(s, (lref ? c->rhs : c->lhs)->pos, lref ? rv : lv, r->type,
+    if (!check_fits(s, expr_span(lref ? c->rhs : c->lhs), lref ? rv : lv, r->type,
                     "the other side of the comparison"))
       return NULL;
     cond_constant(lref ? &r->rhs : &r->lhs, r->type, lref ? rv : lv);
@@ -1671,7 +1747,7 @@ static int check_selector(Sema *s, Expr *e, AccessVec *reads) {
     return -1;
   Resource *r = is_ref ? &s->g->res.v[a.res] : NULL;
   if (!r || r->kind != RES_SCALAR || type_is_float(r->type)) {
-    error_at(s->d, e->pos, "switch takes an integer scalar");
+    error_span(s->d, expr_span(e), "switch takes an integer scalar");
     return -1;
   }
   r->memory = true;
@@ -1779,8 +1855,8 @@ static void walk_control(Sema *s, Stmt *st) {
     int64_t m;
     if (eval_int(s, st->max_iter, &m)) {
       if (m < 1)
-        error_at(s->d, st->max_iter->pos, "max %lld: a loop's bound must be at least 1",
-                 (long long)m);
+        error_span(s->d, expr_span(st->max_iter), "max %lld: a loop's bound must be at least 1",
+                   (long long)m);
       else
         n.max_iter = m;
     }
@@ -1811,7 +1887,7 @@ static void walk_control(Sema *s, Stmt *st) {
       char what[300];
       if (sel) {
         snprintf(what, sizeof what, "scalar '%s'", sel->name->name);
-        if (!check_fits(s, c->value->pos, (Value){.i = v}, sel->type, what))
+        if (!check_fits(s, expr_span(c->value), (Value){.i = v}, sel->type, what))
           continue;
       }
       n.case_values[k] = v;
@@ -1947,6 +2023,225 @@ static void check_scalar_values(Sema *s) {
                r->name->name);
       note_at(s->d, r->written_at, "'%s' is written here", r->name->name);
     }
+  }
+}
+
+/* ---- warnings ---- */
+
+/* The byte ranges of one buffer written so far, sorted and disjoint; past
+ * MAX_WRITTEN of them the buffer is no longer followed (no warning), which
+ * keeps the pass linear in the program. */
+enum { MAX_WRITTEN = 64 };
+typedef struct Written {
+  int64_t lo[MAX_WRITTEN], hi[MAX_WRITTEN];
+  int n;
+  bool given_up, warned;
+} Written;
+
+static bool covered(const Written *w, int64_t lo, int64_t hi) {
+  for (int i = 0; i < w->n; i++)
+    if (w->lo[i] <= lo && hi <= w->hi[i])
+      return true;
+  return lo >= hi;
+}
+
+static void add_written(Written *w, int64_t lo, int64_t hi) {
+  int64_t l = lo, h = hi;
+  int k = 0;
+  for (int i = 0; i < w->n; i++) {
+    if (w->hi[i] < l || w->lo[i] > h) { /* apart: kept */
+      w->lo[k] = w->lo[i], w->hi[k] = w->hi[i], k++;
+      continue;
+    }
+    l = w->lo[i] < l ? w->lo[i] : l; /* touching or overlapping: merged */
+    h = w->hi[i] > h ? w->hi[i] : h;
+  }
+  if (k == MAX_WRITTEN) {
+    w->given_up = true;
+    return;
+  }
+  int at = k;
+  while (at > 0 && w->lo[at - 1] > l)
+    at--;
+  memmove(&w->lo[at + 1], &w->lo[at], (size_t)(k - at) * sizeof *w->lo);
+  memmove(&w->hi[at + 1], &w->hi[at], (size_t)(k - at) * sizeof *w->hi);
+  w->lo[at] = l, w->hi[at] = h;
+  w->n = k + 1;
+}
+
+/* The buffer an argument views, when it is an owned device buffer not
+ * zeroed at create, and still followed. */
+static Written *followed(const Graph *g, Written *written, const Arg *a) {
+  if (a->kind != ARG_VIEW)
+    return NULL;
+  const Resource *r = &g->res.v[a->res];
+  Written *w = &written[a->res];
+  return r->buffer_kind == BUF_DEVICE && !r->zero && !w->given_up && !w->warned ? w : NULL;
+}
+
+static void read_before_write(Diag *d, const Graph *g, Written *written, const Node *n,
+                              const Arg *a) {
+  Written *w = followed(g, written, a);
+  if (!w || covered(w, a->offset, a->offset + a->bytes))
+    return;
+  const Resource *r = &g->res.v[a->res];
+  w->warned = true;
+  warn_at(d, W_UNINITIALIZED, a->pos,
+          "node '%s' reads %s '%s' before anything writes %s: it holds what the memory held "
+          "before; zero it at create with '= 0', or write it first",
+          n->name, w->n ? "bytes of buffer" : "buffer", r->name->name, w->n ? "them" : "it");
+  note_at(d, r->pos, "'%s' is declared here", r->name->name);
+}
+
+static void write_before_read(const Graph *g, Written *written, const Arg *a) {
+  Written *w = followed(g, written, a);
+  if (w)
+    add_written(w, a->offset, a->offset + a->bytes);
+}
+
+/* The operands of a condition that are elements of buffers. */
+static void cond_reads(Diag *d, const Graph *g, Written *written, const Node *n,
+                       const CheckedCond *c) {
+  if (!c)
+    return;
+  if (c->kind != COND_CMP) {
+    cond_reads(d, g, written, n, c->a);
+    cond_reads(d, g, written, n, c->b);
+    return;
+  }
+  read_before_write(d, g, written, n, &c->lhs);
+  read_before_write(d, g, written, n, &c->rhs);
+}
+
+/* The nodes in an order they can run in: as written in a plain graph; in
+ * an explicit graph, a topological order of its written edges, a control
+ * node before its bodies' nodes, ties in written order (a cycle, which
+ * order.c reports, leaves the nodes on it out). */
+static uint32_t *run_order(const Graph *g) {
+  size_t n = g->nodes.n, k = 0;
+  uint32_t *order = xrealloc(NULL, (n + 1) * sizeof *order);
+  if (!g->is_explicit) {
+    for (size_t v = 0; v < n; v++)
+      order[v] = (uint32_t)v;
+    return order;
+  }
+  uint32_t *indeg = xrealloc(NULL, (n + 1) * sizeof *indeg);
+  uint32_t *start = xrealloc(NULL, (n + 2) * sizeof *start);
+  uint32_t *succ = xrealloc(NULL, (g->written.n + n + 1) * sizeof *succ);
+  memset(indeg, 0, (n + 1) * sizeof *indeg);
+  memset(start, 0, (n + 2) * sizeof *start);
+  for (size_t e = 0; e < g->written.n; e++)
+    start[g->written.v[e].from + 1]++, indeg[g->written.v[e].to]++;
+  for (size_t v = 0; v < n; v++)
+    if (g->nodes.v[v].scope >= 0)
+      start[g->nodes.v[v].scope + 1]++, indeg[v]++;
+  for (size_t v = 0; v < n; v++)
+    start[v + 1] += start[v];
+  uint32_t *fill = xrealloc(NULL, (n + 1) * sizeof *fill);
+  memcpy(fill, start, (n + 1) * sizeof *fill);
+  for (size_t e = 0; e < g->written.n; e++)
+    succ[fill[g->written.v[e].from]++] = g->written.v[e].to;
+  for (size_t v = 0; v < n; v++)
+    if (g->nodes.v[v].scope >= 0)
+      succ[fill[g->nodes.v[v].scope]++] = (uint32_t)v;
+  for (size_t v = 0; v < n; v++)
+    if (!indeg[v])
+      order[k++] = (uint32_t)v;
+  for (size_t i = 0; i < k; i++)
+    for (uint32_t j = start[order[i]]; j < start[order[i] + 1]; j++)
+      if (!--indeg[succ[j]])
+        order[k++] = succ[j];
+  for (size_t v = 0; v < n; v++) /* on a cycle: last, in written order */
+    if (indeg[v])
+      order[k++] = (uint32_t)v;
+  free(fill);
+  free(succ);
+  free(start);
+  free(indeg);
+  return order;
+}
+
+/* Each node's reads of an owned device buffer (through `in` parameters,
+ * copies and conditions), in an order the nodes run in, against the bytes
+ * that nodes before it wrote.  A node reads before it writes. */
+static void warn_uninitialized(Diag *d, const Graph *g) {
+  Written *written = xrealloc(NULL, (g->res.n + 1) * sizeof *written);
+  memset(written, 0, (g->res.n + 1) * sizeof *written);
+  uint32_t *order = run_order(g);
+  for (size_t i = 0; i < g->nodes.n; i++) {
+    const Node *n = &g->nodes.v[order[i]];
+    for (int pass = 0; pass < 2; pass++) {
+      bool reads = pass == 0;
+      switch (n->kind) {
+      case NK_KERNEL:
+      case NK_CAPTURE:
+        /* An inout parameter may be written before it is read (a
+         * workspace), as C compilers take a pointer that is not const:
+         * only `in` reads. */
+        for (int j = 0; j < n->nargs; j++) {
+          Mode m = n->kernel->params[j].mode;
+          if (reads && m == MODE_IN)
+            read_before_write(d, g, written, n, &n->args[j]);
+          if (!reads && (m & MODE_OUT))
+            write_before_read(g, written, &n->args[j]);
+        }
+        break;
+      case NK_COPY:
+      case NK_COLLECTIVE: /* in place, args[1] is args[0]: read, then written */
+        if (reads)
+          read_before_write(d, g, written, n, &n->args[1]);
+        else
+          write_before_read(g, written, &n->args[0]);
+        break;
+      case NK_FILL:
+        if (!reads)
+          write_before_read(g, written, &n->args[0]);
+        break;
+      case NK_WHILE:
+      case NK_IF:
+        if (reads)
+          cond_reads(d, g, written, n, n->cond);
+        break;
+      case NK_SWITCH: break; /* its selector is a scalar */
+      }
+    }
+  }
+  free(order);
+  free(written);
+}
+
+/* A kernel node whose block is not a whole number of warps. */
+static void warn_block_size(Diag *d, const Graph *g) {
+  for (size_t v = 0; v < g->nodes.n; v++) {
+    const Node *n = &g->nodes.v[v];
+    int64_t threads = n->block[0] * n->block[1] * n->block[2];
+    if (n->kind == NK_KERNEL && threads % 32)
+      warn_at(d, W_BLOCK_SIZE, n->block_pos,
+              "a block of %lld thread%s is not a multiple of the warp size, 32: its last warp "
+              "runs %lld of its 32 lanes",
+              (long long)threads, plural(threads), (long long)(threads % 32));
+  }
+}
+
+/* A buffer or scalar no node, condition or switch reaches. */
+static void warn_unused(Diag *d, const Graph *g) {
+  bool *used = xrealloc(NULL, g->res.n + 1);
+  memset(used, 0, g->res.n + 1);
+  for (size_t v = 0; v < g->nodes.n; v++)
+    for (int k = 0; k < g->nodes.v[v].nacc; k++)
+      used[g->nodes.v[v].acc[k].res] = true;
+  for (size_t r = 0; r < g->res.n; r++)
+    if (!used[r])
+      warn_at(d, W_UNUSED, g->res.v[r].pos, "%s '%s' is never used",
+              g->res.v[r].kind == RES_SCALAR ? "scalar" : "buffer", g->res.v[r].name->name);
+  free(used);
+}
+
+void warn_program(Compiler *c, const Program *p) {
+  for (size_t i = 0; i < p->graphs.n; i++) {
+    warn_unused(c->diag, p->graphs.v[i]);
+    warn_uninitialized(c->diag, p->graphs.v[i]);
+    warn_block_size(c->diag, p->graphs.v[i]);
   }
 }
 

@@ -26,8 +26,11 @@ struct Diag {
   bool color;
   bool json;
   VEC(char) pending; /* json: the diagnostic whose notes may still come */
+  VEC(char) fixes;   /* json: its fixes */
   bool stopped;
   bool dropping; /* the last error was not printed: drop its notes too */
+  bool warning_off[W_COUNT]; /* -Wno-NAME */
+  bool werror;               /* -Werror */
 };
 
 Diag *diag_new(void) {
@@ -47,6 +50,7 @@ void diag_free(Diag *d) {
   diag_flush(d);
   vec_free(&d->sources);
   vec_free(&d->pending);
+  vec_free(&d->fixes);
   map_free(&d->seen);
   arena_free(d->arena);
   free(d);
@@ -172,35 +176,98 @@ static int token_end(Diag *d, Pos p) {
   return p.col + (int)(q - c);
 }
 
-static void put_position(Diag *d, Pos p) {
-  char buf[160];
+Span span_at(Pos p) { return (Span){.at = p, .lo_line = p.line, .lo_col = p.col}; }
+
+/* The columns a span underlines on its caret's line, [*lo, *hi): a span
+ * of a token (hi_line 0) is the token; one that begins or ends on another
+ * line runs to that side's end of this one. */
+static void span_columns(Diag *d, Span s, int *lo, int *hi) {
+  const Source *src = &d->sources.v[s.at.file];
+  const char *line = line_start(src, s.at.line);
+  int len = (int)(line_end(line, src->text + src->len) - line);
+  int at = s.at.col;
+  if (!s.hi_line) {
+    *lo = at, *hi = token_end(d, s.at);
+  } else {
+    *lo = s.lo_line < s.at.line ? 1 : s.lo_line > s.at.line ? at : s.lo_col;
+    *hi = s.hi_line > s.at.line ? len + 1 : s.hi_line < s.at.line ? at + 1 : s.hi_col;
+    /* Trailing blanks of a line are not the expression's. */
+    while (*hi > *lo + 1 && *hi - 2 < len && (line[*hi - 2] == ' ' || line[*hi - 2] == '\t'))
+      (*hi)--;
+  }
+  if (*lo > at)
+    *lo = at;
+  if (*hi <= at)
+    *hi = at + 1;
+  if (*hi > len + 2)
+    *hi = len + 2;
+}
+
+static void put_location(Diag *d, const char *key, int line, int col) {
+  char buf[96];
+  snprintf(buf, sizeof buf, ",\"%s\":{\"line\":%d,\"column\":%d}", key, line, col);
+  put_str(d, buf);
+}
+
+/* "file", "line" and "column" (the caret), "start" and "end" (the span). */
+static void put_position(Diag *d, Span s) {
+  char buf[96];
+  Pos p = s.at;
   if (p.file < 0) {
-    put_str(d, "\"file\":null,\"line\":0,\"column\":0,\"end\":null");
+    put_str(d, "\"file\":null,\"line\":0,\"column\":0,\"start\":null,\"end\":null");
     return;
   }
+  int lo, hi;
+  span_columns(d, s, &lo, &hi);
   put_str(d, "\"file\":");
   put_json_string(d, d->sources.v[p.file].path);
-  snprintf(buf, sizeof buf, ",\"line\":%d,\"column\":%d,\"end\":{\"line\":%d,\"column\":%d}",
-           p.line, p.col, p.line, token_end(d, p));
+  snprintf(buf, sizeof buf, ",\"line\":%d,\"column\":%d", p.line, p.col);
   put_str(d, buf);
+  put_location(d, "start", p.line, lo);
+  put_location(d, "end", p.line, hi);
+}
+
+/* A fix's range exactly: an insertion starts where it ends. */
+static void put_fix_range(Diag *d, Span s) {
+  char buf[96];
+  int hi_line = s.hi_line, hi_col = s.hi_col;
+  if (!hi_line)
+    hi_line = s.at.line, hi_col = token_end(d, s.at);
+  put_str(d, "\"file\":");
+  put_json_string(d, d->sources.v[s.at.file].path);
+  snprintf(buf, sizeof buf, ",\"line\":%d,\"column\":%d", s.lo_line, s.lo_col);
+  put_str(d, buf);
+  put_location(d, "start", s.lo_line, s.lo_col);
+  put_location(d, "end", hi_line, hi_col);
 }
 
 void diag_flush(Diag *d) {
   if (!d->pending.n)
     return;
+  put_str(d, "],\"fixes\":[");
+  put(d, d->fixes.v, d->fixes.n);
   put_str(d, "]}\n");
   fwrite(d->pending.v, 1, d->pending.n, d->out);
   d->pending.n = 0;
+  d->fixes.n = 0;
 }
 
-static void report_json(Diag *d, Pos p, const char *severity, const char *msg) {
+static void report_json(Diag *d, Span s, const char *severity, const char *code, const char *option,
+                        const char *msg) {
   if (strcmp(severity, "note")) {
     diag_flush(d);
     put_str(d, "{");
-    put_position(d, p);
+    put_position(d, s);
     put_str(d, ",\"severity\":\"");
     put_str(d, severity);
-    put_str(d, "\",\"message\":");
+    put_str(d, "\",\"code\":\"");
+    put_str(d, code);
+    put_str(d, "\"");
+    if (option) {
+      put_str(d, ",\"option\":");
+      put_json_string(d, option);
+    }
+    put_str(d, ",\"message\":");
     put_json_string(d, msg);
     put_str(d, ",\"notes\":[");
     return;
@@ -210,7 +277,7 @@ static void report_json(Diag *d, Pos p, const char *severity, const char *msg) {
   if (d->pending.v[d->pending.n - 1] != '[')
     put_str(d, ",");
   put_str(d, "{");
-  put_position(d, p);
+  put_position(d, s);
   put_str(d, ",\"message\":");
   put_json_string(d, msg);
   put_str(d, "}");
@@ -226,7 +293,6 @@ int source_add(Diag *d, const char *path, const char *text, size_t len) {
   vec_push(&d->sources, s);
   return (int)d->sources.n - 1;
 }
-
 int source_load(Diag *d, const char *path, Pos at) {
   FILE *f = fopen(path, "rb");
   struct stat st;
@@ -285,27 +351,72 @@ static const char *col(const Diag *d, int which) {
   return d->color ? colors[which] : "";
 }
 
-static void print_line(Diag *d, Pos p) {
-  const Source *s = &d->sources.v[p.file];
-  const char *line = line_start(s, p.line);
-  const char *eol = line_end(line, s->text + s->len);
+/* Spaces up to column `to` of a line, its tabs kept, so that what follows
+ * lines up under the same columns. */
+static void indent_to(Diag *d, const char *line, const char *eol, int to) {
+  fputs("    ", d->out);
+  for (int i = 1; i < to; i++)
+    fputc(line + i - 1 < eol && line[i - 1] == '\t' ? '\t' : ' ', d->out);
+}
+
+/* The source line and, under it, the span: ^ at the caret, ~ elsewhere. */
+static void print_line(Diag *d, Span s) {
+  const Source *src = &d->sources.v[s.at.file];
+  const char *line = line_start(src, s.at.line);
+  const char *eol = line_end(line, src->text + src->len);
   fputs("    ", d->out);
   for (const char *c = line; c < eol; c++)
     fputc(*c ? *c : ' ', d->out);
-  fputs("\n    ", d->out);
-  /* Keep tabs so the caret lines up under the same columns. */
-  for (int i = 1; i < p.col && line + i - 1 < eol; i++)
-    fputc(line[i - 1] == '\t' ? '\t' : ' ', d->out);
-  fprintf(d->out, "%s^%s\n", col(d, C_CARET), col(d, C_RESET));
+  fputc('\n', d->out);
+  int lo, hi;
+  span_columns(d, s, &lo, &hi);
+  indent_to(d, line, eol, lo);
+  fputs(col(d, C_CARET), d->out);
+  for (int c = lo; c < hi; c++)
+    fputc(c == s.at.col ? '^' : '~', d->out);
+  fprintf(d->out, "%s\n", col(d, C_RESET));
 }
 
-static void report(Diag *d, Pos p, int severity, const char *fmt, va_list ap) {
+static const char *const warning_names[W_COUNT] = {
+    [W_UNINITIALIZED] = "uninitialized", [W_UNUSED] = "unused",
+    [W_BLOCK_SIZE] = "block-size",       [W_UNUSED_DEFINE] = "unused-define",
+    [W_SEARCH_BUDGET] = "search-budget",
+};
+
+const char *warning_name(Warning w) { return warning_names[w]; }
+
+bool warning_named(const char *name, Warning *w) {
+  for (int i = 0; i < W_COUNT; i++)
+    if (!strcmp(name, warning_names[i])) {
+      *w = (Warning)i;
+      return true;
+    }
+  return false;
+}
+
+void diag_enable_warning(Diag *d, Warning w, bool on) { d->warning_off[w] = !on; }
+void diag_set_werror(Diag *d, bool on) { d->werror = on; }
+
+#define TOO_MANY "too many errors; stopping"
+
+/* warning: a Warning, or -1 for errors and notes. */
+static void report(Diag *d, Span s, int severity, int warning, const char *fmt, va_list ap) {
   static const char *const names[] = {[C_ERROR] = "error",
                                       [C_WARNING] = "warning",
                                       [C_NOTE] = "note"};
-  char msg[2048];
+  char msg[2048], option[64] = "";
   vsnprintf(msg, sizeof msg, fmt, ap);
+  Pos p = s.at;
 
+  if (warning >= 0) {
+    if (d->warning_off[warning]) {
+      d->dropping = true; /* and its notes */
+      return;
+    }
+    snprintf(option, sizeof option, "-W%s%s", d->werror ? "error=" : "", warning_names[warning]);
+    if (d->werror)
+      severity = C_ERROR;
+  }
   if (severity == C_NOTE && d->dropping)
     return;
   if (severity == C_ERROR) {
@@ -322,18 +433,26 @@ static void report(Diag *d, Pos p, int severity, const char *fmt, va_list ap) {
       d->stopped = true;
       d->dropping = true;
       if (d->json)
-        report_json(d, (Pos){.file = -1}, "error", "too many errors; stopping");
+        report_json(d, span_at((Pos){.file = -1}), "error", error_code(TOO_MANY), NULL, TOO_MANY);
       else
-        fprintf(d->out, "cgc: %serror:%s too many errors; stopping\n", col(d, C_ERROR),
-                col(d, C_RESET));
+        fprintf(d->out, "cgc: %serror:%s " TOO_MANY "\n", col(d, C_ERROR), col(d, C_RESET));
       return;
     }
     d->errors++;
   }
-  if (severity == C_WARNING)
-    d->dropping = false;
+  if (severity == C_WARNING) {
+    /* Once at a place, as errors are: a loop's iterations repeat it. */
+    char *key = arena_printf(d->arena, "%d:%d:%d:%s", p.file, p.line, p.col, msg);
+    d->dropping = map_get(&d->seen, key) != NULL;
+    if (d->dropping)
+      return;
+    map_put(&d->seen, key, key);
+  }
   if (d->json) {
-    report_json(d, p, names[severity], msg);
+    const char *code = warning >= 0          ? warning_code((Warning)warning)
+                       : severity == C_ERROR ? error_code(fmt)
+                                             : NULL;
+    report_json(d, s, names[severity], code, *option ? option : NULL, msg);
     return;
   }
   /* A line break or escape sequence in a file name or message must not
@@ -347,20 +466,82 @@ static void report(Diag *d, Pos p, int severity, const char *fmt, va_list ap) {
   }
   fprintf(d->out, "%s%s:%s ", col(d, severity), names[severity], col(d, C_RESET));
   fput_escaped(d->out, msg);
+  if (*option)
+    fprintf(d->out, " [%s]", option);
   fputc('\n', d->out);
   if (p.file >= 0)
-    print_line(d, p);
+    print_line(d, s);
 }
 
-#define REPORT(sev)                                                            \
-  va_list ap;                                                                  \
-  va_start(ap, fmt);                                                           \
-  report(d, p, sev, fmt, ap);                                                  \
+#define REPORT(sev, warning, span)                                                                 \
+  va_list ap;                                                                                      \
+  va_start(ap, fmt);                                                                               \
+  report(d, span, sev, warning, fmt, ap);                                                          \
   va_end(ap)
 
-void error_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_ERROR); }
-void warning_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_WARNING); }
-void note_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_NOTE); }
+void error_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_ERROR, -1, span_at(p)); }
+void error_span(Diag *d, Span s, const char *fmt, ...) { REPORT(C_ERROR, -1, s); }
+void verror_at(Diag *d, Span s, const char *fmt, va_list ap) { report(d, s, C_ERROR, -1, fmt, ap); }
+void note_at(Diag *d, Pos p, const char *fmt, ...) { REPORT(C_NOTE, -1, span_at(p)); }
+void warn_at(Diag *d, Warning w, Pos p, const char *fmt, ...) {
+  REPORT(C_WARNING, (int)w, span_at(p));
+}
+void warn_span(Diag *d, Warning w, Span s, const char *fmt, ...) { REPORT(C_WARNING, (int)w, s); }
+
+/* Writes a JSON fix into d->fixes: put() writes to pending, so the fix is
+ * built there at its end and moved. */
+static void move_to_fixes(Diag *d, size_t from) {
+  if (d->fixes.n)
+    vec_push(&d->fixes, ',');
+  for (size_t i = from; i < d->pending.n; i++)
+    vec_push(&d->fixes, d->pending.v[i]);
+  d->pending.n = from;
+}
+
+void diag_fix(Diag *d, Span s, const char *text) {
+  if (d->dropping || d->stopped || s.at.file < 0)
+    return;
+  if (d->json) {
+    if (!d->pending.n)
+      return;
+    size_t from = d->pending.n;
+    put_str(d, "{");
+    put_fix_range(d, s);
+    put_str(d, ",\"text\":");
+    put_json_string(d, text);
+    put_str(d, "}");
+    move_to_fixes(d, from);
+    return;
+  }
+  /* Under the caret line, where the text goes. */
+  const Source *src = &d->sources.v[s.at.file];
+  const char *line = line_start(src, s.at.line);
+  int lo, hi;
+  span_columns(d, s, &lo, &hi);
+  indent_to(d, line, line_end(line, src->text + src->len), lo);
+  fputs(col(d, C_CARET), d->out);
+  fput_escaped(d->out, text);
+  fprintf(d->out, "%s\n", col(d, C_RESET));
+}
+
+void diag_fix_edge(Diag *d, const char *from, const char *to, Span at, const char *text) {
+  if (d->dropping || d->stopped || !d->json || !d->pending.n)
+    return;
+  size_t start = d->pending.n;
+  put_str(d, "{\"edge\":{\"from\":");
+  put_json_string(d, from);
+  put_str(d, ",\"to\":");
+  put_json_string(d, to);
+  put_str(d, "}");
+  if (at.at.file >= 0) {
+    put_str(d, ",");
+    put_fix_range(d, at);
+    put_str(d, ",\"text\":");
+    put_json_string(d, text);
+  }
+  put_str(d, "}");
+  move_to_fixes(d, start);
+}
 
 /* ---- outputs ----
  *
@@ -658,6 +839,31 @@ static int write_all(int fd, const char *s, size_t n) {
   return 0;
 }
 
+/* Whether the temporary holds exactly the bytes of the file it would
+ * replace: then the file is left as it is, time stamp and all, so that a
+ * build tool sees no change (an edited comment rebuilds nothing that
+ * includes the header).  Anything unreadable counts as different. */
+static bool same_content(const char *tmp, const char *target) {
+  int a = open(tmp, O_RDONLY | O_CLOEXEC), b = open(target, O_RDONLY | O_CLOEXEC);
+  struct stat sa, sb;
+  bool same = a >= 0 && b >= 0 && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && S_ISREG(sb.st_mode) &&
+              sa.st_size == sb.st_size;
+  static char ba[65536], bb[65536];
+  while (same) {
+    ssize_t na = read(a, ba, sizeof ba), nb = na > 0 ? read(b, bb, (size_t)na) : 0;
+    if (na <= 0) {
+      same = na == 0;
+      break;
+    }
+    same = nb == na && !memcmp(ba, bb, (size_t)na);
+  }
+  if (a >= 0)
+    close(a);
+  if (b >= 0)
+    close(b);
+  return same;
+}
+
 /* All or nothing: every output is complete (all its bytes written and
  * closed) before the first is put in place.  Devices are written next,
  * then the temporaries renamed, the first added last; only a rename
@@ -688,7 +894,9 @@ bool outputs_commit(Outputs *os) {
   }
   for (i = n; i-- > 0;)
     if (v[i]->tmp) {
-      if (rename(v[i]->tmp, v[i]->target) != 0) {
+      if (same_content(v[i]->tmp, v[i]->target)) {
+        unlink(v[i]->tmp);
+      } else if (rename(v[i]->tmp, v[i]->target) != 0) {
         err = errno;
         break;
       }

@@ -1,7 +1,7 @@
 /* fuzz_cgc.c: libFuzzer over the whole pipeline in memory: the text is
- * scanned, parsed, checked, ordered and emitted as C and DOT, and, when it
- * parses, formatted twice (the second time must change nothing).  The same
- * bytes are read as a module too (PTX, cubin, fatbin), as `from` reads one.
+ * scanned, parsed, checked, ordered, warned about and emitted as C and DOT, and,
+ * when it parses, formatted twice (the second time must change nothing).  The
+ * same bytes are read as a module too (PTX, cubin, fatbin), as `from` reads one.
  *   clang -fsanitize=fuzzer,address,undefined (fuzz/CMakeLists.txt) */
 #include "cgc.h"
 #include "parse_actions.h"
@@ -24,7 +24,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
     order_graph(&c, p->graphs.v[i]);
   if (!diag_errors(c.diag))
-    emit_dot(sink, p);
+    warn_program(&c, p);
+  if (!diag_errors(c.diag)) {
+    emit_dot(sink, p, false);
+    emit_dot(sink, p, true);
+  }
   if (!diag_errors(c.diag))
     emit_c(sink, sink, &c, p, "fuzz.cgraph", "fuzz_graph.h");
   program_free(p);

@@ -75,6 +75,7 @@ static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg
 %type <item> item kernel graph
 %type <param> param
 %type <mode> mode
+%type <type> type
 %type <flag> pointer pdl explicit arrow
 %type <bkind> buffer_kind
 %type <lkey> launch_key
@@ -103,8 +104,8 @@ program
   ;
 
 item
-  : INCLUDE STRING ';'            { $$ = item_include(ps, @1, $2); }
-  | CONST IDENT '=' expr ';'      { $$ = item_const(ps, @1, $2, @2, $4); }
+  : INCLUDE STRING semi           { $$ = item_include(ps, @1, $2); }
+  | CONST IDENT '=' expr semi     { $$ = item_const(ps, @1, $2, @2, $4); }
   | kernel
   | graph
   | error ';'                     { $$ = NULL; yyerrok; }
@@ -112,11 +113,11 @@ item
   ;
 
 kernel
-  : pdl KERNEL IDENT '(' params ')' sources ';'
+  : pdl KERNEL IDENT '(' params ')' sources semi
                                   { $$ = item_kernel(ps, $1 ? @1 : @2, $1, false, $3, @3, $5, $7); }
-  | pdl KERNEL IDENT '=' IDENT TEMPLATE_ARGS '(' params ')' sources ';'
+  | pdl KERNEL IDENT '=' IDENT TEMPLATE_ARGS '(' params ')' sources semi
                                   { $$ = item_template(ps, $1 ? @1 : @2, $1, $3, @3, $5, @5, $6, $8, $10); }
-  | CAPTURE IDENT '(' params ')' sources ';'
+  | CAPTURE IDENT '(' params ')' sources semi
                                   { $$ = item_kernel(ps, @1, false, true, $2, @2, $4, $6); }
   ;
 
@@ -142,7 +143,7 @@ params1
   ;
 
 param
-  : mode IDENT ':' TYPE pointer   { $$ = param_new(ps, @2, $1, $2, $4, $5); }
+  : mode IDENT ':' type pointer   { $$ = param_new(ps, @2, $1, $2, $4, $5); }
   ;
 
 mode
@@ -150,6 +151,13 @@ mode
   | IN                            { $$ = MODE_IN; }
   | OUT                           { $$ = MODE_OUT; }
   | INOUT                         { $$ = MODE_INOUT; }
+  ;
+
+/* A name that is no type (float) is reported with the type meant, which
+ * the declaration then has; with none close, the declaration is dropped. */
+type
+  : TYPE
+  | IDENT                         { if (!type_meant(ps, @1, $1, &$$)) YYERROR; }
   ;
 
 pointer
@@ -176,15 +184,15 @@ stmts
   ;
 
 stmt
-  : CONST IDENT '=' expr ';'      { $$ = stmt_const(ps, @1, $2, @2, $4); }
-  | SCALAR IDENT ':' TYPE init ';'
+  : CONST IDENT '=' expr semi     { $$ = stmt_const(ps, @1, $2, @2, $4); }
+  | SCALAR IDENT ':' type init semi
                                   { $$ = stmt_scalar(ps, @1, $2, @2, $4, $5); }
-  | buffer_kind BUFFER IDENT ':' TYPE '[' exprs1 ']' init ';'
+  | buffer_kind BUFFER IDENT ':' type '[' exprs1 ']' init semi
                                   { $$ = stmt_buffer(ps, $1 == BUF_DEVICE ? @2 : @1, $1, $3, @3, $5, $7, $9); }
-  | NODE IDENT '=' call launches ';'
+  | NODE IDENT '=' call launches semi
                                   { $$ = stmt_node(ps, @1, $2, @2, $4, $5); }
-  | call launches ';'             { $$ = stmt_node(ps, @1, NULL, @1, $1, $2); }
-  | chain ';'                     { $$ = stmt_edge(ps, $1); }
+  | call launches semi            { $$ = stmt_node(ps, @1, NULL, @1, $1, $2); }
+  | chain semi                    { $$ = stmt_edge(ps, $1); }
   | FOR IDENT IN expr DOTDOT expr '{' stmts '}'
                                   { $$ = stmt_for(ps, @1, $2, @2, $4, $6, $8); }
   | WHILE cond max_opt '{' stmts '}'
@@ -199,6 +207,14 @@ stmt
   | NODE IDENT '=' SWITCH expr '{' cases '}'
                                   { $$ = stmt_named(stmt_switch(ps, @4, $5, $7), $2, @2); }
   | error ';'                     { $$ = NULL; yyerrok; }
+  ;
+
+/* A statement's end.  Missing at the end of a line, it is reported there
+ * (yyreport_syntax_error) and the statement is kept, as if the ';' were
+ * there: the next statement is parsed, and its errors reported, as usual. */
+semi
+  : ';'
+  | error                         { if (semicolon_inserted(ps)) yyerrok; }
   ;
 
 max_opt
@@ -330,8 +346,9 @@ static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg
     return;
   /* Bison's own stack limit: only input nested beyond reason reaches it. */
   if (!strcmp(msg, "memory exhausted"))
-    msg = "input nested too deeply";
-  error_at(ps->c->diag, *loc, "%s", msg);
+    error_at(ps->c->diag, *loc, "input nested too deeply");
+  else
+    error_at(ps->c->diag, *loc, "%s", msg);
   ps->stop = true;
 }
 
@@ -349,35 +366,119 @@ static const char *token_text(yysymbol_kind_t k) {
   return name;
 }
 
+/* The token scanned `back` tokens before the newest (0: the lookahead),
+ * or NULL. */
+static const struct ScannedToken *scanned(const ParseState *ps, unsigned back) {
+  return ps->ntokens > back ? &ps->tokens[(ps->ntokens - 1 - back) % 4] : NULL;
+}
+
+/* A keyword's text from its symbol's name ("'kernel'"), or NULL. */
+static const char *keyword_text(yysymbol_kind_t k, char *buf, size_t size) {
+  const char *t = token_text(k);
+  size_t n = strlen(t);
+  if (n < 3 || t[0] != '\'' || t[n - 1] != '\'' || n - 2 >= size)
+    return NULL;
+  for (size_t i = 1; i + 1 < n; i++)
+    if (!(t[i] >= 'a' && t[i] <= 'z'))
+      return NULL;
+  memcpy(buf, t + 1, n - 2);
+  buf[n - 2] = 0;
+  return buf;
+}
+
+/* The keyword among `kinds` closest to `word`, into buf, or NULL. */
+static const char *keyword_meant(const char *word, const yysymbol_kind_t *kinds, int n,
+                                 char (*buf)[16]) {
+  Suggest sg;
+  suggest_init(&sg, word);
+  for (int i = 0; i < n; i++)
+    suggest_try(&sg, keyword_text(kinds[i], buf[i], sizeof buf[i]));
+  return suggest_best(&sg);
+}
+
+/* Whether t may begin a statement or a parameter: after these tokens, at
+ * the start, or first on its line. */
+static bool starts_here(const struct ScannedToken *before, const struct ScannedToken *t) {
+  return !before || before->kind == ';' || before->kind == '{' || before->kind == '}' ||
+         before->kind == '(' || before->kind == ',' || before->end_line < t->at.line;
+}
+
+static Span token_span(const struct ScannedToken *t) {
+  return (Span){.at = t->at, .lo_line = t->at.line, .lo_col = t->at.col, .hi_line = t->end_line,
+                .hi_col = t->end_col};
+}
+
 static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseState *ps) {
   (void)scanner;
   if (ps->stop)
     return 0;
+  Diag *d = ps->c->diag;
   Pos at = *yypcontext_location(ctx);
   /* The scanner already reported what went wrong on this line. */
   if (at.line == ps->lex_error_line)
     return 0;
   yysymbol_kind_t tok = yypcontext_token(ctx);
+  yysymbol_kind_t expected[YYNTOKENS];
+  int n = yypcontext_expected_tokens(ctx, expected, YYNTOKENS);
+  const struct ScannedToken *look = scanned(ps, 0), *prev = scanned(ps, 1);
+  bool semicolon = false;
+  for (int i = 0; i < n; i++)
+    semicolon |= !strcmp(token_text(expected[i]), "';'");
+  /* A kernel's declaration ends where `from` or `symbol` could go on:
+   * the missing ';' is what to say. */
+  for (int i = 0, m = n; semicolon && i < m; i++)
+    if (expected[i] == YYSYMBOL_FROM || expected[i] == YYSYMBOL_SYMBOL) {
+      memmove(&expected[i], &expected[i + 1], (size_t)(m - i - 1) * sizeof *expected);
+      i--, m--, n--;
+    }
+  /* A ';' missing at the end of a line: said there, not at the next
+   * token, and inserted (the parser goes on as if it were there). */
+  if (semicolon && prev && look && (tok == YYSYMBOL_YYEOF || look->at.line > prev->end_line)) {
+    if (prev->end_line == ps->lex_error_line)
+      return 0; /* what the scanner reported there is the mistake */
+    Pos end = {.file = prev->at.file, .line = prev->end_line, .col = prev->end_col};
+    Span sp = {.at = end, .lo_line = end.line, .lo_col = end.col, .hi_line = end.line,
+               .hi_col = end.col};
+    error_span(d, sp, "expected ';' at the end of the statement");
+    diag_fix(d, sp, ";");
+    ps->semicolon_inserted = true;
+    return 0;
+  }
+  if (tok == YYSYMBOL_IDENT && look) {
+    /* A misspelt keyword where keywords are expected. */
+    char buf[YYNTOKENS][16];
+    const char *meant = keyword_meant(ps->last, expected, n, buf);
+    if (meant) {
+      error_at(d, at, "'%s' is not a keyword; did you mean '%s'?", ps->last, meant);
+      diag_fix(d, token_span(look), meant);
+      return 0;
+    }
+  }
+  /* An identifier that begins a statement and the token after it makes no
+   * sense: a misspelt keyword (bufer x: f32[4];). */
+  const struct ScannedToken *before = scanned(ps, 2);
+  if (prev && prev->kind == IDENT && starts_here(before, prev) &&
+      (prev->at.line < at.line || (prev->at.line == at.line && prev->at.col < at.col))) {
+    yysymbol_kind_t all[YYNTOKENS];
+    int nall = 0;
+    for (int k = 0; k < YYNTOKENS; k++)
+      all[nall++] = (yysymbol_kind_t)k;
+    char buf[YYNTOKENS][16];
+    const char *meant = keyword_meant(prev->text, all, nall, buf);
+    if (meant) {
+      error_at(d, prev->at, "'%s' is not a keyword; did you mean '%s'?", prev->text, meant);
+      diag_fix(d, token_span(prev), meant);
+      return 0;
+    }
+  }
   char unexpected[128];
   if (tok == YYSYMBOL_IDENT || tok == YYSYMBOL_INT || tok == YYSYMBOL_FLOAT ||
       tok == YYSYMBOL_TYPE)
     snprintf(unexpected, sizeof unexpected, "%s '%s'", token_text(tok), ps->last);
   else
     snprintf(unexpected, sizeof unexpected, "%s", token_text(tok));
-  yysymbol_kind_t expected[5];
-  int n = yypcontext_expected_tokens(ctx, expected, 5);
-  /* A kernel's declaration ends where `from` or `symbol` could go on:
-   * the missing ';' is what to say. */
-  bool semicolon = false;
-  for (int i = 0; i < n; i++)
-    semicolon |= !strcmp(yysymbol_name(expected[i]), "';'");
-  for (int i = 0, m = n; semicolon && i < m; i++)
-    if (expected[i] == YYSYMBOL_FROM || expected[i] == YYSYMBOL_SYMBOL) {
-      memmove(&expected[i], &expected[i + 1], (size_t)(m - i - 1) * sizeof *expected);
-      i--, m--, n--;
-    }
   if (n <= 0 || n > 4) {
-    error_at(ps->c->diag, at, "unexpected %s", unexpected);
+    error_at(d, at, "unexpected %s", unexpected);
     return 0;
   }
   char list[256] = "";
@@ -386,6 +487,6 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
     snprintf(list + len, sizeof list - len, "%s%s",
              i == 0 ? "" : i == n - 1 ? " or " : ", ", token_text(expected[i]));
   }
-  error_at(ps->c->diag, at, "expected %s before %s", list, unexpected);
+  error_at(d, at, "expected %s before %s", list, unexpected);
   return 0;
 }

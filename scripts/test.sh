@@ -5,7 +5,7 @@
 # failure, sanitizer report, fuzzer finding or valgrind report fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+bash scripts/deps.sh test
 jobs=$(nproc 2> /dev/null || echo 2)
 
 echo "== build and test"

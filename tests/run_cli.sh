@@ -51,6 +51,110 @@ check "-D without NAME=VALUE is a usage error" [ "$status" = 2 ]
 run -D N=abc --check "$tmp/ok.cgraph"
 check "-D with a non-integer is a usage error" [ "$status" = 2 ]
 
+# Warning options: an unknown name is a usage error; the last of -WNAME
+# and -Wno-NAME counts.
+printf 'kernel k(inout x: f32*);\ngraph g {\n    buffer x: f32[32] = 0;\n    buffer spare: f32[4];\n    node a = k(x) grid(1) block(32);\n}\n' > "$tmp/warn.cgraph"
+run -Wno-such-warning --check "$tmp/warn.cgraph"
+check "an unknown -Wno- is a usage error" [ "$status" = 2 ]
+check "and names the warnings" grep -q "unknown warning 'such-warning' (the warnings are uninitialized" "$tmp/err"
+run -Wfrobnicate --check "$tmp/warn.cgraph"
+check "an unknown -W is a usage error" [ "$status" = 2 ]
+run -Wno-unused -Wunused --check "$tmp/warn.cgraph"
+check "-Wunused after -Wno-unused warns again" grep -q "buffer 'spare' is never used \[-Wunused\]" "$tmp/err"
+check "a warning alone exits 0" [ "$status" = 0 ]
+run -Wunused -Wno-unused --check "$tmp/warn.cgraph"
+check "-Wno-unused after -Wunused silences it" [ ! -s "$tmp/err" ]
+run -Werror -o "$tmp/warn_graph.c" "$tmp/warn.cgraph"
+check "-Werror: exit 1" [ "$status" = 1 ]
+check "-Werror: nothing written" [ ! -e "$tmp/warn_graph.c" ] && [ ! -e "$tmp/warn_graph.h" ]
+run -o "$tmp/warn_graph.c" "$tmp/warn.cgraph"
+check "without -Werror the C is written" [ -f "$tmp/warn_graph.c" ]
+rm -f "$tmp/warn_graph.c" "$tmp/warn_graph.h"
+
+# -h is --help, for cgc and cgc fmt.
+run -h
+check "-h exits 0" [ "$status" = 0 ]
+check "-h prints the usage" grep -q '^usage: cgc \[options\] FILE.cgraph' "$tmp/out"
+run fmt -h
+check "fmt -h exits 0" [ "$status" = 0 ]
+check "fmt -h prints fmt's usage" grep -q '^usage: cgc fmt' "$tmp/out"
+
+# cgc fmt - reads standard input and writes the layout to standard output.
+printf 'const  N=1;\n' | "$cgc" fmt - > "$tmp/out" 2> "$tmp/err"
+check "fmt -: exit 0" [ "$?" = 0 ]
+check "fmt -: the layout on standard output" [ "$(cat "$tmp/out")" = "const N = 1;" ]
+check "fmt -: nothing on standard error" [ ! -s "$tmp/err" ]
+printf 'const N = 1;\n' | "$cgc" fmt - > "$tmp/out" 2> "$tmp/err"
+check "fmt - of a formatted text: exit 0, the text again" [ "$?" = 0 ] && [ "$(cat "$tmp/out")" = "const N = 1;" ]
+printf 'const  N=1;\n' | "$cgc" fmt --check - > "$tmp/out" 2> "$tmp/err"
+check "fmt --check - of an unformatted text: exit 1" [ "$?" = 1 ]
+check "fmt --check - names it <stdin>" [ "$(cat "$tmp/out")" = "<stdin>" ]
+printf 'const N = ;\n' | "$cgc" fmt - > "$tmp/out" 2> "$tmp/err"
+check "fmt - of a text that does not parse: exit 1" [ "$?" = 1 ]
+check "fmt - of a text that does not parse: nothing on standard output" [ ! -s "$tmp/out" ]
+check "fmt - of a text that does not parse: the error names <stdin>" grep -q '^<stdin>:1:11: error:' "$tmp/err"
+
+# Diagnostics on standard output.
+printf 'const Z = 1 / 0;\nconst Z = 2;\n' > "$tmp/two.cgraph"
+run --check --diagnostics-format=json --diagnostics-output=stdout "$tmp/two.cgraph"
+check "--diagnostics-output=stdout: exit 1" [ "$status" = 1 ]
+check "--diagnostics-output=stdout: two JSON lines on standard output" [ "$(wc -l < "$tmp/out")" = 2 ]
+check "--diagnostics-output=stdout: nothing on standard error" [ ! -s "$tmp/err" ]
+run --check --diagnostics-output=stdout "$tmp/two.cgraph"
+check "--diagnostics-output=stdout: text too" grep -q 'error: division by zero' "$tmp/out"
+run --emit=dot --diagnostics-output=stdout "$tmp/two.cgraph"
+check "--diagnostics-output=stdout with DOT on standard output: usage error" [ "$status" = 2 ]
+run --check --diagnostics-output=file "$tmp/two.cgraph"
+check "an unknown --diagnostics-output: usage error" [ "$status" = 2 ]
+
+# Codes and fixes as data.
+cat > "$tmp/fixes.cgraph" <<'G'
+kernel rmsnorm(inout x: f32*);
+explicit graph g {
+    buffer x: f32[32]
+    node p = rmsnrom(x) grid(1) block(32);
+}
+G
+cat > "$tmp/hazard.cgraph" <<'G'
+kernel rmsnorm(inout x: f32*);
+explicit graph h {
+    buffer x: f32[32] = 0;
+    node p = rmsnorm(x) grid(1) block(32);
+    node c = rmsnorm(x) grid(1) block(32);
+}
+G
+"$cgc" --check --diagnostics-format=json "$tmp/fixes.cgraph" 2> "$tmp/json"
+check "json: exit 1" [ "$?" = 1 ]
+"$cgc" --check --diagnostics-format=json "$tmp/hazard.cgraph" 2>> "$tmp/json"
+check "json: a hazard: exit 1" [ "$?" = 1 ]
+if command -v python3 > /dev/null; then
+  check "json: codes, and fixes as data (text, range, edge)" python3 - "$tmp/json" <<'PY'
+import json, sys
+semi, meant, hazard = [json.loads(l) for l in open(sys.argv[1])]
+assert semi["code"] == "E0135" and semi["message"] == "expected ';' at the end of the statement", semi
+assert semi["fixes"] == [{"file": semi["file"], "line": 3, "column": 22,
+                          "start": {"line": 3, "column": 22}, "end": {"line": 3, "column": 22},
+                          "text": ";"}], semi
+assert meant["code"] == "E0005" and meant["fixes"][0]["text"] == "rmsnorm", meant
+assert meant["fixes"][0]["start"] == {"line": 4, "column": 14}, meant
+assert meant["fixes"][0]["end"] == {"line": 4, "column": 21}, meant
+assert hazard["message"].startswith("hazard on 'x'"), hazard
+fix = hazard["fixes"][0]
+assert fix["edge"] == {"from": "p", "to": "c"}, fix
+assert fix["start"] == fix["end"] == {"line": 5, "column": 5} and fix["text"] == "p -> c;\n    ", fix
+PY
+fi
+
+# A C++ name for the C keeps the header's name: OUT.h, not OUT.cpp.h.
+for ext in cpp cc cxx; do
+  run -o "$tmp/cxx_graph.$ext" "$tmp/ok.cgraph"
+  check "-o OUT.$ext succeeds" [ "$status" = 0 ]
+  check "-o OUT.$ext writes OUT.h" [ -f "$tmp/cxx_graph.h" ]
+  check "-o OUT.$ext writes no OUT.$ext.h" [ ! -e "$tmp/cxx_graph.$ext.h" ]
+  check "OUT.$ext includes OUT.h" grep -q '^#include "cxx_graph.h"$' "$tmp/cxx_graph.$ext"
+  rm -f "$tmp/cxx_graph.$ext" "$tmp/cxx_graph.h"
+done
+
 run "$tmp/missing.cgraph" --check
 check "a missing input is an I/O error" [ "$status" = 2 ]
 check "a missing input is named" grep -q "cannot read '$tmp/missing.cgraph': No such file" "$tmp/err"
@@ -243,11 +347,14 @@ objs = [json.loads(l) for l in lines]
 assert len(objs) == 2, objs
 a, b = objs
 assert a["file"] == sys.argv[2] and a["line"] == 1 and a["column"] == 13, a
-assert a["end"] == {"line": 1, "column": 14} and a["severity"] == "error", a
-assert a["message"] == "division by zero" and a["notes"] == [], a
+# The caret at the operator, the span over the whole expression.
+assert a["start"] == {"line": 1, "column": 11}, a
+assert a["end"] == {"line": 1, "column": 16} and a["severity"] == "error", a
+assert a["message"] == "division by zero" and a["notes"] == [] and a["fixes"] == [], a
 assert b["line"] == 2 and b["column"] == 7 and b["message"] == "redefinition of 'Z'", b
 assert b["notes"] == [{"file": sys.argv[2], "line": 1, "column": 7,
-                       "end": {"line": 1, "column": 8}, "message": "'Z' was defined here"}], b
+                       "start": {"line": 1, "column": 7}, "end": {"line": 1, "column": 8},
+                       "message": "'Z' was defined here"}], b
 PY
 fi
 # A file name holds any bytes but NUL: in JSON, bytes that are not UTF-8

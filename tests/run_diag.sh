@@ -54,5 +54,18 @@ if [ -s "$tmp/valgrind.log" ]; then
   echo "FAIL: $name: valgrind reported errors"
   fail=1
 fi
+# The same diagnostics in JSON: each has a stable code (E0000 is none).
+# shellcheck disable=SC2086
+"$@" $args --diagnostics-format=json --check "$name.cgraph" > /dev/null 2> "$tmp/json"
+if ! grep -q . "$tmp/json" || grep -v '"code":"[EW][0-9][0-9][0-9][0-9]"' "$tmp/json" ||
+  grep '"code":"E0000"' "$tmp/json"; then
+  echo "FAIL: $name: a JSON diagnostic without its code"
+  fail=1
+fi
+if [ -s "$tmp/valgrind.log" ]; then
+  cat "$tmp/valgrind.log"
+  echo "FAIL: $name: valgrind reported errors in the JSON run"
+  fail=1
+fi
 [ "$fail" = 0 ] && echo "PASS: $name"
 exit "$fail"

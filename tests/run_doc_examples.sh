@@ -1,6 +1,7 @@
 #!/bin/sh
 # The examples of the documentation.  In each Markdown file, every block
-# fenced as ```cgraph is a whole program that `cgc --check` accepts, and
+# fenced as ```cgraph is a whole program that `cgc --check` accepts without
+# a warning, and
 # every ```cgraph-error block a program it refuses with exit status 1 and,
 # for each `// error: MESSAGE` line in the block, a diagnostic containing
 # MESSAGE.  ```cgraph-fragment blocks (parts of programs) are not checked.
@@ -46,8 +47,10 @@ for md in "$@"; do
   awk -v dir="$tmp" -v start="$n" -v labelled="$labelled" '
     BEGIN { b = start; inside = 0 }
     {
-      if (!inside && /^```/) {
-        info = substr($0, 4)
+      # A fence may be indented by up to three spaces (CommonMark).
+      if (!inside && /^ ? ? ?```/) {
+        info = $0
+        sub(/^ *```/, "", info)
         sub(/[ \t]+$/, "", info)
         inside = 1
         opened = NR
@@ -63,7 +66,7 @@ for md in "$@"; do
         }
         next
       }
-      if (inside && /^```[ \t]*$/) {
+      if (inside && /^ ? ? ?```[ \t]*$/) {
         inside = 0
         if (out != "")
           close(out)
@@ -92,6 +95,7 @@ for md in "$@"; do
       before=$fails
       if [ "$kind" = cgraph ]; then
         check "$md:$line: the example compiles" [ "$status" = 0 ]
+        check "$md:$line: the example compiles without a warning" [ ! -s "$tmp/err" ]
       else
         check "$md:$line: cgc refuses the example with status 1" [ "$status" = 1 ]
         sed -n 's|^[[:space:]]*// error: ||p' "$tmp/$b.cgraph" > "$tmp/expected"

@@ -1,7 +1,7 @@
 #!/bin/sh
-# The generated C: for every test and sample program, two runs give the
-# same bytes, and the C compiles with gcc and clang under
-# -std=c11 -Wall -Wextra -pedantic -Werror.
+# The generated C: for every test and sample program, cgc warns of
+# nothing, two runs give the same bytes, and the C compiles with gcc and clang under
+# -std=c11 -Wall -Wextra -pedantic -Werror, and as C++ with g++ and clang++.
 #   run_emit.sh CGC RUNTIME_DIR CUDA_INCLUDE_DIR PROGRAM.cgraph...
 set -u
 cgc=$1 runtime=$2 cuda=$3
@@ -27,7 +27,12 @@ for src in "$@"; do
   fi
   mkdir -p "$tmp/b"
   # shellcheck disable=SC2086
-  (cd "$dir" && "$cgc" $args -o "$tmp/b/${name}_graph.c" "$name.cgraph")
+  (cd "$dir" && "$cgc" $args -o "$tmp/b/${name}_graph.c" "$name.cgraph" 2> "$tmp/warnings")
+  if [ -s "$tmp/warnings" ]; then
+    cat "$tmp/warnings"
+    echo "FAIL: $name: cgc warned"
+    fails=$((fails + 1))
+  fi
   if ! cmp -s "$tmp/a/${name}_graph.c" "$tmp/b/${name}_graph.c" ||
     ! cmp -s "$tmp/a/${name}_graph.h" "$tmp/b/${name}_graph.h"; then
     echo "FAIL: $name: two runs gave different C"
@@ -61,7 +66,29 @@ for src in "$@"; do
       fi
     done
   done
-  rm -rf "$tmp/a" "$tmp/b"
+  # -o NAME.cpp writes the same C and NAME.h beside it; as C++ it compiles
+  # with g++ (C++11 and C++20) and clang++, warning-free.
+  mkdir -p "$tmp/c"
+  # shellcheck disable=SC2086
+  (cd "$dir" && "$cgc" $args -o "$tmp/c/${name}_graph.cpp" "$name.cgraph")
+  if ! cmp -s "$tmp/a/${name}_graph.c" "$tmp/c/${name}_graph.cpp" ||
+    ! cmp -s "$tmp/a/${name}_graph.h" "$tmp/c/${name}_graph.h"; then
+    echo "FAIL: $name: -o ${name}_graph.cpp did not write the same C and ${name}_graph.h"
+    fails=$((fails + 1))
+  fi
+  for cxx in "g++ -std=c++11 -pedantic" "g++ -std=c++20 -pedantic" "clang++ -std=c++17"; do
+    command -v "${cxx%% *}" > /dev/null || continue
+    # shellcheck disable=SC2086
+    if $cxx -Wall -Wextra -Werror -I "$runtime" -I "$cuda" -c "$tmp/c/${name}_graph.cpp" \
+      -o "$tmp/${name}.o" 2> "$tmp/cxx.err"; then
+      passes=$((passes + 1))
+    else
+      cat "$tmp/cxx.err"
+      echo "FAIL: $name: $cxx rejects the generated C as C++"
+      fails=$((fails + 1))
+    fi
+  done
+  rm -rf "$tmp/a" "$tmp/b" "$tmp/c"
 done
 # The version guard: the generated header refuses a cgrt.h of another ABI.
 mkdir -p "$tmp/abi" "$tmp/guard"

@@ -25,6 +25,7 @@ if command -v pkg-config > /dev/null; then
   printf '#include "cgrt.h"\nint main(void) { return cgrt_last_error()[0]; }\n' > "$tmp/pc.c"
   # shellcheck disable=SC2086
   check "pkg-config's flags compile and link a program" cc "$tmp/pc.c" -o "$tmp/pc" $flags
+  check "the program finds the shared runtime at run time" "$tmp/pc"
 fi
 
 set -- -S "$src/samples/external" -B "$tmp/ext" -DCMAKE_PREFIX_PATH="$p"

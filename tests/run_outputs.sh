@@ -452,6 +452,36 @@ check "a depfile cannot name a file with a line break: exit 2" [ "$status" = 2 ]
 check "and says so" env LC_ALL=C grep -q "a depfile cannot name .*: Make has no way" "$tmp/err"
 check "and nothing is written" [ ! -e "$w/nl.c" ] && [ ! -e "$w/nl.h" ] && [ ! -e "$w/nl.d" ]
 
+# ---- an output whose bytes would not change is left as it is ----
+# (its inode and time stamp too, so that a build does not rebuild what
+# includes it), while the others of the run are replaced.
+cp "$w/ok.cgraph" "$w/same.cgraph"
+stamp() { stat -c '%i %Y.%y' "$1"; }
+"$exe" "$w/same.cgraph" -o "$w/same.c" --depfile "$w/same.d"
+touch -d '2001-01-01' "$w/same.c" "$w/same.h" "$w/same.d"
+c0=$(stamp "$w/same.c") h0=$(stamp "$w/same.h") d0=$(stamp "$w/same.d")
+run "$exe" "$w/same.cgraph" -o "$w/same.c" --depfile "$w/same.d"
+check "the same outputs again: exit 0" [ "$status" = 0 ]
+check "the same C again: not replaced" [ "$(stamp "$w/same.c")" = "$c0" ]
+check "the same header again: not replaced" [ "$(stamp "$w/same.h")" = "$h0" ]
+check "the same depfile again: not replaced" [ "$(stamp "$w/same.d")" = "$d0" ]
+check "no temporary is left behind" sh -c "! ls '$w' | grep -q 'same.*tmp'"
+# A comment on a line of its own moves the nodes' lines in the C, not the
+# header.
+{ echo '// a new first line'; cat "$w/ok.cgraph"; } > "$w/same.cgraph"
+run "$exe" "$w/same.cgraph" -o "$w/same.c" --depfile "$w/same.d"
+check "a comment added: exit 0" [ "$status" = 0 ]
+check "a comment added: the C is replaced" [ "$(stamp "$w/same.c")" != "$c0" ]
+check "a comment added: the header is not" [ "$(stamp "$w/same.h")" = "$h0" ]
+check "a comment added: the C holds the new line numbers" grep -q '.line = 6,' "$w/same.c"
+printf 'const  N=1;\n' > "$w/fmt_same.cgraph"
+"$exe" fmt "$w/fmt_same.cgraph"
+touch -d '2001-01-01' "$w/fmt_same.cgraph"
+f0=$(stamp "$w/fmt_same.cgraph")
+run "$exe" fmt "$w/fmt_same.cgraph"
+check "fmt of a formatted file: not replaced" [ "$(stamp "$w/fmt_same.cgraph")" = "$f0" ]
+rm -f "$w"/same.* "$w/fmt_same.cgraph"
+
 # ---- an output error in JSON ----
 "$exe" --diagnostics-format=json "$w/ok.cgraph" -o "$w/dir" 2> "$tmp/json"
 check "json: an output error exits 2" [ "$?" = 2 ]

@@ -40,7 +40,7 @@ size_t tp_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-extern "C" __global__ void scale(float *x, const uint32_t *r, uint32_t n);
+extern "C" __global__ void scale(float *x, const uint32_t *r, const uint32_t *w, uint32_t n);
 #endif
 
 #endif

@@ -5,7 +5,7 @@
  * end in a diagnostic: it exits 1 when it printed any, error or warning.
  *   cgc_limits [--max-nodes=N] [--max-statements=N] [--max-accesses=N]
  *              [--max-edges=N] [--max-search-steps=N] [--max-module-bytes=N]
- *              [--emit=dot] [-o IGNORED] FILE */
+ *              [--emit=dot] [--check] [--diagnostics-format=json] [-o IGNORED] FILE */
 #include "cgc.h"
 
 #include <stdlib.h>
@@ -22,6 +22,7 @@ static bool limit_arg(const char *a, const char *flag, int64_t *out) {
 int main(int argc, char **argv) {
   Compiler c = {0};
   const char *input = NULL;
+  bool json = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (limit_arg(a, "--max-nodes", &c.max_nodes) ||
@@ -29,8 +30,13 @@ int main(int argc, char **argv) {
         limit_arg(a, "--max-accesses", &c.max_accesses) ||
         limit_arg(a, "--max-edges", &c.max_edges) ||
         limit_arg(a, "--max-search-steps", &c.max_search_steps) ||
-        limit_arg(a, "--max-module-bytes", &c.max_module_bytes) || !strcmp(a, "--emit=dot"))
+        limit_arg(a, "--max-module-bytes", &c.max_module_bytes) || !strcmp(a, "--emit=dot") ||
+        !strcmp(a, "--check"))
       continue;
+    if (!strcmp(a, "--diagnostics-format=json")) {
+      json = true;
+      continue;
+    }
     if (!strcmp(a, "-o") && i + 1 < argc) {
       i++;
       continue;
@@ -46,6 +52,7 @@ int main(int argc, char **argv) {
   size_t len = 0;
   FILE *out = open_memstream(&text, &len);
   diag_set_output(c.diag, out);
+  diag_set_json(c.diag, json);
   int status = 2;
   if (parse_program(&c, input)) {
     Program *p = check_program(&c);
@@ -54,6 +61,7 @@ int main(int argc, char **argv) {
     program_free(p);
     status = 0;
   }
+  diag_flush(c.diag);
   compiler_free(&c);
   fclose(out);
   fwrite(text, 1, len, stderr);
