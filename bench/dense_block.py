@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+import rows as rows_io  # bench/rows.py
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CASE = "4_layers_512_keys"
@@ -38,15 +40,10 @@ LAYERS, MAXPOS, SPLITS, KEYS = 4, 1024, 16, 512
 QA, KVB = H * QK + KVR + ROPE, H * (NOPE + VD)
 
 
-def sh(cmd, **kw):
-    print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, check=True, **kw)
-
-
 def build(build_dir, arch):
-    sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+    rows_io.sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
         "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
-    sh(["cmake", "--build", build_dir, "--target", "bench_dense"], stdout=subprocess.DEVNULL)
+    rows_io.sh(["cmake", "--build", build_dir, "--target", "bench_dense"], stdout=subprocess.DEVNULL)
 
 
 def run_c(build_dir):
@@ -264,10 +261,7 @@ def measure(build_dir, arch):
 
 
 def get(rows, way, metric):
-    for r in rows:
-        if (r["section"], r["case"], r["way"], r["metric"]) == ("dense", CASE, way, metric):
-            return float(r["value"])
-    return None
+    return rows_io.get(rows, "dense", CASE, way, metric)
 
 
 def ratio_lines(rows):
@@ -350,13 +344,7 @@ def main():
     rows = measure(args.build, args.arch)
     text = table(rows)
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "dense_block.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["section", "case", "way", "metric", "value"])
-            w.writeheader()
-            w.writerows(rows)
-        with open(os.path.join(args.out, "dense_block.txt"), "w") as f:
-            f.write(text)
+        rows_io.write_outputs(args.out, "dense_block", rows, text)
     print(text)
 
 

@@ -20,22 +20,19 @@ import subprocess
 import sys
 import tempfile
 
+import rows as rows_io  # bench/rows.py
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 D, MAXPOS, LAYERS, V, N, PROMPT = 256, 128, 4, 1024, 64, 7
 CASE = "%d_tokens" % N
 
 
-def sh(cmd, **kw):
-    print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, check=True, **kw)
-
-
 def run_c(build_dir, no_build, arch):
     if not no_build:
-        sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+        rows_io.sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
             "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
-        sh(["cmake", "--build", build_dir, "--target", "generate"], stdout=subprocess.DEVNULL)
+        rows_io.sh(["cmake", "--build", build_dir, "--target", "generate"], stdout=subprocess.DEVNULL)
     exe = os.path.join(build_dir, "samples", "generate", "generate")
     print("+", exe, "--bench", flush=True)
     p = subprocess.run([exe, "--bench"], stdout=subprocess.PIPE, text=True)
@@ -128,11 +125,7 @@ def run_torch(arch):
 
 
 def get(rows, way):
-    for r in rows:
-        if (r["section"], r["case"], r["way"], r["metric"]) == ("generate", CASE, way,
-                                                                "us_per_token"):
-            return float(r["value"])
-    return None
+    return rows_io.get(rows, "generate", CASE, way, "us_per_token")
 
 
 WAYS = (("device_loop", "cgc while on the device (1 launch)"),
@@ -169,13 +162,7 @@ def main():
     rows = run_c(args.build, args.no_build, args.arch) + run_torch(args.arch)
     text = table(rows)
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "generate.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["section", "case", "way", "metric", "value"])
-            w.writeheader()
-            w.writerows(rows)
-        with open(os.path.join(args.out, "generate.txt"), "w") as f:
-            f.write(text)
+        rows_io.write_outputs(args.out, "generate", rows, text)
     print(text)
 
 

@@ -35,6 +35,8 @@ import subprocess
 import sys
 import time
 
+import rows as rows_io  # bench/rows.py
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SAMPLE = os.path.join(ROOT, "samples", "decode_step")
@@ -201,10 +203,7 @@ def measure(build_dir, arch, cgc_prefix=None):
 
 
 def get(rows, way, metric):
-    for r in rows:
-        if (r["section"], r["case"], r["way"], r["metric"]) == ("python", CASE, way, metric):
-            return float(r["value"])
-    return None
+    return rows_io.get(rows, "python", CASE, way, metric)
 
 
 def ratio_lines(rows):
@@ -264,13 +263,7 @@ def main():
         return 77
     text = table(rows)
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "python_launch.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["section", "case", "way", "metric", "value"])
-            w.writeheader()
-            w.writerows(rows)
-        with open(os.path.join(args.out, "python_launch.txt"), "w") as f:
-            f.write(text)
+        rows_io.write_outputs(args.out, "python_launch", rows, text)
     print(text)
     return 0
 

@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+from rows import FIELDS, get, sh  # bench/rows.py
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -36,11 +38,6 @@ _spec = importlib.util.spec_from_file_location("python_launch",
                                                os.path.join(HERE, "python_launch.py"))
 python_launch = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(python_launch)
-
-
-def sh(cmd, **kw):
-    print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, check=True, **kw)
 
 
 def build(build_dir, arch):
@@ -134,12 +131,6 @@ def run_compiler(build_dir):
                              value="%.4f" % statistics.median(r[0] for r in gcc)))
     return rows
 
-
-def get(rows, section, case, way, metric):
-    for r in rows:
-        if (r["section"], r["case"], r["way"], r["metric"]) == (section, case, way, metric):
-            return float(r["value"])
-    return None
 
 
 def ratio_lines(rows):
@@ -265,7 +256,7 @@ def main():
         rows += python_launch.measure(args.build, args.arch)
         rows += run_compiler(args.build)
     with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["section", "case", "way", "metric", "value"])
+        w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()
         w.writerows(rows)
     lines = ratio_lines(rows)

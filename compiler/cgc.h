@@ -358,6 +358,15 @@ typedef struct NodeKindInfo {
 
 extern const NodeKindInfo node_kinds[NK_COUNT];
 
+/* A collective (CGRT_ALL_REDUCE ...) or a reduction (CGRT_SUM ...): its
+ * name in the language and DOT, and its constant in the generated tables. */
+typedef struct NamedConstant {
+  const char *name, *abi;
+} NamedConstant;
+enum { NCOLLECTIVES = CGRT_BROADCAST + 1, NREDUCTIONS = CGRT_AVG + 1 };
+extern const NamedConstant collective_kinds[NCOLLECTIVES];
+extern const NamedConstant reductions[NREDUCTIONS];
+
 enum { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE };
 typedef enum CondKind { COND_CMP, COND_AND, COND_OR, COND_NOT } CondKind;
 

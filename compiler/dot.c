@@ -5,10 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const collective_names[] = {"all_reduce", "all_gather", "reduce_scatter",
-                                               "broadcast"};
-static const char *const reduce_names[] = {"sum", "prod", "max", "min", "avg"};
-
 /* "(8, 4)": an extent list without its trailing 1s. */
 static void extents(FILE *out, const char *what, const int64_t v[3]) {
   int n = v[2] != 1 ? 3 : v[1] != 1 ? 2 : 1;
@@ -24,11 +20,11 @@ static void emit_node(FILE *out, const Node *n, int indent, bool details) {
   const NodeKindInfo *k = &node_kinds[n->kind];
   if (n->kind == NK_COLLECTIVE) {
     fprintf(out, "%*s\"%s\" [label=\"%s\\n%s", indent, "", n->name, n->name,
-            collective_names[n->collective]);
+            collective_kinds[n->collective].name);
     if (n->collective == CGRT_BROADCAST)
       fprintf(out, " from %lld", (long long)n->root);
     else if (n->collective != CGRT_ALL_GATHER)
-      fprintf(out, " %s", reduce_names[n->reduce_op]);
+      fprintf(out, " %s", reductions[n->reduce_op].name);
     if (details)
       fprintf(out, "\\n%lld elements in, %lld out", (long long)n->send_count,
               (long long)n->recv_count);

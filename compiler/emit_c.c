@@ -261,11 +261,8 @@ static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const 
   case NK_COLLECTIVE:
     fprintf(c, ",\n     .selector_type = %d, .collective = %s, .reduce_op = %s, .root = %lld, "
                ".send_count = UINT64_C(%lld), .recv_count = UINT64_C(%lld)",
-            abi_type(g->res.v[n->args[0].res].type),
-            (const char *const[]){"CGRT_ALL_REDUCE", "CGRT_ALL_GATHER", "CGRT_REDUCE_SCATTER",
-                                  "CGRT_BROADCAST"}[n->collective],
-            (const char *const[]){"CGRT_SUM", "CGRT_PROD", "CGRT_MAX", "CGRT_MIN",
-                                  "CGRT_AVG"}[n->reduce_op],
+            abi_type(g->res.v[n->args[0].res].type), collective_kinds[n->collective].abi,
+            reductions[n->reduce_op].abi,
             (long long)n->root, (long long)n->send_count, (long long)n->recv_count);
     break;
   case NK_KERNEL:

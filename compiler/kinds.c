@@ -11,3 +11,16 @@ const NodeKindInfo node_kinds[NK_COUNT] = {
     [NK_CAPTURE] = {"capture", "CGRT_CAPTURE_NODE", .dot = ", peripheries=2"},
     [NK_COLLECTIVE] = {"collective", "CGRT_COLLECTIVE_NODE", .dot = ", peripheries=2, style=rounded"},
 };
+
+const NamedConstant collective_kinds[NCOLLECTIVES] = {
+    [CGRT_ALL_REDUCE] = {"all_reduce", "CGRT_ALL_REDUCE"},
+    [CGRT_ALL_GATHER] = {"all_gather", "CGRT_ALL_GATHER"},
+    [CGRT_REDUCE_SCATTER] = {"reduce_scatter", "CGRT_REDUCE_SCATTER"},
+    [CGRT_BROADCAST] = {"broadcast", "CGRT_BROADCAST"},
+};
+
+const NamedConstant reductions[NREDUCTIONS] = {
+    [CGRT_SUM] = {"sum", "CGRT_SUM"}, [CGRT_PROD] = {"prod", "CGRT_PROD"},
+    [CGRT_MAX] = {"max", "CGRT_MAX"}, [CGRT_MIN] = {"min", "CGRT_MIN"},
+    [CGRT_AVG] = {"avg", "CGRT_AVG"},
+};

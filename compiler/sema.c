@@ -979,26 +979,22 @@ static void check_fill(Sema *s, Node *n, Stmt *st) {
 
 /* ---- collectives ---- */
 
+/* Each collective's arguments (collective_kinds names it). */
 static const struct {
-  const char *name;
-  int collective, min_args, max_args;
+  int min_args, max_args;
   const char *usage;
-} collectives[] = {
-    {"all_reduce", CGRT_ALL_REDUCE, 2, 3, "all_reduce(buffer, op) or all_reduce(dst, src, op)"},
-    {"all_gather", CGRT_ALL_GATHER, 2, 2, "all_gather(dst, src)"},
-    {"reduce_scatter", CGRT_REDUCE_SCATTER, 3, 3, "reduce_scatter(dst, src, op)"},
-    {"broadcast", CGRT_BROADCAST, 2, 3, "broadcast(buffer, root) or broadcast(dst, src, root)"},
+} collectives[NCOLLECTIVES] = {
+    [CGRT_ALL_REDUCE] = {2, 3, "all_reduce(buffer, op) or all_reduce(dst, src, op)"},
+    [CGRT_ALL_GATHER] = {2, 2, "all_gather(dst, src)"},
+    [CGRT_REDUCE_SCATTER] = {3, 3, "reduce_scatter(dst, src, op)"},
+    [CGRT_BROADCAST] = {2, 3, "broadcast(buffer, root) or broadcast(dst, src, root)"},
 };
-
-static const char *const reduce_names[] = {
-    [CGRT_SUM] = "sum", [CGRT_PROD] = "prod", [CGRT_MAX] = "max", [CGRT_MIN] = "min",
-    [CGRT_AVG] = "avg"};
 
 /* The collective a call names, or -1: the name, unless a kernel has it. */
 static int collective_index(const Sym *name) {
-  for (size_t i = 0; i < sizeof collectives / sizeof *collectives; i++)
-    if (!strcmp(name->name, collectives[i].name))
-      return (int)i;
+  for (int i = 0; i < NCOLLECTIVES; i++)
+    if (!strcmp(name->name, collective_kinds[i].name))
+      return i;
   return -1;
 }
 
@@ -1025,8 +1021,8 @@ static bool check_collective_ref(Sema *s, Expr *e, Arg *arg, const char *what,
 
 static bool check_reduce_op(Sema *s, Node *n, Expr *e, Type type, const char *name) {
   if (e->kind == EX_NAME)
-    for (int i = 0; i < (int)(sizeof reduce_names / sizeof *reduce_names); i++)
-      if (!strcmp(e->name->name, reduce_names[i])) {
+    for (int i = 0; i < NREDUCTIONS; i++)
+      if (!strcmp(e->name->name, reductions[i].name)) {
         if (i == CGRT_AVG && !type_is_float(type)) {
           error_at(s->d, e->pos, "avg needs floating-point elements, and these are %s",
                    type_name(type));
@@ -1040,15 +1036,14 @@ static bool check_reduce_op(Sema *s, Node *n, Expr *e, Type type, const char *na
 }
 
 /* all_reduce, all_gather, reduce_scatter and broadcast. */
-static void check_collective(Sema *s, Node *n, Stmt *st, int which) {
-  const char *name = collectives[which].name;
-  int c = collectives[which].collective;
+static void check_collective(Sema *s, Node *n, Stmt *st, int c) {
+  const char *name = collective_kinds[c].name;
   n->kind = NK_COLLECTIVE;
   n->collective = c;
-  if (st->nargs < collectives[which].min_args || st->nargs > collectives[which].max_args) {
+  if (st->nargs < collectives[c].min_args || st->nargs > collectives[c].max_args) {
     error_at(s->d, st->callee_pos, "%s takes %d argument%s, %d given: %s", name,
-             collectives[which].min_args, plural(collectives[which].min_args), st->nargs,
-             collectives[which].usage);
+             collectives[c].min_args, plural(collectives[c].min_args), st->nargs,
+             collectives[c].usage);
     return;
   }
   if (s->scope >= 0) {

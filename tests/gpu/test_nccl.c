@@ -53,10 +53,7 @@ static double from_bits(const TypeInfo *t, const unsigned char *p) {
   if (t->bits16 == 2) {
     uint16_t h;
     memcpy(&h, p, 2);
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
+    return bf16_to_float(h);
   }
   if (t->is_float)
     return t->size == 4 ? (double)*(const float *)p : *(const double *)p;
