@@ -43,13 +43,16 @@ _spec.loader.exec_module(python_launch)
 def build(build_dir, arch):
     sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
         "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
-    sh(["cmake", "--build", build_dir, "--target", "bench", "bench_dense", "cgc"],
+    sh(["cmake", "--build", build_dir, "--target", "bench", "bench_dense", "bench_upload", "cgc"],
        stdout=subprocess.DEVNULL)
 
 
 def run_c(build_dir):
-    out = sh([os.path.join(build_dir, "bench", "bench")], stdout=subprocess.PIPE, text=True).stdout
-    return [r for r in csv.DictReader(io.StringIO(out))]
+    rows = []
+    for exe in ("bench", "bench_upload"):
+        out = sh([os.path.join(build_dir, "bench", exe)], stdout=subprocess.PIPE, text=True).stdout
+        rows += [r for r in csv.DictReader(io.StringIO(out))]
+    return rows
 
 
 def run_torch(arch):
@@ -175,8 +178,8 @@ def ratio_lines(rows):
         c = "%d_nodes" % k
         bare = get(rows, "scalars", c, "bare_launch", "host_us")
         add("set scalar + launch, %d reading: host / bare launch" % k,
-            get(rows, "scalars", c, "set_pointer_scalar", "host_us"), bare, "<= 1.2",
-            lambda v: v <= 1.2)
+            get(rows, "scalars", c, "set_pointer_scalar", "host_us"), bare, "<= 1.1",
+            lambda v: v <= 1.1)
         add("set by-value scalar in %d nodes + launch: host / bare" % k,
             get(rows, "scalars", c, "set_value_scalar", "host_us"), bare, "", lambda v: None)
         add("%d independent nodes, launch: hand-written host / cgc" % k,
@@ -186,7 +189,12 @@ def ratio_lines(rows):
             get(rows, "scalars", c, "bare_launch", "latency_us"), "", lambda v: None)
         add("set scalar + launch, %d reading: latency / bare" % k,
             get(rows, "scalars", c, "set_pointer_scalar", "latency_us"),
-            get(rows, "scalars", c, "bare_launch", "latency_us"), "", lambda v: None)
+            get(rows, "scalars", c, "bare_launch", "latency_us"), "<= 1.1", lambda v: v <= 1.1)
+        for way in ("ring", "params", "memop", "memcpy"):
+            for metric in ("latency_us", "host_us"):
+                add("upload by hand, %d reading: %s / bare, %s" % (k, way, metric.split("_")[0]),
+                    get(rows, "upload", "%d_readers" % k, way, metric),
+                    get(rows, "upload", "%d_readers" % k, "bare", metric), "", lambda v: None)
     it = "1024_iterations"
     host = get(rows, "loop", it, "host_loop", "per_iteration_us")
     for k in (1, 4, 16):

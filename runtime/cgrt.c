@@ -2,15 +2,16 @@
  *
  * Launch scalars.  Every scalar that kernels reach through a pointer (or
  * that copy or fill touch) has an 8-byte slot in device memory.  A set only
- * stores the value on the host and marks it.  Each launch writes one entry
- * of a ring in mapped pinned host memory (the marks and the values), then
- * launches the graph, whose first node, a runtime kernel, copies the marked
- * values into the slots.  Launches of one executable graph run in issue
- * order, so launch i reads entry i % RING: the values set before it was
- * issued, however many launches are queued, and an entry is reused only
- * after an event shows its launch has run.  Setting any number of scalars
- * therefore costs some stores and the launch, whatever the number of nodes
- * that read them.  A scalar passed by value is a kernel argument: setting
+ * stores the value on the host and marks it.  The graph's first node, a
+ * runtime kernel, copies values into the slots; the values travel as its
+ * kernel parameter, which the launch itself copies.  A launch that follows
+ * a set first updates that parameter in the executable graph (the marked
+ * scalars' values and this launch's index), which affects only later
+ * launches; the kernel copies them when the device's launch counter equals
+ * that index, so later launches with the same parameter copy nothing and
+ * values that kernels write stand.  Setting any number of scalars thus
+ * costs one update and the launch, whatever the number of nodes that read
+ * them, and no launch waits for another.  A scalar passed by value is a kernel argument: setting
  * it updates those nodes' parameters in the executable graph before the
  * next launch (cudaGraphExecKernelNodeSetParams), which affects only later
  * launches. */
@@ -25,9 +26,7 @@
 #include <string.h>
 
 enum {
-  RING = 1024,      /* entries in the scalar ring: launches in flight before one waits */
-  RING_GROUP = 32,  /* launches between ring events */
-  RING_EVENTS = RING / RING_GROUP,
+  LOADS_MOST = 2048, /* scalars set between two launches that the upload's parameter holds */
   ALIGN = 256,      /* alignment of every owned buffer */
   BIG_SMEM = 48 * 1024,
   ENTRY_ROOTS = 2   /* entry nodes from which a graph gets a single entry kernel */
@@ -137,7 +136,8 @@ static int is_extern(BufferKind kind) {
 }
 
 /* The runtime's kernels (cgrt_kernels.cu); only their addresses are used. */
-extern void cgrt_load_scalars(void);
+extern void cgrt_load_scalars_8(void), cgrt_load_scalars_64(void), cgrt_load_scalars_512(void),
+    cgrt_load_scalars_2048(void);
 extern void cgrt_fill64(void);
 extern void cgrt_entry(void);
 extern void cgrt_cond(void);
@@ -159,14 +159,12 @@ struct cgrt_graph {
   void *user;
   cgrt_pool *pool;        /* where the owned device buffers are, or NULL */
   void *comm;             /* the collectives' communicator (an ncclComm_t), or NULL */
-  unsigned char *dmem;    /* owned device buffers, scalar slots, launch counter */
+  unsigned char *dmem;    /* owned device buffers, scalar slots, control tables */
   unsigned char *hmem;    /* owned host buffers, then 8 bytes for get */
-  uint64_t *ring;         /* mapped pinned host memory */
   unsigned char *scratch; /* 8 bytes of pinned host memory for get */
-  uint64_t dmem_bytes, hmem_bytes, ring_bytes;
+  uint64_t dmem_bytes, hmem_bytes;
   unsigned char **base;   /* per buffer */
   uint64_t slots;         /* offset of the scalar slots in dmem */
-  uint64_t counter;       /* offset of the launch counter in dmem */
   uint64_t extra;         /* offset of the loop counters and switch tables */
   uint64_t extra_bytes;
   uint64_t *extra_at;     /* per control node: its counter or table, from extra */
@@ -190,7 +188,10 @@ struct cgrt_graph {
   uint32_t *owner;         /* per graph but the top: its control node */
   uint32_t ngraphs;
   cudaGraphNode_t loader;
-  cudaEvent_t events[RING_EVENTS];
+  unsigned char *loads;    /* the upload's parameter (cgrt_cond.h), CGRT_LOADS_BYTES(cap) */
+  uint32_t load_cap;       /* pairs it holds: 8, 64, 512 or LOADS_MOST */
+  uint32_t load_room;      /* pairs it takes: load_cap, or fewer for a test */
+  int loader_on;           /* the upload node is enabled in the executable graph */
   uint64_t launches;
   cudaStream_t last_stream;
   cudaStream_t checked_stream; /* a stream known to be on the graph's device */
@@ -217,6 +218,8 @@ static atomic_llong held_bytes;
 const char *cgrt_last_error(void) { return last_error; }
 void cgrt_test_fail_call(long k) { fail_at = k > 0 ? calls + k : 0; }
 long cgrt_test_calls(void) { return calls; }
+static _Atomic unsigned upload_room;
+void cgrt_test_upload_room(unsigned n) { atomic_store_explicit(&upload_room, n, memory_order_relaxed); }
 long cgrt_test_live(void) { return atomic_load_explicit(&live, memory_order_relaxed); }
 long long cgrt_test_bytes(void) { return atomic_load_explicit(&held_bytes, memory_order_relaxed); }
 
@@ -746,8 +749,7 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     dbytes = 0;
   }
   g->slots = dbytes;
-  g->counter = dbytes + 8 * (uint64_t)d->nscalars;
-  g->extra = g->counter + 8;
+  g->extra = dbytes + 8 * (uint64_t)d->nscalars;
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
     g->extra_at[v] = g->extra_bytes;
@@ -762,7 +764,7 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     case CGRT_COLLECTIVE_NODE: break;
     }
   }
-  if (d->nscalars || d->nloads || g->extra_bytes)
+  if (d->nscalars || g->extra_bytes)
     dbytes = g->extra + g->extra_bytes;
   uint64_t scratch = hbytes;
   if (d->nscalars)
@@ -784,16 +786,6 @@ static cgrt_status alloc_memory(cgrt_graph *g) {
     g->scratch = g->hmem + scratch;
     g->hmem_bytes = hbytes;
     account(1, hbytes);
-  }
-  if (d->nloads) {
-    void *p = NULL;
-    size_t bytes = (size_t)RING * (g->words + d->nscalars) * 8;
-    if ((err = CU(cudaHostAlloc(&p, bytes, cudaHostAllocMapped))) != cudaSuccess)
-      return fail(d, "cudaHostAlloc", err);
-    g->ring = p;
-    g->ring_bytes = bytes;
-    account(1, bytes);
-    memset(g->ring, 0, bytes);
   }
   uint64_t doff = 0, hoff = 0;
   for (uint32_t i = 0; i < d->nbuffers; i++) {
@@ -859,21 +851,10 @@ static cgrt_status init_memory(cgrt_graph *g) {
       issued = 1;
     }
   if (d->nscalars) {
-    /* The slots and the counter after them, in one copy. */
-    uint64_t *buf = xcalloc(d->nscalars + 1, sizeof *buf);
-    if (!buf)
-      return no_memory(d);
-    memcpy(buf, g->values, d->nscalars * sizeof *buf);
-    err = CU(cudaMemcpy(g->dmem + g->slots, buf, (d->nscalars + 1) * sizeof *buf,
-                        cudaMemcpyHostToDevice));
-    xfree(buf);
-    if (err != cudaSuccess)
+    if ((err = CU(cudaMemcpy(g->dmem + g->slots, g->values, d->nscalars * sizeof *g->values,
+                             cudaMemcpyHostToDevice))) != cudaSuccess)
       return fail(d, "cudaMemcpy", err);
     issued = 1; /* from pageable memory the copy may still be in flight */
-  } else if (d->nloads) {
-    if ((err = CU(cudaMemsetAsync(g->dmem + g->counter, 0, 8, 0))) != cudaSuccess)
-      return fail(d, "cudaMemsetAsync", err);
-    issued = 1;
   }
   if (g->extra_bytes) {
     cgrt_status s = write_tables(g);
@@ -938,27 +919,34 @@ static cgrt_status index_uses(cgrt_graph *g) {
   return CGRT_OK;
 }
 
-/* The runtime kernel that copies the scalars set for a launch from the
- * ring into their slots, after `deps`. */
-static cgrt_status add_loader(cgrt_graph *g, cudaGraph_t graph, const cudaGraphNode_t *deps,
-                              size_t ndeps) {
-  const cgrt_graph_desc *d = g->d;
-  uint64_t args[6] = {(uint64_t)(uintptr_t)g->ring,
-                      RING,
-                      g->words,
-                      d->nscalars,
-                      (uint64_t)(uintptr_t)(g->dmem + g->counter),
-                      (uint64_t)(uintptr_t)(g->dmem + g->slots)};
-  void *ptrs[6];
-  for (int i = 0; i < 6; i++)
-    ptrs[i] = &args[i];
+/* The upload kernel's node parameters for the values in g->loads. */
+static struct cudaKernelNodeParams loader_params(cgrt_graph *g, void **ptr) {
+  cgrt_kernel k = g->load_cap == 8     ? cgrt_load_scalars_8
+                  : g->load_cap == 64  ? cgrt_load_scalars_64
+                  : g->load_cap == 512 ? cgrt_load_scalars_512
+                                       : cgrt_load_scalars_2048;
+  *ptr = g->loads;
   struct cudaKernelNodeParams p = {0};
-  p.func = (void *)kernel_address(cgrt_load_scalars);
+  p.func = (void *)kernel_address(k);
   p.gridDim = (dim3){1, 1, 1};
   p.blockDim = (dim3){32, 1, 1};
-  p.kernelParams = ptrs;
+  p.kernelParams = ptr;
+  return p;
+}
+
+/* The runtime kernel that copies the scalars set for a launch into their
+ * slots, after `deps`; made with nothing to copy. */
+static cgrt_status add_loader(cgrt_graph *g, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                              size_t ndeps) {
+  cgrt_loads_head h = {(uint64_t)(uintptr_t)(g->dmem + g->slots), 0, g->load_cap};
+  memcpy(g->loads, &h, sizeof h);
+  void *ptr;
+  struct cudaKernelNodeParams p = loader_params(g, &ptr);
   cudaError_t err = CU(cudaGraphAddKernelNode(&g->loader, graph, deps, ndeps, &p));
-  return err == cudaSuccess ? CGRT_OK : fail(d, "cudaGraphAddKernelNode (scalar upload)", err);
+  if (err != cudaSuccess)
+    return fail(g->d, "cudaGraphAddKernelNode (scalar upload)", err);
+  g->loader_on = 1; /* in the executable graph to be made from this one */
+  return CGRT_OK;
 }
 
 /* A kernel node's priority and cluster, which only adding it sets. */
@@ -1640,7 +1628,6 @@ static cgrt_status find_kernels(cgrt_graph *g) {
 
 static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options *o) {
   const cgrt_graph_desc *d = g->d;
-  cudaError_t err;
   uint32_t nargs = 0;
   for (uint32_t n = 0; n < d->nnodes; n++)
     if (d->nodes[n].arg + d->nodes[n].nargs > nargs)
@@ -1649,6 +1636,17 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   g->base = xcalloc(d->nbuffers, sizeof *g->base);
   g->values = xcalloc(d->nscalars, sizeof *g->values);
   g->pending = xcalloc(g->words, sizeof *g->pending);
+  if (d->nloads) {
+    uint32_t memory = 0;
+    for (uint32_t i = 0; i < d->nscalars; i++)
+      memory += d->scalars[i].memory;
+    g->load_cap = memory <= 8 ? 8 : memory <= 64 ? 64 : memory <= 512 ? 512 : LOADS_MOST;
+    unsigned room = atomic_load_explicit(&upload_room, memory_order_relaxed);
+    g->load_room = room && room < g->load_cap ? room : g->load_cap;
+    g->loads = xcalloc(1, CGRT_LOADS_BYTES(g->load_cap));
+    if (!g->loads)
+      return no_memory(d);
+  }
   g->value_dirty = xcalloc(d->nscalars, 1);
   g->params = xcalloc(nargs, sizeof *g->params);
   g->param_ptrs = xcalloc(nargs, sizeof *g->param_ptrs);
@@ -1682,13 +1680,6 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   g->upload = o->upload;
   if ((s = make_graph(g, o->stream)) != CGRT_OK)
     return s;
-  if (d->nloads)
-    for (int i = 0; i < RING_EVENTS; i++) {
-      if ((err = CU(cudaEventCreateWithFlags(&g->events[i], cudaEventDisableTiming))) !=
-          cudaSuccess)
-        return fail(d, "cudaEventCreateWithFlags", err);
-      account(1, 0);
-    }
   return CGRT_OK;
 }
 
@@ -1825,6 +1816,60 @@ static cgrt_status check_stream(cgrt_graph *g, cudaStream_t stream) {
   return CGRT_OK;
 }
 
+/* Puts the scalars set since the last launch into the upload's parameter
+ * for the launch about to be issued, and enables the upload; with none set
+ * it disables the upload, which then costs a launch nothing (*loaded: the
+ * marks can go).  More than its room holds go the slow way: once every
+ * launch issued has finished, straight into the slots. */
+static cgrt_status upload(cgrt_graph *g, int *loaded) {
+  const cgrt_graph_desc *d = g->d;
+  uint32_t count = 0;
+  for (uint32_t w = 0; w < g->words; w++)
+    count += (uint32_t)__builtin_popcountll(g->pending[w]);
+  cudaError_t err;
+  if (count > g->load_room) {
+    if (g->launches && (err = CU(cudaStreamSynchronize(g->last_stream))) != cudaSuccess)
+      return fail(d, "cudaStreamSynchronize (more scalars set than one upload holds)", err);
+    for (uint32_t i = 0; i < d->nscalars; i++)
+      if (g->pending[i / 64] >> (i % 64) & 1 &&
+          (err = CU(cudaMemcpy(g->dmem + g->slots + 8 * (uint64_t)i, &g->values[i], 8,
+                               cudaMemcpyHostToDevice))) != cudaSuccess)
+        return fail(d, "cudaMemcpy (more scalars set than one upload holds)", err);
+    memset(g->pending, 0, g->words * sizeof *g->pending);
+    count = 0; /* in the slots already: nothing is left for the kernel */
+  }
+  if (count == 0) {
+    if (g->loader_on) {
+      if ((err = CU(cudaGraphNodeSetEnabled(g->exec, g->loader, 0))) != cudaSuccess)
+        return fail(d, "cudaGraphNodeSetEnabled (scalar upload)", err);
+      g->loader_on = 0;
+    }
+    return CGRT_OK;
+  }
+  cgrt_loads_head h;
+  memcpy(&h, g->loads, sizeof h);
+  h.count = count;
+  memcpy(g->loads, &h, sizeof h);
+  uint64_t *value = (uint64_t *)(void *)(g->loads + CGRT_LOADS_HEAD);
+  uint32_t *index = (uint32_t *)(void *)(g->loads + CGRT_LOADS_HEAD + 8 * (size_t)g->load_cap);
+  for (uint32_t i = 0, k = 0; i < d->nscalars && k < count; i++)
+    if (g->pending[i / 64] >> (i % 64) & 1) {
+      value[k] = g->values[i];
+      index[k++] = i;
+    }
+  void *ptr;
+  struct cudaKernelNodeParams p = loader_params(g, &ptr);
+  if ((err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->loader, &p))) != cudaSuccess)
+    return fail(d, "cudaGraphExecKernelNodeSetParams (scalar upload)", err);
+  if (!g->loader_on) {
+    if ((err = CU(cudaGraphNodeSetEnabled(g->exec, g->loader, 1))) != cudaSuccess)
+      return fail(d, "cudaGraphNodeSetEnabled (scalar upload)", err);
+    g->loader_on = 1;
+  }
+  *loaded = 1;
+  return CGRT_OK;
+}
+
 cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   if (!g)
     return invalid(NULL, "launch: the graph is NULL");
@@ -1846,17 +1891,9 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
     g->any_value_dirty = 0;
   }
   cudaError_t err;
-  uint64_t i = g->launches;
-  if (d->nloads) {
-    uint64_t group = i / RING_GROUP;
-    if (i % RING_GROUP == 0 && i >= RING &&
-        (err = CU(cudaEventSynchronize(g->events[(group + 1) % RING_EVENTS]))) != cudaSuccess)
-      return fail(d, "cudaEventSynchronize", err);
-    uint64_t *e = g->ring + (i % RING) * (g->words + d->nscalars);
-    memcpy(e, g->pending, g->words * sizeof *e);
-    memcpy(e + g->words, g->values, d->nscalars * sizeof *e);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  }
+  int loaded = 0;
+  if (d->nloads && (s = upload(g, &loaded)) != CGRT_OK)
+    return s; /* the marks stay for the next launch */
   cgrt_pool *pool = g->pool;
   if (pool && pool->launched && pool->last_stream != stream) {
     /* The pool's previous launch may be running: wait for its stream. */
@@ -1873,17 +1910,8 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   }
   g->launches++;
   g->last_stream = stream;
-  if (d->nloads) {
+  if (loaded)
     memset(g->pending, 0, g->words * sizeof *g->pending);
-    if (i % RING_GROUP == 0 &&
-        (err = CU(cudaEventRecord(g->events[(i / RING_GROUP) % RING_EVENTS], stream))) !=
-            cudaSuccess) {
-      /* Without the event nothing would show when this group's ring
-       * entries are free again: wait for them now instead. */
-      cudaStreamSynchronize(stream);
-      return fail(d, "cudaEventRecord (the launch itself was issued)", err);
-    }
-  }
   return CGRT_OK;
 }
 
@@ -1950,6 +1978,7 @@ static cgrt_status rebuild(cgrt_graph *g) {
   cudaGraph_t graph = g->graph, *bodies = g->bodies;
   cudaGraphExec_t exec = g->exec;
   cudaGraphNode_t *nodes = g->nodes, *evals = g->evals, loader = g->loader;
+  int loader_on = g->loader_on;
   cudaGraphConditionalHandle *handles = g->handles;
   uint64_t *shapes = g->shapes;
   g->graph = NULL;
@@ -1989,6 +2018,7 @@ static cgrt_status rebuild(cgrt_graph *g) {
   g->nodes = nodes;
   g->evals = evals;
   g->loader = loader;
+  g->loader_on = loader_on;
   g->bodies = bodies;
   g->handles = handles;
   g->shapes = shapes;
@@ -2056,13 +2086,8 @@ void cgrt_destroy(cgrt_graph *g) {
    * release that failed could not be retried anyway. */
   if (g->dmem && cudaFree(g->dmem) == cudaSuccess)
     account(-1, g->dmem_bytes);
-  if (g->ring && cudaFreeHost(g->ring) == cudaSuccess)
-    account(-1, g->ring_bytes);
   if (g->hmem && cudaFreeHost(g->hmem) == cudaSuccess)
     account(-1, g->hmem_bytes);
-  for (int i = 0; i < RING_EVENTS; i++)
-    if (g->events[i] && cudaEventDestroy(g->events[i]) == cudaSuccess)
-      account(-1, 0);
   if (g->exec && cudaGraphExecDestroy(g->exec) == cudaSuccess)
     account(-1, 0);
   if (g->graph && cudaGraphDestroy(g->graph) == cudaSuccess)
@@ -2079,6 +2104,7 @@ void cgrt_destroy(cgrt_graph *g) {
   xfree(g->base);
   xfree(g->values);
   xfree(g->pending);
+  xfree(g->loads);
   xfree(g->value_dirty);
   xfree(g->params);
   xfree(g->param_ptrs);

@@ -21,4 +21,17 @@ typedef struct cgrt_cond_args {
   unsigned ncode;
 } cgrt_cond_args;
 
+/* The scalar upload's one kernel parameter: the values of the scalars set
+ * since the previous launch, which the launch that follows the set copies
+ * into their slots (the upload is disabled in launches with none).  `cap`
+ * pairs in four sizes, one kernel each (cgrt_load_scalars_CAP): the header,
+ * `cap` values, then `cap` slot indices. */
+enum { CGRT_LOADS_HEAD = 16 };
+#define CGRT_LOADS_BYTES(cap) (CGRT_LOADS_HEAD + 12 * (unsigned long long)(cap))
+typedef struct cgrt_loads_head {
+  unsigned long long slots; /* the scalar slots' address */
+  unsigned count;           /* pairs used */
+  unsigned cap;             /* pairs there is room for */
+} cgrt_loads_head;
+
 #endif

@@ -6,29 +6,36 @@
 
 #include "cgrt_cond.h"
 
-// Copies the launch scalars set since the previous launch from the host
-// ring into their device slots.  Launch i reads ring entry i % entries:
-// a mask of the scalars set, then every scalar's value.  Launches of one
-// executable graph run in issue order, so the device's launch counter and
-// the host's agree.
-extern "C" __global__ void cgrt_load_scalars(const volatile unsigned long long *ring,
-                                             unsigned entries, unsigned words, unsigned n,
-                                             unsigned long long *counter,
-                                             unsigned long long *slots) {
-  __shared__ unsigned long long k;
-  if (threadIdx.x == 0) {
-    k = *counter;
-    *counter = k + 1;
-  }
-  __syncthreads();
-  const volatile unsigned long long *e = ring + (k % entries) * (words + n);
-  for (unsigned i = threadIdx.x; i < n; i += blockDim.x) {
-    // Both loads before either is used: one trip to host memory, not two.
-    unsigned long long mask = e[i / 64], value = e[words + i];
-    if (mask >> (i % 64) & 1)
-      slots[i] = value;
-  }
+// Copies the launch scalars set since the previous launch into their
+// device slots.  The values are the kernel's parameter, which the launch
+// itself copies: the host updates it in the executable graph before a
+// launch that follows a set, which affects only later launches, and
+// disables this node in launches that follow no set, so that values
+// kernels write to slots stand.
+template <unsigned N> struct cgrt_loads {
+  cgrt_loads_head head;
+  unsigned long long value[N];
+  unsigned index[N];
+};
+static_assert(sizeof(cgrt_loads_head) == CGRT_LOADS_HEAD, "the header's layout");
+static_assert(sizeof(cgrt_loads<8>) == CGRT_LOADS_BYTES(8), "the parameter's layout");
+static_assert(sizeof(cgrt_loads<2048>) == CGRT_LOADS_BYTES(2048), "the parameter's layout");
+
+template <unsigned N> static __device__ void load_scalars(const cgrt_loads<N> &a) {
+  unsigned long long *slots = reinterpret_cast<unsigned long long *>(a.head.slots);
+  for (unsigned i = threadIdx.x; i < a.head.count; i += blockDim.x)
+    slots[a.index[i]] = a.value[i];
 }
+
+// __grid_constant__: read in place from the parameter bank, never copied.
+#define CGRT_LOADER(n)                                                                      \
+  extern "C" __global__ void cgrt_load_scalars_##n(const __grid_constant__ cgrt_loads<n> a) { \
+    load_scalars(a);                                                                        \
+  }
+CGRT_LOADER(8)
+CGRT_LOADER(64)
+CGRT_LOADER(512)
+CGRT_LOADER(2048)
 
 // The single entry of a graph with many: a launch then starts one kernel,
 // and the rest follow on the device.

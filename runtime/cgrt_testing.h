@@ -19,6 +19,10 @@ long cgrt_test_live(void);
 /* Bytes of device and pinned host memory the runtime holds now, in every
  * thread. */
 long long cgrt_test_bytes(void);
+/* Graphs created from now on take at most n scalars set between two
+ * launches through the upload's parameter, and copy more the slow way
+ * (0: as many as there are scalars in device memory, up to 2048). */
+void cgrt_test_upload_room(unsigned n);
 
 #ifdef __cplusplus
 }

@@ -65,9 +65,10 @@ static void sweep_bind(features *g, uint32_t *dst, uint32_t *other, long live0) 
   expect_written(other, 5, "after the bind", k);
 }
 
-/* Every CUDA call of a launch after a set fails in turn, at 64 launches in
- * a row (the ring's event is recorded every 32): the status and message
- * are right, nothing is held, and the next launch applies the value. */
+/* Every CUDA call of a launch after a set fails in turn (the update of the
+ * scalar upload's parameter, the launch), at 64 launches in a row: the
+ * status and message are right, nothing is held, and the next launch
+ * applies the value. */
 static void sweep_launch(features *g, uint32_t *dst, long live0) {
   long most = 0;
   for (int round = 0; round < 64; round++) {
