@@ -25,7 +25,8 @@ if ! "$cc" "$work/probe.c" -ltree-sitter -o "$work/probe" > /dev/null 2>&1; then
   exit 77
 fi
 for f in grammar.js src/parser.c src/tree_sitter/parser.h src/node-types.json \
-  queries/highlights.scm queries/locals.scm queries/folds.scm package.json tree-sitter.json; do
+  queries/highlights.scm queries/locals.scm queries/folds.scm queries/helix/highlights.scm \
+  package.json tree-sitter.json; do
   [ -f "$ts/$f" ] || { echo "FAIL: editors/tree-sitter-cgraph/$f is missing"; exit 1; }
 done
 "$cc" -std=c11 -O1 -I"$ts/src" -c "$ts/src/parser.c" -o "$work/parser.o" &&
@@ -79,7 +80,14 @@ if [ "$nvalid" -lt 50 ]; then
 fi
 # shellcheck disable=SC2086
 "$work/ts_check" -q "$ts/queries/locals.scm" -q "$ts/queries/folds.scm" \
-  "$ts/queries/highlights.scm" $valid || status=1
+  -q "$ts/queries/helix/highlights.scm" "$ts/queries/highlights.scm" $valid || status=1
+# Helix's copy of the highlights is made from them.
+if ! sed -f "$ts/queries/helix/names.sed" "$ts/queries/highlights.scm" |
+  cmp -s - "$ts/queries/helix/highlights.scm"; then
+  echo "FAIL: queries/helix/highlights.scm is not made from queries/highlights.scm:" \
+    "run sed -f names.sed ../highlights.scm > highlights.scm in queries/helix"
+  status=1
+fi
 
 # The checker must see what is wrong.
 printf 'const N = 4 @ 5;\n' > "$work/bad1.cgraph"

@@ -1,5 +1,5 @@
-; Highlights for .cgraph files.  Capture names are the common ones of
-; tree-sitter's highlighters (Neovim, Helix, Zed, the tree-sitter CLI).
+; Highlights for .cgraph files, with the capture names of Neovim and of
+; the tree-sitter CLI; helix/highlights.scm is this file with Helix's.
 ; No node is captured by two patterns under different names: editors
 ; disagree on which of two such patterns wins (the first in Helix and the
 ; tree-sitter CLI, the last in Neovim), and tests/editors/ts_check.c fails
