@@ -15,6 +15,13 @@ if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
     "them): the VS Code extension is not packaged"
   exit 77
 fi
+# The pinned vsce's dependencies (cheerio, undici, @azure/*) need node 20.
+major=$(node -p 'process.versions.node.split(".")[0]' 2> /dev/null || echo 0)
+if [ "$major" -lt 20 ]; then
+  echo "node $(node --version) is older than 20, which the pinned @vscode/vsce's dependencies" \
+    "need: the VS Code extension is not packaged"
+  exit 77
+fi
 mkdir -p "$work/vscode"
 # The extension's files, over those of the last run (node_modules stays).
 (cd "$ext" && tar --exclude=./node_modules --exclude='./*.vsix' -cf - .) |
