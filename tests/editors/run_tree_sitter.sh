@@ -1,11 +1,13 @@
 #!/bin/sh
-# The tree-sitter grammar (editors/tree-sitter-cgraph): its committed parser
-# (src/parser.c, built here against libtree-sitter) parses every valid
-# program of the project without an ERROR or MISSING node, and its
-# highlight query captures each token as what it is (ts_check.c).  The
-# valid programs are the .cgraph files of the repository and the ```cgraph
-# examples of the documentation that `cgc --check` accepts.  Then the
-# checker itself must fail on programs with syntax errors.
+# The tree-sitter grammar (editors/tree-sitter-cgraph), with its committed
+# parser (src/parser.c) built here against libtree-sitter: the trees of its
+# corpus (test/corpus, as `tree-sitter test` reads it) are the trees it
+# gives; it parses every valid program of the project without an ERROR or
+# MISSING node; and its highlight query captures each token as what it is
+# (ts_check.c).  The valid programs are the .cgraph files of the
+# repository and the ```cgraph examples of the documentation that
+# `cgc --check` accepts.  Then the checker itself must fail on programs
+# with syntax errors.
 #   run_tree_sitter.sh SOURCE_DIR CGC WORK_DIR [CC]
 set -u
 src=$1 cgc=$2 work=$3 cc=${4:-${CC:-cc}}
@@ -26,7 +28,7 @@ if ! "$cc" "$work/probe.c" -ltree-sitter -o "$work/probe" > /dev/null 2>&1; then
 fi
 for f in grammar.js src/parser.c src/tree_sitter/parser.h src/node-types.json \
   queries/highlights.scm queries/locals.scm queries/folds.scm queries/helix/highlights.scm \
-  package.json tree-sitter.json; do
+  test/corpus/cgraph.txt package.json tree-sitter.json; do
   [ -f "$ts/$f" ] || { echo "FAIL: editors/tree-sitter-cgraph/$f is missing"; exit 1; }
 done
 "$cc" -std=c11 -O1 -I"$ts/src" -c "$ts/src/parser.c" -o "$work/parser.o" &&
@@ -79,7 +81,7 @@ if [ "$nvalid" -lt 50 ]; then
   status=1
 fi
 # shellcheck disable=SC2086
-"$work/ts_check" -q "$ts/queries/locals.scm" -q "$ts/queries/folds.scm" \
+"$work/ts_check" -c "$ts/test/corpus/cgraph.txt" -q "$ts/queries/locals.scm" -q "$ts/queries/folds.scm" \
   -q "$ts/queries/helix/highlights.scm" "$ts/queries/highlights.scm" $valid || status=1
 # Helix's copy of the highlights is made from them.
 if ! sed -f "$ts/queries/helix/names.sed" "$ts/queries/highlights.scm" |

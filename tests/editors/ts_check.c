@@ -8,9 +8,12 @@
  * their not- forms) are evaluated here, as editors do; where several
  * patterns capture one node, the first pattern wins, as in tree-sitter's
  * own highlighter and Helix.
- *   ts_check [-v] [-q QUERY]... HIGHLIGHTS_SCM FILE...
- * With -v it prints each file's tree; each -q QUERY (locals.scm,
- * folds.scm) must compile for the grammar.  Exit status: 0, or 1 on a problem. */
+ *   ts_check [-v] [-c CORPUS]... [-q QUERY]... HIGHLIGHTS_SCM FILE...
+ * With -v it prints each file's tree; each -c CORPUS (a file of test/corpus,
+ * in `tree-sitter test`'s format) must parse to the trees it shows; each
+ * -q QUERY (locals.scm, folds.scm) must compile for the grammar.
+ * Exit status: 0, or 1 on a problem. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -211,6 +214,90 @@ static void walk(const char *file, TSNode n, const char *src, bool *bad) {
     walk(file, ts_node_child(n, i), src, bad);
 }
 
+/* Whitespace collapsed to single spaces, none after '(' or before ')'. */
+static void squeeze(char *s) {
+  char *o = s;
+  bool space = false;
+  for (char *p = s; *p; p++) {
+    if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') {
+      space = o > s;
+      continue;
+    }
+    if (space && *p != ')' && o[-1] != '(')
+      *o++ = ' ';
+    space = false;
+    *o++ = *p;
+  }
+  *o = 0;
+}
+
+static bool rule_of(const char *line, char c) {
+  size_t n = strspn(line, (char[]){c, 0});
+  return n >= 3 && (line[n] == '\n' || line[n] == '\r' || line[n] == 0);
+}
+
+/* A corpus file in the tree-sitter CLI's format (`tree-sitter test`):
+ * each test is a name between two lines of '=', the input, a line of '-',
+ * and the expected tree.  Returns the number of failed tests. */
+static int run_corpus(TSParser *parser, const char *path, int *ntests) {
+  uint32_t len;
+  char *text = slurp(path, &len);
+  if (!text)
+    return 1;
+  int failed = 0;
+  char *p = text;
+  while (*p) {
+    /* The header: ===, name, ===. */
+    if (!rule_of(p, '=')) {
+      p += strcspn(p, "\n");
+      p += *p == '\n';
+      continue;
+    }
+    p += strcspn(p, "\n") + 1;
+    char *name = p;
+    p += strcspn(p, "\n");
+    if (*p)
+      *p++ = 0;
+    if (!rule_of(p, '='))
+      break;
+    p += strcspn(p, "\n");
+    p += *p == '\n';
+    /* The input, up to a line of '-'. */
+    char *input = p, *input_end = NULL;
+    while (*p && !rule_of(p, '-')) {
+      p += strcspn(p, "\n");
+      p += *p == '\n';
+    }
+    input_end = p;
+    p += strcspn(p, "\n");
+    p += *p == '\n';
+    /* The expected tree, up to the next header. */
+    char *expected = p;
+    while (*p && !rule_of(p, '=')) {
+      p += strcspn(p, "\n");
+      p += *p == '\n';
+    }
+    char saved = *p;
+    *p = 0;
+    char *want = strdup(expected);
+    *p = saved;
+    squeeze(want);
+    TSTree *tree = ts_parser_parse_string(parser, NULL, input, (uint32_t)(input_end - input));
+    char *got = ts_node_string(ts_tree_root_node(tree));
+    squeeze(got);
+    (*ntests)++;
+    if (strcmp(got, want)) {
+      printf("FAIL: %s: %s:\n  expected %s\n  got      %s\n", path, name, want, got);
+      failed++;
+    }
+    free(got);
+    free(want);
+    ts_tree_delete(tree);
+  }
+  free(text);
+  return failed;
+}
+
 int main(int argc, char **argv) {
   const TSLanguage *lang = tree_sitter_cgraph();
   bool verbose = false;
@@ -218,6 +305,16 @@ int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "-v")) {
       verbose = true;
       argv++, argc--;
+    } else if (argc > 2 && !strcmp(argv[1], "-c")) {
+      /* A corpus of trees the grammar must give. */
+      TSParser *p = ts_parser_new();
+      ts_parser_set_language(p, lang);
+      int n = 0, failed = run_corpus(p, argv[2], &n);
+      ts_parser_delete(p);
+      printf("%s: %d tests, %d failed\n", argv[2], n, failed);
+      if (failed || !n)
+        return 1;
+      argv += 2, argc -= 2;
     } else if (argc > 2 && !strcmp(argv[1], "-q")) {
       /* Another query (locals, folds): it must compile for this grammar. */
       uint32_t len, off;
@@ -237,7 +334,7 @@ int main(int argc, char **argv) {
     }
   }
   if (argc < 3) {
-    fprintf(stderr, "usage: ts_check [-v] [-q QUERY]... HIGHLIGHTS_SCM FILE...\n");
+    fprintf(stderr, "usage: ts_check [-v] [-c CORPUS]... [-q QUERY]... HIGHLIGHTS_SCM FILE...\n");
     return 2;
   }
   uint32_t qlen;
