@@ -3,7 +3,9 @@
 #   deps.sh sample   building cgc and the samples: cmake (3.24 or later),
 #                    ninja or make, a C compiler, flex (2.6), bison (3.6)
 #   deps.sh test     all of that, and what the whole test run uses: ninja,
-#                    valgrind, clang and its fuzzer runtime, universal-ctags
+#                    valgrind, clang and its fuzzer runtime, universal-ctags,
+#                    libtree-sitter (the tree-sitter grammar's test), node
+#                    and npm (the editors' tests)
 # The CUDA Toolkit is not installed (take it from NVIDIA): without nvcc
 # only the compiler is built, and this says so.  When something is missing
 # and cannot be installed (no apt-get, or neither root nor sudo), it names
@@ -64,6 +66,12 @@ if [ "$purpose" = test ]; then
   # The names test reads every name the C and CUDA headers declare.
   ctags --version 2> /dev/null | grep -q 'Universal Ctags' ||
     want universal-ctags "universal-ctags (the names test)"
+  # The tree-sitter grammar's parser is built against the runtime library.
+  ls /usr/include/tree_sitter/api.h > /dev/null 2>&1 ||
+    want libtree-sitter-dev "libtree-sitter (the tree-sitter grammar's test)"
+  # The editors' tests: the VS Code grammar, and packaging the extension.
+  command -v node > /dev/null || want nodejs "node (the VS Code extension's tests)"
+  command -v npm > /dev/null || want npm "npm (the VS Code extension's tests)"
 fi
 
 if ! command -v nvcc > /dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
