@@ -411,6 +411,9 @@ static int eval_grid(const cgrt_graph *g, uint32_t v, int64_t ext[3], int *which
   return CGRT_GRID_OK;
 }
 
+static int used_by(const cgrt_graph_desc *d, const cgrt_node_desc *nd, uint32_t r, uint32_t i,
+                   int by_value);
+
 /* "n = 5000, m = 3": the scalars node v's grid follows, with their values. */
 static void grid_scalars(const cgrt_graph *g, uint32_t v, char *buf, size_t size) {
   const cgrt_graph_desc *d = g->d;
@@ -423,7 +426,7 @@ static void grid_scalars(const cgrt_graph *g, uint32_t v, char *buf, size_t size
       continue;
     int64_t w = d->grid_code[++i], x = 0;
     if (op == CGRT_GRID_CONST || len >= size - 1 ||
-        strstr(buf, d->scalars[w].name)) /* named once (a near miss only shortens it) */
+        used_by(d, &d->nodes[v], d->nbuffers + (uint32_t)w, i, 0)) /* each named once */
       continue;
     if (cgrt_grid_value(d->scalars[w].type, g->values[w], &x) != CGRT_GRID_OK)
       len += (size_t)snprintf(buf + len, size - len, "%s%s = %llu", len ? ", " : "",
@@ -1014,9 +1017,11 @@ static uint32_t resource_to_update(const cgrt_graph_desc *d, const cgrt_arg_desc
 }
 
 /* Whether node nd already counts resource r (nbuffers + a scalar) among
- * its uses: by value, or earlier in its grid program (before word i). */
-static int used_by(const cgrt_graph_desc *d, const cgrt_node_desc *nd, uint32_t r, uint32_t i) {
-  for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++)
+ * its uses: by value (when by_value), or earlier in its grid program
+ * (before word i). */
+static int used_by(const cgrt_graph_desc *d, const cgrt_node_desc *nd, uint32_t r, uint32_t i,
+                   int by_value) {
+  for (uint32_t a = nd->arg; by_value && a < nd->arg + nd->nargs; a++)
     if (resource_to_update(d, &d->args[a]) == r)
       return 1;
   for (uint32_t j = nd->grid_expr - 1; j + 1 < i; j++) {
@@ -1070,7 +1075,7 @@ static cgrt_status index_uses(cgrt_graph *g) {
         if (op != CGRT_GRID_CONST && op != CGRT_GRID_SCALAR)
           continue;
         uint32_t r = d->nbuffers + (uint32_t)d->grid_code[++i];
-        if (op == CGRT_GRID_CONST || used_by(d, nd, r, i))
+        if (op == CGRT_GRID_CONST || used_by(d, nd, r, i, 1))
           continue; /* a constant, or a scalar this node already has */
         if (pass == 0)
           g->use_start[r + 1]++;
@@ -1539,6 +1544,8 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
     least_args = 1;
     break;
   }
+  if (nd->grid_expr && node_kind(nd) != CGRT_KERNEL_NODE)
+    return malformed(d, nd, "a grid program on a node that is no kernel node");
   if (nd->nargs < least_args)
     return malformed(d, nd, "%u arguments", nd->nargs);
   for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
@@ -2174,6 +2181,9 @@ static cgrt_status rebuild(cgrt_graph *g) {
   cudaGraphNode_t *nodes = g->nodes, *evals = g->evals, loader = g->loader;
   cudaGraphConditionalHandle *handles = g->handles;
   uint64_t *shapes = g->shapes;
+  uint8_t *grid_off = xcalloc(d->nnodes, 1); /* the old exec's, for a failure */
+  if (grid_off)
+    memcpy(grid_off, g->grid_off, d->nnodes);
   g->graph = NULL;
   g->exec = NULL;
   g->loader = NULL;
@@ -2182,7 +2192,7 @@ static cgrt_status rebuild(cgrt_graph *g) {
   g->bodies = xcalloc(g->ngraphs, sizeof *g->bodies);
   g->handles = xcalloc(per_node, sizeof *g->handles);
   g->shapes = xcalloc(d->nnodes, sizeof *g->shapes);
-  cgrt_status s = !g->nodes || !g->evals || !g->bodies || !g->handles || !g->shapes
+  cgrt_status s = !g->nodes || !g->evals || !g->bodies || !g->handles || !g->shapes || !grid_off
                       ? no_memory(d)
                       : make_graph(g, g->capture_stream);
   int ok = s == CGRT_OK;
@@ -2199,8 +2209,12 @@ static cgrt_status rebuild(cgrt_graph *g) {
     xfree(bodies);
     xfree(handles);
     xfree(shapes);
+    xfree(grid_off);
     return CGRT_OK;
   }
+  if (grid_off)
+    memcpy(g->grid_off, grid_off, d->nnodes);
+  xfree(grid_off);
   xfree(g->nodes);
   xfree(g->evals);
   xfree(g->bodies);

@@ -313,6 +313,9 @@ int main(void) {
   t.desc.ngrid_code = 8;
   expect_refused(&t, "a program cut short", "its grid program ends");
   t.desc.ngrid_code = sizeof grid / sizeof *grid;
+  t.nodes[2].grid_expr = 1;
+  expect_refused(&t, "a grid program on a switch", "node sw: its description is malformed: a grid program on a node that is no kernel node");
+  t.nodes[2].grid_expr = 0;
   t.scalars[0].type = CGRT_F32;
   t.nodes[1].grid_expr = 0;
   expect_refused(&t, "a bound on a float", "scalar s: a bound on a type that is no integer");
