@@ -4,6 +4,7 @@
  *
  * Latencies are host-clock times of launch and wait (cudaStreamSynchronize),
  * after warm-up, the median of many runs. */
+#include "batch_graph.h"
 #include "decode_plain_graph.h"
 #include "decode_step_graph.h"
 #include "graphs_graph.h"
@@ -616,6 +617,92 @@ static void bench_scalars(cudaStream_t s) {
   }
 }
 
+/* ---- grids that follow scalars ---- */
+
+typedef struct GridCase {
+  void *g;
+  cgrt_status (*set)(void *, uint32_t);
+  cgrt_status (*launch)(void *, cudaStream_t);
+  int mode; /* 0: no set, 1: the same value set, 2: the grid changes (1, 2, 1, ...) */
+  uint32_t value;
+} GridCase;
+
+static void grid_step(void *ctx, cudaStream_t s) {
+  GridCase *c = ctx;
+  if (c->mode == 2)
+    c->value = 3 - c->value;
+  if (c->mode)
+    CGRT(c->set(c->g, c->value));
+  CGRT(c->launch(c->g, s));
+}
+
+static double grid_host_cost(GridCase *c, cudaStream_t s, int iters) {
+  double t[9];
+  for (int r = 0; r < 9; r++) {
+    CUDA(cudaStreamSynchronize(s));
+    double t0 = now_us();
+    for (int i = 0; i < iters; i++)
+      grid_step(c, s);
+    t[r] = (now_us() - t0) / iters;
+    CUDA(cudaStreamSynchronize(s));
+  }
+  return median(t, 9);
+}
+
+#define GRID_CASE(k)                                                                        \
+  static cgrt_status grid##k##_l(void *g, cudaStream_t s) { return grid##k##_launch(g, s); } \
+  static cgrt_status grid##k##_s(void *g, uint32_t v) { return grid##k##_set_g(g, v); }
+GRID_CASE(1)
+GRID_CASE(10)
+GRID_CASE(100)
+
+/* The host cost of a launch of K nodes whose grid follows a scalar: not
+ * set (the grid as it was), set to the value it has (the nodes updated all
+ * the same), set to another (1 and 2 blocks in turn). */
+static void bench_grids(cudaStream_t s) {
+  cgrt_options in_s = CGRT_OPTIONS_INIT;
+  in_s.stream = s;
+  for (int k = 0; k < 3; k++) {
+    int nodes = k == 0 ? 1 : k == 1 ? 10 : 100;
+    GridCase c = {.value = 1};
+    switch (k) {
+    case 0:
+      CGRT(grid1_create((grid1 **)&c.g, &in_s));
+      c.launch = grid1_l, c.set = grid1_s;
+      break;
+    case 1:
+      CGRT(grid10_create((grid10 **)&c.g, &in_s));
+      c.launch = grid10_l, c.set = grid10_s;
+      break;
+    default:
+      CGRT(grid100_create((grid100 **)&c.g, &in_s));
+      c.launch = grid100_l, c.set = grid100_s;
+      break;
+    }
+    static const char *const ways[] = {"grid_unchanged", "grid_set_same", "grid_changed"};
+    char name[32];
+    snprintf(name, sizeof name, "%d_nodes", nodes);
+    for (int w = 0; w < 3; w++) {
+      c.mode = w;
+      c.value = 1;
+      row("grid", name, ways[w], "host_us", grid_host_cost(&c, s, 200));
+      row("grid", name, ways[w], "latency_us", time_step(grid_step, &c, s, 300));
+    }
+    cgrt_destroy(c.g);
+  }
+  /* Memory: the four batch variants of the decode step (batch.cgraph),
+   * pooled (the largest) against each with its own. */
+  size_t need[4] = {step_1_pool_bytes(), step_2_pool_bytes(), step_4_pool_bytes(),
+                    step_8_pool_bytes()};
+  size_t most = 0, sum = 0;
+  for (int v = 0; v < 4; v++) {
+    most = need[v] > most ? need[v] : most;
+    sum += need[v];
+  }
+  row("pool", "decode_step_batch_1_2_4_8", "separate", "bytes", (double)sum);
+  row("pool", "decode_step_batch_1_2_4_8", "pooled", "bytes", (double)most);
+}
+
 /* ---- loops on the device ---- */
 
 extern void hand_loop_start(void), hand_loop_body(void);
@@ -875,6 +962,7 @@ int main(void) {
   bench_pdl(s);
   bench_concurrency(s);
   bench_scalars(s);
+  bench_grids(s);
   bench_loops(s);
   bench_modules(s);
   bench_creation(s);

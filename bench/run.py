@@ -195,6 +195,17 @@ def ratio_lines(rows):
                 add("upload by hand, %d reading: %s / bare, %s" % (k, way, metric.split("_")[0]),
                     get(rows, "upload", "%d_readers" % k, way, metric),
                     get(rows, "upload", "%d_readers" % k, "bare", metric), "", lambda v: None)
+    for k in (1, 10, 100):
+        c = "%d_nodes" % k
+        same = get(rows, "grid", c, "grid_unchanged", "host_us")
+        add("grid follows a scalar, %d nodes: host, grid changed / unchanged" % k,
+            get(rows, "grid", c, "grid_changed", "host_us"), same, "", lambda v: None)
+        add("grid follows a scalar, %d nodes: host, set to its value / unchanged" % k,
+            get(rows, "grid", c, "grid_set_same", "host_us"), same, "", lambda v: None)
+    add("decode_step batches 1, 2, 4, 8: pooled / separate memory",
+        get(rows, "pool", "decode_step_batch_1_2_4_8", "pooled", "bytes"),
+        get(rows, "pool", "decode_step_batch_1_2_4_8", "separate", "bytes"), "< 1",
+        lambda v: v < 1)
     it = "1024_iterations"
     host = get(rows, "loop", it, "host_loop", "per_iteration_us")
     for k in (1, 4, 16):

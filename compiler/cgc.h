@@ -416,6 +416,8 @@ struct Stmt {
       BufferKind buffer_kind;
       Expr **dims;
       int ndims;
+      Expr *bound;  /* scalar: NULL unless `max` */
+      Pos type_pos; /* scalar: its type */
     };
     struct { /* ST_NODE */
       Pos callee_pos;
@@ -641,6 +643,10 @@ typedef struct Resource {
                               a copy or a fill reaches it) */
   Pos written_at;          /* scalars: first out/inout use, file -1 if none */
   int from_comm;           /* scalars: 0, or = rank (CGRT_RANK) or = ranks (CGRT_RANKS) */
+  bool bounded;            /* scalars: declared with `max` */
+  int64_t bound;           /* scalars: the bound */
+  Pos grid_at;             /* scalars: first grid(...) that follows it, file -1 if none */
+  Pos bound_at;            /* scalars: just past the type, where `max` goes */
 } Resource;
 
 typedef enum ArgKind {
@@ -710,6 +716,11 @@ typedef struct Node {
   int64_t smem;
   int64_t priority;
   bool has_cluster, has_priority;
+  /* A grid that follows bounded scalars: the programs of its extents (each
+   * ending with CGRT_GRID_END), CGRT_GRID_SCALAR naming Graph.res indices;
+   * NULL when the grid is constant.  grid[] holds it at the bounds. */
+  int64_t *grid_code;
+  int ngrid_code;
   Access *acc;
   int nacc;
 } Node;

@@ -219,6 +219,22 @@ static const struct {
     {"E0182", "'%c' in template arguments: the '<' at %d:%d is never closed"},
     {"E0183", "template arguments cannot hold '%c'"},
     {"E0184", "template arguments cannot hold the byte 0x%02X"},
+    {"E0185", "scalar '%s' is %s; only integer scalars take a bound ('max')"},
+    {"E0186", "scalar '%s' takes the communicator's %s, so it takes no bound ('max')"},
+    {"E0187", "the bound of scalar '%s' is %lld; it must be at least 0"},
+    {"E0188", "the initial value %lld of scalar '%s' is above its bound %lld"},
+    {"E0189", "scalar '%s' is not a constant; its bound stands for it only in grid(...) and in "
+              "buffer sizes"},
+    {"E0190", "scalar '%s' has no bound; %s can follow a scalar only up to a bound: declare it "
+              "'scalar %s: %s max N'"},
+    {"E0191", "scalar '%s' is %s; a grid follows integer scalars only"},
+    {"E0192", "grid extent %c holds %d values at once; the runtime evaluates at most %d"},
+    {"E0193", "grid extent %c divides by zero when %s"},
+    {"E0194", "grid extent %c overflows 64 bits when %s"},
+    {"E0195", "grid extent %c is %lld when %s; at the bounds it must be at least 1"},
+    {"E0196", "grid extent %c is %lld when %s; CUDA allows at most %lld"},
+    {"E0197", "scalar '%s' is written on the device, so a grid cannot follow it: the host sets a "
+              "grid before the launch"},
 };
 
 /* Unknown formats get E0000, which the diagnostics tests refuse.  At most

@@ -36,6 +36,8 @@ static void emit_node(FILE *out, const Node *n, int indent, bool details) {
   if (details && n->kind == NK_KERNEL) {
     fputs("\\n", out);
     extents(out, "grid", n->grid);
+    if (n->grid_code)
+      fputs(" at the bounds", out); /* it follows scalars */
     fputc(' ', out);
     extents(out, "block", n->block);
     if (n->smem)

@@ -197,7 +197,7 @@ static size_t node_args(const Node *n, const CondCode *cc) {
  * order cgrt_node_desc declares them (C++ requires it). */
 static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const Graph *g,
                       const Node *n, size_t v, size_t arg, size_t nargs, size_t code,
-                      size_t ncode) {
+                      size_t ncode, size_t grid_code) {
   fprintf(c, "  [%zu] = {.name = \"%s\", .line = %d, .col = %d, .kind = %s,\n     ", v, n->name,
           n->pos.line, n->pos.col, node_kinds[n->kind].abi);
   switch (n->kind) {
@@ -270,7 +270,23 @@ static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const 
   case NK_FILL:
   case NK_CAPTURE: break;
   }
+  if (n->grid_code)
+    fprintf(c, ", .grid_expr = %zu", grid_code + 1);
   fprintf(c, "},\n");
+}
+
+/* A grid program's word: its instruction's name, or a value. */
+static void emit_grid_word(FILE *c, const int64_t *code, size_t i, bool operand) {
+  static const char *const ops[CGRT_GRID_NOPS] = {
+      "CGRT_GRID_END", "CGRT_GRID_CONST", "CGRT_GRID_SCALAR", "CGRT_GRID_ADD",
+      "CGRT_GRID_SUB", "CGRT_GRID_MUL",   "CGRT_GRID_DIV",    "CGRT_GRID_MOD",
+      "CGRT_GRID_CDIV", "CGRT_GRID_MIN",  "CGRT_GRID_MAX",    "CGRT_GRID_NEG"};
+  if (!operand)
+    fputs(ops[code[i]], c);
+  else if (code[i] == INT64_MIN)
+    fputs("-INT64_C(9223372036854775807) - 1", c);
+  else
+    fprintf(c, "INT64_C(%lld)", (long long)code[i]);
 }
 
 static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size_t nmodules,
@@ -316,13 +332,18 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size
     fprintf(c, "static const cgrt_scalar_desc %s[] = {\n", graph_table_c_name(table, g, "scalars"));
     for (size_t r = 0; r < g->res.n; r++) {
       const Resource *res = &g->res.v[r];
-      if (res->kind == RES_SCALAR)
-        fprintf(c, "  {.name = \"%s\", .size = %d, .memory = %d, .type = %s, .init = UINT64_C(0x%llx)%s},\n",
-                res->name->name, type_size(res->type), res->memory,
-                abi_type_name(type, sizeof type, res->type), (unsigned long long)res->init_bits,
-                res->from_comm == CGRT_RANK    ? ", .from_comm = CGRT_RANK"
-                : res->from_comm == CGRT_RANKS ? ", .from_comm = CGRT_RANKS"
-                                               : "");
+      if (res->kind != RES_SCALAR)
+        continue;
+      fprintf(c, "  {.name = \"%s\", .size = %d, .memory = %d, .type = %s, .init = UINT64_C(0x%llx)%s",
+              res->name->name, type_size(res->type), res->memory,
+              abi_type_name(type, sizeof type, res->type), (unsigned long long)res->init_bits,
+              res->from_comm == CGRT_RANK    ? ", .from_comm = CGRT_RANK"
+              : res->from_comm == CGRT_RANKS ? ", .from_comm = CGRT_RANKS"
+                                             : "");
+      if (res->bounded)
+        fprintf(c, ", .bounded = 1, .max = UINT64_C(0x%llx)",
+                (unsigned long long)value_bits(res->type, false, res->bound, 0));
+      fprintf(c, "},\n");
     }
     fprintf(c, "};\n");
   }
@@ -367,11 +388,12 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size
   }
   if (g->nodes.n) {
     fprintf(c, "static const cgrt_node_desc %s[] = {\n", graph_table_c_name(table, g, "nodes"));
-    size_t first = 0, code = 0, cases = 0;
+    size_t first = 0, code = 0, cases = 0, grid = 0;
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
       emit_node(c, k, captures, g, n, v, first, node_args(n, &conds[v]), n->kind == NK_SWITCH ? cases : code,
-                conds[v].code.n);
+                conds[v].code.n, grid);
+      grid += (size_t)n->ngrid_code;
       first += node_args(n, &conds[v]);
       code += conds[v].code.n;
       if (n->kind == NK_SWITCH)
@@ -407,6 +429,37 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size
             fprintf(c, "  UINT64_C(0x%llx), /* %s: case %lld */\n",
                     (unsigned long long)n->case_values[b], n->name, (long long)n->case_values[b]);
         }
+    }
+    fprintf(c, "};\n");
+  }
+  size_t ngrid = 0;
+  for (size_t v = 0; v < g->nodes.n; v++)
+    ngrid += (size_t)g->nodes.v[v].ngrid_code;
+  if (ngrid) {
+    fprintf(c, "static const int64_t %s[] = {\n", graph_table_c_name(table, g, "grid_code"));
+    for (size_t v = 0; v < g->nodes.n; v++) {
+      const Node *n = &g->nodes.v[v];
+      if (!n->grid_code)
+        continue;
+      fprintf(c, "  /* %s: x, y, z */", n->name);
+      bool start = true;
+      for (size_t i = 0; i < (size_t)n->ngrid_code; i++) {
+        int64_t w = n->grid_code[i];
+        fputs(start ? "\n  " : " ", c);
+        start = w == CGRT_GRID_END;
+        emit_grid_word(c, n->grid_code, i, false);
+        if (w == CGRT_GRID_CONST || w == CGRT_GRID_SCALAR) {
+          i++;
+          fputs(", ", c);
+          if (w == CGRT_GRID_SCALAR)
+            fprintf(c, "%u /* %s */", index[n->grid_code[i]],
+                    g->res.v[n->grid_code[i]].name->name);
+          else
+            emit_grid_word(c, n->grid_code, i, true);
+        }
+        fputs(",", c);
+      }
+      fputs("\n", c);
     }
     fprintf(c, "};\n");
   }
@@ -446,6 +499,9 @@ static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size
     fprintf(c, ",\n  .kernel_from = cgc_kernel_from");
   if (nmodules)
     fprintf(c, ",\n  .nmodules = %zu, .modules = cgc_modules", nmodules);
+  if (ngrid)
+    fprintf(c, ",\n  .ngrid_code = %zu, .grid_code = %s", ngrid,
+            graph_table_c_name(table, g, "grid_code"));
   fprintf(c, "\n};\n");
   for (size_t v = 0; v < g->nodes.n; v++) {
     vec_free(&conds[v].code);

@@ -248,8 +248,9 @@ static bool needs_space(const Tok *prev2, const Tok *prev, const Tok *c, bool sl
   if (is_punct(c, "*") && is_type(prev))
     return false;
   if ((is_punct(prev, "-") || is_punct(prev, "+") || is_punct(prev, "!")) &&
-      (!prev2 || (prev2->kind == T_PUNCT && !is(prev2, ")") && !is(prev2, "]"))))
-    return false; /* after a unary operator */
+      (!prev2 || (prev2->kind == T_PUNCT && !is(prev2, ")") && !is(prev2, "]")) ||
+       (prev2->kind == T_WORD && (is(prev2, "max") || is(prev2, "case") || is(prev2, "in")))))
+    return false; /* after a unary operator (`max -1`, `case -1`) */
   if (!block && (is_punct(prev, "{") || is_punct(c, "}")))
     return false; /* a group of edge ends */
   return true;

@@ -206,11 +206,14 @@ Stmt *stmt_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value) {
   return s;
 }
 
-Stmt *stmt_scalar(ParseState *ps, Pos p, Sym *name, Pos np, Type type, Expr *init) {
+Stmt *stmt_scalar(ParseState *ps, Pos p, Sym *name, Pos np, Type type, Pos tp, Expr *bound,
+                  Expr *init) {
   Stmt *s = new_stmt(ps, ST_SCALAR, p);
   s->name = name;
   s->name_pos = np;
   s->type = type;
+  s->type_pos = tp;
+  s->bound = bound;
   s->value = init;
   return s;
 }

@@ -42,7 +42,8 @@ Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, Lis
 void item_variants(ParseState *ps, Item *graph, Sym *var, Pos vp, List *values);
 
 Stmt *stmt_const(ParseState *ps, Pos p, Sym *name, Pos np, Expr *value);
-Stmt *stmt_scalar(ParseState *ps, Pos p, Sym *name, Pos np, Type type, Expr *init);
+Stmt *stmt_scalar(ParseState *ps, Pos p, Sym *name, Pos np, Type type, Pos tp, Expr *bound,
+                  Expr *init);
 Stmt *stmt_buffer(ParseState *ps, Pos p, BufferKind kind, Sym *name, Pos np,
                   Type type, List *dims, Expr *init);
 Stmt *stmt_call(ParseState *ps, Pos p, NodeKind node_kind, Sym *kernel, List *args);

@@ -71,6 +71,7 @@ typedef struct Sema {
   int64_t owned_bytes;
   int32_t scope, branch; /* the body nodes go into: a control node, or -1 */
   int blocks;            /* control-flow bodies open */
+  bool at_bound;         /* a buffer's size: a bounded scalar is its bound */
 } Sema;
 
 static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
@@ -205,6 +206,20 @@ static const char *describe_res(Sema *s, int res) {
 
 static bool eval(Sema *s, Expr *e, Value *out);
 
+/* An integer scalar without `max` where a bound is needed (`what`): the
+ * fix-it puts ` max N` after its type. */
+static void no_bound(Sema *s, Expr *e, const Resource *r, const char *what) {
+  error_span(s->d, expr_span(e),
+             "scalar '%s' has no bound; %s can follow a scalar only up to a bound: declare it "
+             "'scalar %s: %s max N'",
+             r->name->name, what, r->name->name, type_name(r->type));
+  Pos at = r->bound_at;
+  note_at(s->d, at, "'%s' takes its bound here", r->name->name);
+  diag_fix(s->d, (Span){.at = at, .lo_line = at.line, .lo_col = at.col, .hi_line = at.line,
+                        .hi_col = at.col},
+           " max N");
+}
+
 static bool eval_int(Sema *s, Expr *e, int64_t *out) {
   Value v;
   if (!eval(s, e, &v))
@@ -221,8 +236,21 @@ static bool eval_name(Sema *s, Expr *e, Value *out) {
   Binding *b = lookup(s, e->name);
   if (b) {
     if (b->kind == B_RES) {
-      error_span(s->d, expr_span(e), "%s '%s' is not a constant", describe_res(s, b->res),
-                 e->name->name);
+      Resource *r = &s->g->res.v[b->res];
+      if (r->kind == RES_SCALAR && r->bounded && s->at_bound) {
+        *out = (Value){.i = r->bound};
+        return true;
+      }
+      if (r->kind == RES_SCALAR && r->bounded)
+        error_span(s->d, expr_span(e),
+                   "scalar '%s' is not a constant; its bound stands for it only in grid(...) and "
+                   "in buffer sizes",
+                   e->name->name);
+      else if (r->kind == RES_SCALAR && s->at_bound && !type_is_float(r->type))
+        no_bound(s, e, r, "a buffer's size");
+      else
+        error_span(s->d, expr_span(e), "%s '%s' is not a constant", describe_res(s, b->res),
+                   e->name->name);
       return false;
     }
     *out = (Value){.i = b->value};
@@ -572,6 +600,7 @@ static bool define_global(Sema *s, Item *it) {
 static Resource *add_res(Sema *s, Stmt *st, ResKind kind) {
   Resource r = {.kind = kind, .name = st->name, .pos = st->name_pos, .type = st->type};
   r.written_at.file = -1;
+  r.grid_at.file = -1;
   vec_push(&s->g->res, r);
   Binding *b = arena_alloc(s->c->arena, sizeof *b);
   *b = (Binding){.kind = B_RES, .name = st->name, .pos = st->name_pos,
@@ -599,13 +628,43 @@ static void declare_scalar(Sema *s, Stmt *st) {
                st->name->name, st->value->name->name, type_name(st->type));
       return;
     }
+    if (st->bound) {
+      error_span(s->d, expr_span(st->bound),
+                 "scalar '%s' takes the communicator's %s, so it takes no bound ('max')",
+                 st->name->name, st->value->name->name);
+      return;
+    }
     r->from_comm = strcmp(st->value->name->name, "rank") ? CGRT_RANKS : CGRT_RANK;
     return;
+  }
+  r->bound_at = st->type_pos;
+  r->bound_at.col += (int32_t)strlen(type_name(st->type));
+  if (st->bound) {
+    int64_t b;
+    char what[300];
+    snprintf(what, sizeof what, "the bound of scalar '%s'", st->name->name);
+    if (type_is_float(st->type))
+      error_span(s->d, expr_span(st->bound),
+                 "scalar '%s' is %s; only integer scalars take a bound ('max')", st->name->name,
+                 type_name(st->type));
+    else if (eval_int(s, st->bound, &b)) {
+      if (b < 0)
+        error_span(s->d, expr_span(st->bound), "the bound of scalar '%s' is %lld; it must be at least 0",
+                   st->name->name, (long long)b);
+      else if (check_fits(s, expr_span(st->bound), (Value){.i = b}, st->type, what)) {
+        r->bounded = true;
+        r->bound = b;
+      }
+    }
   }
   if (st->value && eval(s, st->value, &v)) {
     char what[300];
     snprintf(what, sizeof what, "scalar '%s'", st->name->name);
-    if (check_fits(s, expr_span(st->value), v, st->type, what)) {
+    if (r->bounded && !v.is_float && v.i > r->bound) {
+      error_span(s->d, expr_span(st->value),
+                 "the initial value %lld of scalar '%s' is above its bound %lld", (long long)v.i,
+                 st->name->name, (long long)r->bound);
+    } else if (check_fits(s, expr_span(st->value), v, st->type, what)) {
       r->has_init = true;
       r->init_is_float = v.is_float;
       r->init_i = v.i;
@@ -628,7 +687,10 @@ static void declare_buffer(Sema *s, Stmt *st) {
   bool ok = true;
   for (int i = 0; i < st->ndims; i++) {
     int64_t n;
-    if (!eval_int(s, st->dims[i], &n)) {
+    s->at_bound = true;
+    bool valid = eval_int(s, st->dims[i], &n);
+    s->at_bound = false;
+    if (!valid) {
       ok = false;
       continue;
     }
@@ -1162,6 +1224,206 @@ static bool launch_extents(Sema *s, LaunchItem *l, int64_t out[3]) {
   return true;
 }
 
+/* ---- grids that follow scalars ---- */
+
+typedef VEC(int64_t) GridCode;
+
+/* Whether e names a scalar: then it is a grid's program, not a constant. */
+static bool names_scalar(Sema *s, const Expr *e) {
+  switch (e->kind) {
+  case EX_NAME: {
+    Binding *b = lookup(s, e->name);
+    return b && b->kind == B_RES && s->g->res.v[b->res].kind == RES_SCALAR;
+  }
+  case EX_CALL:
+    for (int i = 0; i < e->nargs; i++)
+      if (names_scalar(s, e->args[i]))
+        return true;
+    return false;
+  case EX_NEG: return names_scalar(s, e->a);
+  case EX_BIN: return names_scalar(s, e->a) || names_scalar(s, e->b);
+  case EX_INT:
+  case EX_FLOAT:
+  case EX_INDEX:
+  case EX_SLICE: break;
+  }
+  return false;
+}
+
+/* Appends the program of grid expression e to code (postfix, scalars by
+ * their Graph.res index); *depth: the operands it holds at once.  False
+ * after an error. */
+static bool grid_program(Sema *s, Expr *e, GridCode *code, int *depth) {
+  if (!names_scalar(s, e)) {
+    int64_t v;
+    if (!eval_int(s, e, &v))
+      return false;
+    vec_push(code, CGRT_GRID_CONST);
+    vec_push(code, v);
+    *depth = 1;
+    return true;
+  }
+  Expr *a = NULL, *b = NULL;
+  int64_t op = 0;
+  switch (e->kind) {
+  case EX_NAME: {
+    Binding *bind = lookup(s, e->name);
+    Resource *r = &s->g->res.v[bind->res];
+    if (type_is_float(r->type)) {
+      error_span(s->d, expr_span(e), "scalar '%s' is %s; a grid follows integer scalars only",
+                 r->name->name, type_name(r->type));
+      return false;
+    }
+    if (!r->bounded) {
+      no_bound(s, e, r, "a grid");
+      return false;
+    }
+    if (r->grid_at.file < 0)
+      r->grid_at = e->pos;
+    vec_push(code, CGRT_GRID_SCALAR);
+    vec_push(code, bind->res);
+    *depth = 1;
+    return true;
+  }
+  case EX_NEG:
+    if (!grid_program(s, e->a, code, depth))
+      return false;
+    vec_push(code, CGRT_GRID_NEG);
+    return true;
+  case EX_CALL: {
+    Value v;
+    const char *fn = e->fn->name;
+    if ((strcmp(fn, "cdiv") && strcmp(fn, "min") && strcmp(fn, "max")) || e->nargs != 2)
+      return eval(s, e, &v); /* reports it */
+    a = e->args[0];
+    b = e->args[1];
+    op = fn[0] == 'c' ? CGRT_GRID_CDIV : fn[1] == 'i' ? CGRT_GRID_MIN : CGRT_GRID_MAX;
+    break;
+  }
+  case EX_BIN:
+    a = e->a;
+    b = e->b;
+    op = e->op == '+'   ? CGRT_GRID_ADD
+         : e->op == '-' ? CGRT_GRID_SUB
+         : e->op == '*' ? CGRT_GRID_MUL
+         : e->op == '/' ? CGRT_GRID_DIV
+                        : CGRT_GRID_MOD;
+    break;
+  case EX_INT:
+  case EX_FLOAT:
+  case EX_INDEX:
+  case EX_SLICE: {
+    Value v;
+    return eval(s, e, &v); /* reports it */
+  }
+  }
+  int da = 0, db = 0;
+  bool ok = grid_program(s, a, code, &da);
+  ok = grid_program(s, b, code, &db) && ok;
+  if (!ok)
+    return false;
+  vec_push(code, op);
+  *depth = da > db + 1 ? da : db + 1;
+  return true;
+}
+
+/* "n = 4096, m = 8": the bounds of the scalars a program follows. */
+static const char *bounds_text(Sema *s, const int64_t *code, size_t lo, size_t hi) {
+  CharVec text = {0};
+  bool *seen = xrealloc(NULL, s->g->res.n + 1);
+  memset(seen, 0, s->g->res.n + 1);
+  for (size_t i = lo; i < hi; i++) {
+    if (code[i] != CGRT_GRID_CONST && code[i] != CGRT_GRID_SCALAR)
+      continue;
+    if (code[i++] == CGRT_GRID_CONST || seen[code[i]])
+      continue;
+    seen[code[i]] = true;
+    const Resource *r = &s->g->res.v[code[i]];
+    char buf[320];
+    int len = snprintf(buf, sizeof buf, "%s%s = %lld", text.n ? ", " : "", r->name->name,
+                       (long long)r->bound);
+    for (int k = 0; k < len && k < (int)sizeof buf - 1; k++)
+      vec_push(&text, buf[k]);
+  }
+  vec_push(&text, '\0');
+  const char *out = arena_strdup(s->c->arena, text.v);
+  vec_free(&text);
+  free(seen);
+  return out;
+}
+
+/* grid(...): constant extents into n->grid, or, when an extent follows
+ * bounded scalars, every extent's program into n->grid_code and the grid
+ * at the bounds into n->grid, checked there against CUDA's limits. */
+static bool grid_extents(Sema *s, Node *n, LaunchItem *l) {
+  bool dynamic = false;
+  for (int i = 0; i < l->nargs; i++)
+    dynamic |= names_scalar(s, l->args[i]);
+  if (!dynamic || l->nargs < 1 || l->nargs > 3)
+    return launch_extents(s, l, n->grid);
+  GridCode code = {0};
+  size_t start[4] = {0};
+  bool ok = true;
+  for (int i = 0; i < 3; i++) {
+    start[i] = code.n;
+    int depth = 1;
+    if (i >= l->nargs) {
+      vec_push(&code, CGRT_GRID_CONST);
+      vec_push(&code, 1);
+    } else if (!grid_program(s, l->args[i], &code, &depth)) {
+      ok = false;
+    } else if (depth > CGRT_GRID_STACK) {
+      error_span(s->d, expr_span(l->args[i]),
+                 "grid extent %c holds %d values at once; the runtime evaluates at most %d", "xyz"[i],
+                 depth, CGRT_GRID_STACK);
+      ok = false;
+    }
+    vec_push(&code, CGRT_GRID_END);
+  }
+  start[3] = code.n;
+  if (ok) {
+    /* The grid at the bounds, by the runtime's own evaluator. */
+    size_t nres = s->g->res.n;
+    cgrt_scalar_desc *descs = xrealloc(NULL, (nres + 1) * sizeof *descs);
+    uint64_t *values = xrealloc(NULL, (nres + 1) * sizeof *values);
+    for (size_t r = 0; r < nres; r++) {
+      const Resource *res = &s->g->res.v[r];
+      descs[r] = (cgrt_scalar_desc){.type = (uint8_t)(res->type == TY_NONE ? CGRT_I64 : abi_type(res->type))};
+      values[r] = (uint64_t)res->bound;
+    }
+    static const int64_t limit[3] = {INT32_MAX, 65535, 65535};
+    uint32_t at = 0;
+    for (int i = 0; i < 3 && ok; i++) {
+      int64_t v = 0;
+      int err = cgrt_grid_eval(code.v, (uint32_t)code.n, &at, descs, (uint32_t)nres, values, &v);
+      Span sp = i < l->nargs ? expr_span(l->args[i]) : span_at(l->pos);
+      const char *when = bounds_text(s, code.v, start[i], start[i + 1]);
+      if (err == CGRT_GRID_DIVZERO)
+        error_span(s->d, sp, "grid extent %c divides by zero when %s", "xyz"[i], when);
+      else if (err != CGRT_GRID_OK)
+        error_span(s->d, sp, "grid extent %c overflows 64 bits when %s", "xyz"[i], when);
+      else if (v < 1)
+        error_span(s->d, sp, "grid extent %c is %lld when %s; at the bounds it must be at least 1",
+                   "xyz"[i], (long long)v, when);
+      else if (v > limit[i])
+        error_span(s->d, sp, "grid extent %c is %lld when %s; CUDA allows at most %lld", "xyz"[i],
+                   (long long)v, when, (long long)limit[i]);
+      else
+        n->grid[i] = v;
+      ok = err == CGRT_GRID_OK && v >= 1 && v <= limit[i];
+    }
+    free(descs);
+    free(values);
+  }
+  if (ok) {
+    n->grid_code = arena_alloc(s->c->arena, code.n * sizeof *code.v);
+    memcpy(n->grid_code, code.v, code.n * sizeof *code.v);
+    n->ngrid_code = (int)code.n;
+  }
+  vec_free(&code);
+  return ok;
+}
+
 static void check_launch(Sema *s, Node *n, Stmt *st) {
   LaunchItem *seen[LK_COUNT] = {0};
   for (int i = 0; i < st->nlaunch; i++) {
@@ -1187,8 +1449,8 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
     error_at(s->d, st->callee_pos, "kernel node '%s' needs %s", n->name,
              !grid && !block ? "grid(...) and block(...)" : !grid ? "grid(...)" : "block(...)");
   }
-  bool grid_ok = grid && launch_extents(s, grid, n->grid);
-  if (grid_ok) {
+  bool grid_ok = grid && grid_extents(s, n, grid);
+  if (grid_ok && !n->grid_code) {
     static const int64_t limit[3] = {INT32_MAX, 65535, 65535};
     for (int i = 0; i < 3; i++)
       if (n->grid[i] > limit[i]) {
@@ -2019,6 +2281,16 @@ static void check_scalar_values(Sema *s) {
       note_at(s->d, r->written_at, "'%s' is written here", r->name->name);
     }
   }
+  for (size_t r = 0; r < g->res.n; r++) {
+    Resource *res = &g->res.v[r];
+    if (res->kind != RES_SCALAR || res->grid_at.file < 0 || res->written_at.file < 0)
+      continue;
+    error_at(s->d, res->grid_at,
+             "scalar '%s' is written on the device, so a grid cannot follow it: the host sets a "
+             "grid before the launch",
+             res->name->name);
+    note_at(s->d, res->written_at, "'%s' is written here", res->name->name);
+  }
 }
 
 /* ---- warnings ---- */
@@ -2225,6 +2497,8 @@ static void warn_unused(Diag *d, const Graph *g) {
   for (size_t v = 0; v < g->nodes.n; v++)
     for (int k = 0; k < g->nodes.v[v].nacc; k++)
       used[g->nodes.v[v].acc[k].res] = true;
+  for (size_t r = 0; r < g->res.n; r++)
+    used[r] |= g->res.v[r].kind == RES_SCALAR && g->res.v[r].grid_at.file >= 0;
   for (size_t r = 0; r < g->res.n; r++)
     if (!used[r])
       warn_at(d, W_UNUSED, g->res.v[r].pos, "%s '%s' is never used",

@@ -185,8 +185,8 @@ stmts
 
 stmt
   : CONST IDENT '=' expr semi     { $$ = stmt_const(ps, @1, $2, @2, $4); }
-  | SCALAR IDENT ':' type init semi
-                                  { $$ = stmt_scalar(ps, @1, $2, @2, $4, $5); }
+  | SCALAR IDENT ':' type max_opt init semi
+                                  { $$ = stmt_scalar(ps, @1, $2, @2, $4, @4, $5, $6); }
   | buffer_kind BUFFER IDENT ':' type '[' exprs1 ']' init semi
                                   { $$ = stmt_buffer(ps, $1 == BUF_DEVICE ? @2 : @1, $1, $3, @3, $5, $7, $9); }
   | NODE IDENT '=' call launches semi

@@ -14,7 +14,10 @@
  * them, and no launch waits for another.  A scalar passed by value is a kernel argument: setting
  * it updates those nodes' parameters in the executable graph before the
  * next launch (cudaGraphExecKernelNodeSetParams), which affects only later
- * launches. */
+ * launches.  A grid that follows bounded scalars is updated the same way:
+ * the nodes whose grid a scalar sets are among that scalar's uses, and an
+ * extent of 0 disables the node (cudaGraphNodeSetEnabled) until it is
+ * nonzero again. */
 #include "cgrt.h"
 #include "cgrt_cond.h"
 #include "cgrt_testing.h"
@@ -197,6 +200,7 @@ struct cgrt_graph {
   cudaStream_t checked_stream; /* a stream known to be on the graph's device */
   cudaStream_t capture_stream; /* where capture functions run, made at the first */
   uint64_t *shapes;        /* per node: a capture node's captured work, hashed */
+  uint8_t *grid_off;       /* per node: disabled in exec, its grid having an extent 0 */
   const void **funcs;      /* per kernel this graph uses: what a kernel node runs (a
                               host stub's address, or a module's cudaKernel_t) */
   cudaLibrary_t *libraries; /* per module this graph uses: loaded once at create */
@@ -392,6 +396,111 @@ static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_
   }
 }
 
+/* ---- grids that follow scalars ---- */
+
+/* Node v's grid from the scalars' current values into ext: CGRT_GRID_OK,
+ * or the evaluator's error with the extent (0, 1, 2) in *which. */
+static int eval_grid(const cgrt_graph *g, uint32_t v, int64_t ext[3], int *which) {
+  const cgrt_graph_desc *d = g->d;
+  uint32_t at = d->nodes[v].grid_expr - 1;
+  for (int i = 0; i < 3; i++) {
+    int err = cgrt_grid_eval(d->grid_code, d->ngrid_code, &at, d->scalars, d->nscalars,
+                             g->values, &ext[i]);
+    if (err != CGRT_GRID_OK) {
+      *which = i;
+      return err;
+    }
+  }
+  return CGRT_GRID_OK;
+}
+
+static int used_by(const cgrt_graph_desc *d, const cgrt_node_desc *nd, uint32_t r, uint32_t i,
+                   int by_value);
+
+/* "n = 5000, m = 3": the scalars node v's grid follows, with their values. */
+static void grid_scalars(const cgrt_graph *g, uint32_t v, char *buf, size_t size) {
+  const cgrt_graph_desc *d = g->d;
+  size_t len = 0;
+  buf[0] = 0;
+  for (uint32_t i = d->nodes[v].grid_expr - 1, ends = 0; i < d->ngrid_code && ends < 3; i++) {
+    int64_t op = d->grid_code[i];
+    ends += op == CGRT_GRID_END;
+    if (op != CGRT_GRID_CONST && op != CGRT_GRID_SCALAR)
+      continue;
+    int64_t w = d->grid_code[++i], x = 0;
+    if (op == CGRT_GRID_CONST || len >= size - 1 ||
+        used_by(d, &d->nodes[v], d->nbuffers + (uint32_t)w, i, 0)) /* each named once */
+      continue;
+    if (cgrt_grid_value(d->scalars[w].type, g->values[w], &x) != CGRT_GRID_OK)
+      len += (size_t)snprintf(buf + len, size - len, "%s%s = %llu", len ? ", " : "",
+                              d->scalars[w].name, (unsigned long long)g->values[w]);
+    else
+      len += (size_t)snprintf(buf + len, size - len, "%s%s = %lld", len ? ", " : "",
+                              d->scalars[w].name, (long long)x);
+  }
+}
+
+/* Node v's grid for the scalars' current values, checked: each extent 0
+ * (the node then does nothing) or within CUDA's limits and a multiple of
+ * its cluster's. */
+static cgrt_status check_grid(const cgrt_graph *g, uint32_t v, unsigned grid[3]) {
+  const cgrt_graph_desc *d = g->d;
+  const cgrt_node_desc *nd = &d->nodes[v];
+  static const int64_t limit[3] = {INT32_MAX, 65535, 65535};
+  int64_t ext[3];
+  int which = 0, err = eval_grid(g, v, ext, &which);
+  char values[256];
+  if (err == CGRT_GRID_OK)
+    for (which = 0; which < 3; which++)
+      if (ext[which] < 0 || ext[which] > limit[which] ||
+          (nd->has_cluster && nd->cluster[which] && ext[which] % nd->cluster[which]))
+        break;
+  if (err == CGRT_GRID_OK && which == 3) {
+    for (int i = 0; i < 3; i++)
+      grid[i] = (unsigned)ext[i];
+    return CGRT_OK;
+  }
+  grid_scalars(g, v, values, sizeof values);
+  char c = "xyz"[which];
+  if (err == CGRT_GRID_DIVZERO)
+    return invalid(d, "node %s: grid extent %c divides by zero when %s", nd->name, c, values);
+  if (err != CGRT_GRID_OK)
+    return invalid(d, "node %s: grid extent %c overflows 64 bits when %s", nd->name, c, values);
+  if (ext[which] < 0 || ext[which] > limit[which])
+    return invalid(d, "node %s: grid extent %c is %lld when %s; it must be 0 to %lld", nd->name, c,
+                   (long long)ext[which], values, (long long)limit[which]);
+  return invalid(d, "node %s: grid extent %c is %lld when %s, not a multiple of its cluster's (%u)",
+                 nd->name, c, (long long)ext[which], values, nd->cluster[which]);
+}
+
+/* Disables node v in the executable graph while its grid has an extent 0,
+ * and enables it again once none is. */
+static cgrt_status enable_grid(cgrt_graph *g, uint32_t v, const unsigned grid[3]) {
+  uint8_t off = !grid[0] || !grid[1] || !grid[2];
+  if (off == g->grid_off[v])
+    return CGRT_OK;
+  cudaError_t err = CU(cudaGraphNodeSetEnabled(g->exec, g->nodes[v], !off));
+  if (err != cudaSuccess)
+    return fail_node(g->d, &g->d->nodes[v], "cudaGraphNodeSetEnabled", err);
+  g->grid_off[v] = off;
+  return CGRT_OK;
+}
+
+/* After instantiation: every grid that follows scalars checked, and the
+ * nodes whose grid has an extent 0 disabled. */
+static cgrt_status apply_grids(cgrt_graph *g) {
+  for (uint32_t v = 0; v < g->d->nnodes; v++) {
+    unsigned grid[3];
+    cgrt_status s;
+    if (!g->d->nodes[v].grid_expr)
+      continue;
+    g->grid_off[v] = 0; /* a new executable graph has every node enabled */
+    if ((s = check_grid(g, v, grid)) != CGRT_OK || (s = enable_grid(g, v, grid)) != CGRT_OK)
+      return s;
+  }
+  return CGRT_OK;
+}
+
 static void runtime_kernel(NodeParams *p, cgrt_kernel k, unsigned grid, unsigned block) {
   p->type = KERNEL_PARAMS;
   p->kernel.func = (void *)kernel_address(k);
@@ -410,6 +519,14 @@ static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p)
     p->type = KERNEL_PARAMS;
     p->kernel.func = (void *)g->funcs[nd->kernel];
     p->kernel.gridDim = (dim3){nd->grid[0], nd->grid[1], nd->grid[2]};
+    if (nd->grid_expr) { /* the scalars' grid; 1 where it is 0 or refused (apply_grids) */
+      int64_t e[3];
+      int which;
+      int ok = eval_grid(g, v, e, &which) == CGRT_GRID_OK;
+      p->kernel.gridDim.x = ok && e[0] > 0 && e[0] <= INT32_MAX ? (unsigned)e[0] : 1;
+      p->kernel.gridDim.y = ok && e[1] > 0 && e[1] <= 65535 ? (unsigned)e[1] : 1;
+      p->kernel.gridDim.z = ok && e[2] > 0 && e[2] <= 65535 ? (unsigned)e[2] : 1;
+    }
     p->kernel.blockDim = (dim3){nd->block[0], nd->block[1], nd->block[2]};
     p->kernel.sharedMemBytes = nd->smem;
     p->kernel.kernelParams = kernel_args(g, nd);
@@ -880,7 +997,25 @@ static uint32_t resource_to_update(const cgrt_graph_desc *d, const cgrt_arg_desc
   return UINT32_MAX;
 }
 
-/* Nodes that use each buffer and scalar, for bind and by-value updates. */
+/* Whether node nd already counts resource r (nbuffers + a scalar) among
+ * its uses: by value (when by_value), or earlier in its grid program
+ * (before word i). */
+static int used_by(const cgrt_graph_desc *d, const cgrt_node_desc *nd, uint32_t r, uint32_t i,
+                   int by_value) {
+  for (uint32_t a = nd->arg; by_value && a < nd->arg + nd->nargs; a++)
+    if (resource_to_update(d, &d->args[a]) == r)
+      return 1;
+  for (uint32_t j = nd->grid_expr - 1; j + 1 < i; j++) {
+    int64_t op = d->grid_code[j];
+    if (op == CGRT_GRID_SCALAR && d->nbuffers + (uint32_t)d->grid_code[j + 1] == r)
+      return 1;
+    j += op == CGRT_GRID_CONST || op == CGRT_GRID_SCALAR;
+  }
+  return 0;
+}
+
+/* Nodes that use each buffer and scalar, for bind and by-value updates,
+ * and the nodes whose grid each scalar sets. */
 static cgrt_status index_uses(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   uint32_t nres = d->nbuffers + d->nscalars, total = 0;
@@ -908,6 +1043,21 @@ static cgrt_status index_uses(cgrt_graph *g) {
         if (r == UINT32_MAX || r == last)
           continue; /* the same node twice in a row */
         last = r;
+        if (pass == 0)
+          g->use_start[r + 1]++;
+        else
+          g->use[g->use_start[r] + fill[r]++] = n;
+      }
+      /* The scalars its grid follows (check_grid_code checked the program). */
+      for (uint32_t i = nd->grid_expr ? nd->grid_expr - 1 : d->ngrid_code, ends = 0;
+           i < d->ngrid_code && ends < 3; i++) {
+        int64_t op = d->grid_code[i];
+        ends += op == CGRT_GRID_END;
+        if (op != CGRT_GRID_CONST && op != CGRT_GRID_SCALAR)
+          continue;
+        uint32_t r = d->nbuffers + (uint32_t)d->grid_code[++i];
+        if (op == CGRT_GRID_CONST || used_by(d, nd, r, i, 1))
+          continue; /* a constant, or a scalar this node already has */
         if (pass == 0)
           g->use_start[r + 1]++;
         else
@@ -1287,6 +1437,42 @@ static cgrt_status malformed(const cgrt_graph_desc *d, const cgrt_node_desc *nd,
   return invalid(d, "its description is malformed: %s", why);
 }
 
+/* A kernel node's grid program, well formed: in the table, its operands
+ * there, integer scalars, and one value left by each extent's. */
+static cgrt_status check_grid_code(const cgrt_graph_desc *d, const cgrt_node_desc *nd) {
+  uint32_t at = nd->grid_expr - 1;
+  if (nd->grid_expr > d->ngrid_code || !d->grid_code)
+    return malformed(d, nd, "grid program %u of %u words", nd->grid_expr, d->ngrid_code);
+  for (int i = 0; i < 3; i++) {
+    int depth = 0;
+    for (;;) {
+      if (at >= d->ngrid_code)
+        return malformed(d, nd, "its grid program ends past the table");
+      int64_t op = d->grid_code[at++];
+      if (op == CGRT_GRID_END)
+        break;
+      if (op == CGRT_GRID_CONST || op == CGRT_GRID_SCALAR) {
+        if (at >= d->ngrid_code || depth == CGRT_GRID_STACK)
+          return malformed(d, nd, "its grid program ends early or holds too many values");
+        int64_t w = d->grid_code[at++];
+        if (op == CGRT_GRID_SCALAR && (w < 0 || (uint64_t)w >= d->nscalars ||
+                                       d->scalars[w].type > CGRT_U64))
+          return malformed(d, nd, "its grid follows scalar %lld, not an integer one of %u",
+                           (long long)w, d->nscalars);
+        depth++;
+      } else if (op == CGRT_GRID_NEG) {
+        if (depth < 1)
+          return malformed(d, nd, "its grid program negates nothing");
+      } else if (op < CGRT_GRID_ADD || op >= CGRT_GRID_NOPS || depth-- < 2) {
+        return malformed(d, nd, "its grid program has instruction %lld", (long long)op);
+      }
+    }
+    if (depth != 1)
+      return malformed(d, nd, "its grid program leaves %d values", depth);
+  }
+  return CGRT_OK;
+}
+
 /* A node's own fields and arguments; the nodes before it and the buffers
  * are checked. */
 static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
@@ -1301,6 +1487,11 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
   case CGRT_KERNEL_NODE:
     if (nd->kernel >= d->nkernels)
       return malformed(d, nd, "kernel %u of %u", nd->kernel, d->nkernels);
+    if (nd->grid_expr) {
+      cgrt_status s = check_grid_code(d, nd);
+      if (s != CGRT_OK)
+        return s;
+    }
     break;
   case CGRT_CAPTURE_NODE:
     if (nd->kernel >= d->ncaptures || !d->captures || !d->capture_names)
@@ -1341,6 +1532,8 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
     least_args = 1;
     break;
   }
+  if (nd->grid_expr && node_kind(nd) != CGRT_KERNEL_NODE)
+    return malformed(d, nd, "a grid program on a node that is no kernel node");
   if (nd->nargs < least_args)
     return malformed(d, nd, "%u arguments", nd->nargs);
   for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
@@ -1414,6 +1607,9 @@ static cgrt_status check_desc(const cgrt_graph_desc *d) {
     if (!is_buffer_kind(d->buffers[i].kind))
       return malformed(d, NULL, "buffer %s: kind %u is no kind of buffer", d->buffers[i].name,
                        d->buffers[i].kind);
+  for (uint32_t i = 0; i < d->nscalars; i++)
+    if (d->scalars[i].bounded && d->scalars[i].type > CGRT_U64)
+      return malformed(d, NULL, "scalar %s: a bound on a type that is no integer", d->scalars[i].name);
   uint64_t bodies = 0;
   for (uint32_t v = 0; v < d->nnodes; v++) {
     cgrt_status s = check_node(d, v);
@@ -1503,6 +1699,8 @@ static cgrt_status make_graph(cgrt_graph *g, cudaStream_t stream) {
   if (err != cudaSuccess)
     return fail(d, "cudaGraphInstantiate", err);
   account(1, 0);
+  if (d->ngrid_code && (s = apply_grids(g)) != CGRT_OK)
+    return s;
   if (g->upload) {
     if ((err = CU(cudaGraphUpload(g->exec, stream))) != cudaSuccess)
       return fail(d, "cudaGraphUpload", err);
@@ -1654,8 +1852,9 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   g->extra_at = xcalloc(d->nnodes, sizeof *g->extra_at);
   g->body_base = xcalloc(d->nnodes, sizeof *g->body_base);
   g->shapes = xcalloc(d->nnodes, sizeof *g->shapes);
+  g->grid_off = xcalloc(d->nnodes, 1);
   if (!g->base || !g->values || !g->pending || !g->value_dirty || !g->params || !g->param_ptrs ||
-      !g->nodes || !g->extra_at || !g->body_base || !g->shapes)
+      !g->nodes || !g->extra_at || !g->body_base || !g->shapes || !g->grid_off)
     return no_memory(d);
   cgrt_status s = number_graphs(g);
   if (s != CGRT_OK)
@@ -1777,8 +1976,16 @@ static cgrt_status update_node(cgrt_graph *g, uint32_t n, int *reshaped) {
   if (is_captured(node_kind(&g->d->nodes[n])))
     return update_capture(g, n, reshaped);
   if (!is_control(node_kind(&g->d->nodes[n]))) {
-    node_params(g, n, 0, &p);
-    return set_params(g, n, &p, g->nodes[n]);
+    unsigned grid[3] = {1, 1, 1};
+    cgrt_status s;
+    if (g->d->nodes[n].grid_expr && (s = check_grid(g, n, grid)) != CGRT_OK)
+      return s;
+    if (grid[0] && grid[1] && grid[2]) { /* a disabled node gets its parameters when enabled */
+      node_params(g, n, 0, &p);
+      if ((s = set_params(g, n, &p, g->nodes[n])) != CGRT_OK)
+        return s;
+    }
+    return g->d->nodes[n].grid_expr ? enable_grid(g, n, grid) : CGRT_OK;
   }
   for (unsigned step = 0; step < 2; step++)
     if (g->evals[2 * n + step]) {
@@ -1915,12 +2122,34 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   return CGRT_OK;
 }
 
+/* Whether bits (of scalar sd's integer type) are above its bound. */
+static int above_bound(const cgrt_scalar_desc *sd, uint64_t bits) {
+  int64_t x = 0, bound = 0;
+  if (sd->type == CGRT_U64 || cgrt_grid_value(sd->type, bits, &x) != CGRT_GRID_OK ||
+      cgrt_grid_value(sd->type, sd->max, &bound) != CGRT_GRID_OK)
+    return bits > sd->max;
+  return x > bound;
+}
+
+static cgrt_status refuse_above(cgrt_graph *g, uint32_t i, uint64_t bits) {
+  const cgrt_scalar_desc *sd = &g->d->scalars[i];
+  int64_t x = 0, bound = 0;
+  if (sd->type != CGRT_U64 && cgrt_grid_value(sd->type, bits, &x) == CGRT_GRID_OK &&
+      cgrt_grid_value(sd->type, sd->max, &bound) == CGRT_GRID_OK)
+    return invalid(g->d, "set: scalar '%s' is %lld, above its bound %lld (max); it keeps %s",
+                   sd->name, (long long)x, (long long)bound, "its value");
+  return invalid(g->d, "set: scalar '%s' is %llu, above its bound %llu (max); it keeps %s",
+                 sd->name, (unsigned long long)bits, (unsigned long long)sd->max, "its value");
+}
+
 cgrt_status cgrt_set_scalar(cgrt_graph *g, uint32_t i, const void *value) {
   if (!g || !value)
     return invalid(g ? g->d : NULL, "set: NULL argument");
   const cgrt_graph_desc *d = g->d;
   uint64_t bits = 0;
   memcpy(&bits, value, d->scalars[i].size);
+  if (d->scalars[i].bounded && above_bound(&d->scalars[i], bits))
+    return refuse_above(g, i, bits);
   g->values[i] = bits;
   if (d->scalars[i].memory)
     g->pending[i / 64] |= (uint64_t)1 << (i % 64);
@@ -1981,6 +2210,9 @@ static cgrt_status rebuild(cgrt_graph *g) {
   int loader_on = g->loader_on;
   cudaGraphConditionalHandle *handles = g->handles;
   uint64_t *shapes = g->shapes;
+  uint8_t *grid_off = xcalloc(d->nnodes, 1); /* the old exec's, for a failure */
+  if (grid_off)
+    memcpy(grid_off, g->grid_off, d->nnodes);
   g->graph = NULL;
   g->exec = NULL;
   g->loader = NULL;
@@ -1989,7 +2221,7 @@ static cgrt_status rebuild(cgrt_graph *g) {
   g->bodies = xcalloc(g->ngraphs, sizeof *g->bodies);
   g->handles = xcalloc(per_node, sizeof *g->handles);
   g->shapes = xcalloc(d->nnodes, sizeof *g->shapes);
-  cgrt_status s = !g->nodes || !g->evals || !g->bodies || !g->handles || !g->shapes
+  cgrt_status s = !g->nodes || !g->evals || !g->bodies || !g->handles || !g->shapes || !grid_off
                       ? no_memory(d)
                       : make_graph(g, g->capture_stream);
   int ok = s == CGRT_OK;
@@ -2006,8 +2238,12 @@ static cgrt_status rebuild(cgrt_graph *g) {
     xfree(bodies);
     xfree(handles);
     xfree(shapes);
+    xfree(grid_off);
     return CGRT_OK;
   }
+  if (grid_off)
+    memcpy(g->grid_off, grid_off, d->nnodes);
+  xfree(grid_off);
   xfree(g->nodes);
   xfree(g->evals);
   xfree(g->bodies);
@@ -2101,6 +2337,7 @@ void cgrt_destroy(cgrt_graph *g) {
   xfree(g->libraries);
   xfree((void *)g->funcs);
   xfree(g->shapes);
+  xfree(g->grid_off);
   xfree(g->base);
   xfree(g->values);
   xfree(g->pending);

@@ -94,7 +94,14 @@ typedef struct cgrt_graph cgrt_graph;
 
 cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *desc, void *const *externs,
                         const cgrt_options *opt);
+/* Launches the graph with the scalars' values set before it; first
+ * updates the nodes that take a set scalar by value and those whose grid
+ * follows one (an extent 0 disables the node until it is nonzero; one
+ * out of CUDA's range refuses the launch, CGRT_ERROR_INVALID). */
 cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream);
+/* Sets a scalar for the launches after this call; a value above a bounded
+ * scalar's `max` is refused (CGRT_ERROR_INVALID) and the scalar keeps its
+ * value. */
 cgrt_status cgrt_set_scalar(cgrt_graph *g, uint32_t scalar, const void *value);
 cgrt_status cgrt_get_scalar(cgrt_graph *g, uint32_t scalar, void *value);
 cgrt_status cgrt_bind(cgrt_graph *g, uint32_t buffer, void *ptr);

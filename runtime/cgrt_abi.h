@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define CGRT_ABI 5
+#define CGRT_ABI 6
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +84,8 @@ typedef struct cgrt_scalar_desc {
   uint64_t init;  /* initial value, as bits */
   uint8_t from_comm; /* CGRT_FROM_VALUE, or set at create to the rank (CGRT_RANK)
                         or the number of ranks (CGRT_RANKS) */
+  uint8_t bounded;   /* declared with `max`: a set above `max` is refused */
+  uint64_t max;      /* the bound, as bits of the (integer) type */
 } cgrt_scalar_desc;
 
 typedef enum cgrt_arg_kind {
@@ -170,7 +172,116 @@ typedef struct cgrt_node_desc {
   uint8_t collective, reduce_op; /* collective: CGRT_ALL_REDUCE ..., CGRT_SUM ... */
   uint32_t root;         /* broadcast */
   uint64_t send_count, recv_count; /* collective: elements of argument 1, of 0 */
+  uint32_t grid_expr; /* kernel: 0 when its grid is grid[]; else 1 + the first
+                         word in grid_code of the programs of its extents x, y
+                         and z (grid[] then holds the grid at the bounds) */
 } cgrt_node_desc;
+
+/* A grid that follows scalars (`grid(cdiv(n, 256))` with `scalar n: u32
+ * max 4096`): each extent of such a node is a program in the grid_code
+ * table, in postfix order, ending with CGRT_GRID_END; CGRT_GRID_CONST and
+ * CGRT_GRID_SCALAR take the next word (a value, a scalar's index).  The
+ * arithmetic is the language's, on 64-bit signed integers: / and %
+ * truncate, cdiv rounds up. */
+enum {
+  CGRT_GRID_END, CGRT_GRID_CONST, CGRT_GRID_SCALAR, CGRT_GRID_ADD, CGRT_GRID_SUB, CGRT_GRID_MUL,
+  CGRT_GRID_DIV, CGRT_GRID_MOD, CGRT_GRID_CDIV, CGRT_GRID_MIN, CGRT_GRID_MAX, CGRT_GRID_NEG,
+  CGRT_GRID_NOPS
+};
+/* The most operands one program holds at once (cgc refuses more). */
+#define CGRT_GRID_STACK 16
+/* Why cgrt_grid_eval failed. */
+enum { CGRT_GRID_OK, CGRT_GRID_DIVZERO, CGRT_GRID_OVERFLOW, CGRT_GRID_MALFORMED };
+
+/* A scalar's value (bits) as a 64-bit signed integer, by its type; an
+ * unsigned 64-bit value past INT64_MAX is an overflow. */
+static inline int cgrt_grid_value(uint8_t type, uint64_t bits, int64_t *out) {
+  switch (type) {
+  case CGRT_I8: *out = (int8_t)(uint8_t)bits; return CGRT_GRID_OK;
+  case CGRT_I16: *out = (int16_t)(uint16_t)bits; return CGRT_GRID_OK;
+  case CGRT_I32: *out = (int32_t)(uint32_t)bits; return CGRT_GRID_OK;
+  case CGRT_I64: *out = (int64_t)bits; return CGRT_GRID_OK;
+  case CGRT_U8: *out = (uint8_t)bits; return CGRT_GRID_OK;
+  case CGRT_U16: *out = (uint16_t)bits; return CGRT_GRID_OK;
+  case CGRT_U32: *out = (uint32_t)bits; return CGRT_GRID_OK;
+  case CGRT_U64:
+    if (bits > (uint64_t)INT64_MAX)
+      return CGRT_GRID_OVERFLOW;
+    *out = (int64_t)bits;
+    return CGRT_GRID_OK;
+  default: return CGRT_GRID_MALFORMED;
+  }
+}
+
+/* Runs the program at code[*at] (of ncode words) to its CGRT_GRID_END,
+ * with the scalars' values as bits; *at ends past the END.  The one
+ * evaluator: cgc runs it at the bounds, the runtime at each launch whose
+ * scalars changed. */
+static inline int cgrt_grid_eval(const int64_t *code, uint32_t ncode, uint32_t *at,
+                                 const cgrt_scalar_desc *scalars, uint32_t nscalars,
+                                 const uint64_t *values, int64_t *out) {
+  int64_t stack[CGRT_GRID_STACK];
+  int sp = 0;
+  uint32_t i = *at;
+  while (i < ncode) {
+    int64_t op = code[i++], a, b, r = 0;
+    int err = CGRT_GRID_OK;
+    if (op == CGRT_GRID_END) {
+      if (sp != 1)
+        return CGRT_GRID_MALFORMED;
+      *out = stack[0];
+      *at = i;
+      return CGRT_GRID_OK;
+    }
+    if (op == CGRT_GRID_CONST || op == CGRT_GRID_SCALAR) {
+      if (i >= ncode || sp == CGRT_GRID_STACK)
+        return CGRT_GRID_MALFORMED;
+      int64_t w = code[i++];
+      if (op == CGRT_GRID_CONST) {
+        r = w;
+      } else {
+        if (w < 0 || (uint64_t)w >= nscalars)
+          return CGRT_GRID_MALFORMED;
+        if ((err = cgrt_grid_value(scalars[w].type, values[w], &r)) != CGRT_GRID_OK)
+          return err;
+      }
+      stack[sp++] = r;
+      continue;
+    }
+    if (op == CGRT_GRID_NEG) {
+      if (sp < 1)
+        return CGRT_GRID_MALFORMED;
+      if (stack[sp - 1] == INT64_MIN)
+        return CGRT_GRID_OVERFLOW;
+      stack[sp - 1] = -stack[sp - 1];
+      continue;
+    }
+    if (sp < 2 || op < CGRT_GRID_ADD || op >= CGRT_GRID_NOPS)
+      return CGRT_GRID_MALFORMED;
+    a = stack[sp - 2];
+    b = stack[sp - 1];
+    switch (op) {
+    case CGRT_GRID_ADD: err = __builtin_add_overflow(a, b, &r) ? CGRT_GRID_OVERFLOW : 0; break;
+    case CGRT_GRID_SUB: err = __builtin_sub_overflow(a, b, &r) ? CGRT_GRID_OVERFLOW : 0; break;
+    case CGRT_GRID_MUL: err = __builtin_mul_overflow(a, b, &r) ? CGRT_GRID_OVERFLOW : 0; break;
+    case CGRT_GRID_MIN: r = a < b ? a : b; break;
+    case CGRT_GRID_MAX: r = a < b ? b : a; break;
+    default: /* DIV, MOD, CDIV */
+      if (b == 0)
+        return CGRT_GRID_DIVZERO;
+      if (a == INT64_MIN && b == -1)
+        return CGRT_GRID_OVERFLOW;
+      r = op == CGRT_GRID_MOD ? a % b : a / b;
+      if (op == CGRT_GRID_CDIV && a % b != 0 && (a < 0) == (b < 0))
+        r++;
+      break;
+    }
+    if (err)
+      return err;
+    stack[--sp - 1] = r;
+  }
+  return CGRT_GRID_MALFORMED;
+}
 
 /* A graph's description.  A driver that creates graphs by description
  * (cgrt_create, cgrt_set_scalar, cgrt_bind, cgrt_buffer, by index) finds
@@ -204,6 +315,9 @@ typedef struct cgrt_graph_desc {
   const cgrt_kernel_from *kernel_from;
   uint32_t nmodules;
   const cgrt_module_desc *modules;
+  /* Grids that follow scalars: the nodes' programs (see CGRT_GRID_END). */
+  uint32_t ngrid_code;
+  const int64_t *grid_code;
 } cgrt_graph_desc;
 
 #ifdef __cplusplus

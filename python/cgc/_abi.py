@@ -2,12 +2,12 @@
 
 This mirrors runtime/cgrt_abi.h (the graph descriptions that cgc generates)
 and runtime/cgrt.h (cgrt_options and the functions that take a graph by
-index), for ABI version 5.  A test compiles a C program that prints every
+index), for ABI version 6.  A test compiles a C program that prints every
 size and offset below and compares them.
 """
 import ctypes as C
 
-ABI = 5
+ABI = 6
 MAX_DIMS = 8
 
 # cgrt_buffer_kind
@@ -51,6 +51,8 @@ class ScalarDesc(C.Structure):
         ("type", C.c_uint8),
         ("init", C.c_uint64),
         ("from_comm", C.c_uint8),
+        ("bounded", C.c_uint8),
+        ("max", C.c_uint64),
     ]
 
 
@@ -86,6 +88,8 @@ class GraphDesc(C.Structure):
         ("kernel_from", C.c_void_p),
         ("nmodules", C.c_uint32),
         ("modules", C.c_void_p),
+        ("ngrid_code", C.c_uint32),
+        ("grid_code", C.c_void_p),
     ]
 
 

@@ -82,8 +82,10 @@ class BufferInfo:
 class ScalarInfo:
     """A launch scalar: `dtype` its cgraph type name, `slot` whether it has a
     device slot (kernels reach it through a pointer), `init` its initial
-    value, `index` its row in the runtime's table."""
-    __slots__ = ("name", "index", "type", "dtype", "size", "slot", "init")
+    value, `max` its bound (`scalar n: u32 max 4096`; None without one: the
+    runtime refuses a value above it), `index` its row in the runtime's
+    table."""
+    __slots__ = ("name", "index", "type", "dtype", "size", "slot", "init", "max")
 
     def __repr__(self):
         return "<scalar %s: %s = %r>" % (self.name, self.dtype, self.init)
@@ -132,6 +134,7 @@ class GraphInfo:
                 self._malformed("scalar %s: type %d of %d bytes" % (info.name, s.type, s.size))
             info.type, info.dtype, info.size = s.type, _abi.TYPES[s.type][0], s.size
             info.slot, info.init = bool(s.memory), _from_bits(s.type, s.init)
+            info.max = _from_bits(s.type, s.max) if s.bounded else None
             scalars.append(info)
         self.buffers = {b.name: b for b in bufs}
         self.scalars = {s.name: s for s in scalars}

@@ -111,6 +111,8 @@ class Introspection(unittest.TestCase):
             ("u8s", "u8", 1), ("u16s", "u16", 2), ("u32s", "u32", 4), ("u64s", "u64", 8),
             ("half", "f16", 2), ("brain", "bf16", 2), ("single", "f32", 4),
             ("double", "f64", 8), ("launch", "u32", 4)])
+        maxes = {s.name: s.max for s in K.scalars.values() if s.max is not None}
+        self.assertEqual(maxes, {"s64": 2**63 - 1, "u32s": 2**32 - 1})
         inits = {s.name: s.init for s in K.scalars.values()}
         self.assertEqual((inits["s8"], inits["u32s"], inits["half"], inits["brain"],
                           inits["single"], inits["double"]), (-3, 7, 1.5, -2.0, 0.25, 0.0))

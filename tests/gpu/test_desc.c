@@ -34,6 +34,7 @@ typedef struct Table {
   cgrt_kernel_from kernel_from[1];
   cgrt_module_desc modules[1];
   uint64_t cases[2];
+  int64_t grid_code[16];
   cgrt_graph_desc desc;
 } Table;
 
@@ -280,6 +281,44 @@ int main(void) {
   t.desc.nmodules = 0;
   t.desc.modules = NULL;
   expect_accepted(&t, "a template kernel");
+
+  /* Grids that follow scalars: k1's grid is cdiv(s, 256) x 1 x 1. */
+  static const int64_t grid[] = {CGRT_GRID_SCALAR, 0, CGRT_GRID_CONST, 256, CGRT_GRID_CDIV,
+                                 CGRT_GRID_END,    CGRT_GRID_CONST, 1, CGRT_GRID_END,
+                                 CGRT_GRID_CONST,  1, CGRT_GRID_END};
+  table_init(&t);
+  memcpy(t.grid_code, grid, sizeof grid);
+  t.desc.grid_code = t.grid_code;
+  t.desc.ngrid_code = sizeof grid / sizeof *grid;
+  t.scalars[0].bounded = 1;
+  t.scalars[0].max = 4096;
+  t.nodes[1].grid_expr = 1;
+  expect_accepted(&t, "a grid that follows a scalar");
+  t.nodes[1].grid_expr = 13;
+  expect_refused(&t, "a grid program past the table", "node k1: its description is malformed: grid program 13 of 12 words");
+  t.nodes[1].grid_expr = 1;
+  t.grid_code[1] = 1;
+  expect_refused(&t, "a grid that follows scalar 1 of 1", "its grid follows scalar 1, not an integer one of 1");
+  t.grid_code[1] = 0;
+  t.scalars[0].type = CGRT_F32;
+  t.scalars[0].bounded = 0;
+  expect_refused(&t, "a grid that follows a float", "its grid follows scalar 0, not an integer one of 1");
+  t.scalars[0].type = CGRT_U32;
+  t.scalars[0].bounded = 1;
+  t.grid_code[4] = CGRT_GRID_NOPS;
+  expect_refused(&t, "an unknown instruction", "its grid program has instruction 12");
+  t.grid_code[4] = CGRT_GRID_NEG;
+  expect_refused(&t, "two values left", "its grid program leaves 2 values");
+  t.grid_code[4] = CGRT_GRID_CDIV;
+  t.desc.ngrid_code = 8;
+  expect_refused(&t, "a program cut short", "its grid program ends");
+  t.desc.ngrid_code = sizeof grid / sizeof *grid;
+  t.nodes[2].grid_expr = 1;
+  expect_refused(&t, "a grid program on a switch", "node sw: its description is malformed: a grid program on a node that is no kernel node");
+  t.nodes[2].grid_expr = 0;
+  t.scalars[0].type = CGRT_F32;
+  t.nodes[1].grid_expr = 0;
+  expect_refused(&t, "a bound on a float", "scalar s: a bound on a type that is no integer");
 
   printf("test_desc: %d checks, %d failed\n", checks, failures);
   return failures ? 1 : 0;
