@@ -3,7 +3,8 @@
 #   deps.sh sample   building cgc and the samples: cmake (3.24 or later),
 #                    ninja or make, a C compiler, flex (2.6), bison (3.6)
 #   deps.sh test     all of that, and what the whole test run uses: ninja,
-#                    valgrind, clang and its fuzzer runtime, universal-ctags
+#                    valgrind, clang and its fuzzer runtime, universal-ctags,
+#                    cJSON (cgc lsp and its tests)
 # The CUDA Toolkit is not installed (take it from NVIDIA): without nvcc
 # only the compiler is built, and this says so.  When something is missing
 # and cannot be installed (no apt-get, or neither root nor sudo), it names
@@ -64,6 +65,9 @@ if [ "$purpose" = test ]; then
   # The names test reads every name the C and CUDA headers declare.
   ctags --version 2> /dev/null | grep -q 'Universal Ctags' ||
     want universal-ctags "universal-ctags (the names test)"
+  # cgc lsp, the language server, and its tests (without it cgc is built
+  # without the server).
+  [ -f /usr/include/cjson/cJSON.h ] || want libcjson-dev "cJSON (cgc lsp and its tests)"
 fi
 
 if ! command -v nvcc > /dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
