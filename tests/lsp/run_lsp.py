@@ -5,7 +5,7 @@
 
 CASE.lsp holds what the client sends, one message a line:
   - a JSON message, sent with a Content-Length header.  In it, $ROOT is the
-    file: URI of tests/lsp/files and "@file:NAME" (a whole string) is the
+    file: URI of tests/lsp/files, $DIR its path, and "@file:NAME" (a whole string) is the
     text of tests/lsp/files/NAME;
   - "raw: TEXT", TEXT sent as it is after Python's unicode_escape decoding
     (for malformed framing);
@@ -35,7 +35,7 @@ def substitute(v):
     if isinstance(v, str):
         if v.startswith("@file:"):
             return (files / v[6:]).read_text(encoding="utf-8")
-        return v.replace("$ROOT", root)
+        return v.replace("$ROOT", root).replace("$DIR", str(files))
     if isinstance(v, list):
         return [substitute(x) for x in v]
     if isinstance(v, dict):
