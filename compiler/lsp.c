@@ -1586,6 +1586,42 @@ static void on_did_open(Server *s, const cJSON *params) {
   refresh(s, d);
 }
 
+/* The byte offset of an LSP position in d's text (clamped to its line and
+ * to the text, as LSP says); false when it is no position. */
+static bool doc_offset(const Server *s, const Doc *d, const cJSON *pos, size_t *off) {
+  int64_t line, ch;
+  if (!get_int(pos, "line", &line) || !get_int(pos, "character", &ch))
+    return false;
+  size_t ls = line_offset(d->text, d->len, line);
+  *off = byte_at(s, d->text, ls, line_end(d->text, d->len, ls), ch);
+  return true;
+}
+
+/* One content change: the whole text, or a range's replacement. */
+static bool apply_change(const Server *s, Doc *d, const cJSON *ch) {
+  const cJSON *text = cJSON_GetObjectItemCaseSensitive(ch, "text");
+  const cJSON *range = cJSON_GetObjectItemCaseSensitive(ch, "range");
+  if (!cJSON_IsString(text))
+    return false;
+  if (!range)
+    return set_text(d, text);
+  size_t lo, hi, n = strlen(text->valuestring);
+  if (!doc_offset(s, d, cJSON_GetObjectItemCaseSensitive(range, "start"), &lo) ||
+      !doc_offset(s, d, cJSON_GetObjectItemCaseSensitive(range, "end"), &hi) || hi < lo ||
+      d->len - (hi - lo) + n > (size_t)MAX_FILE_SIZE)
+    return false;
+  size_t len = d->len - (hi - lo) + n;
+  char *t = xrealloc(NULL, len + 1);
+  memcpy(t, d->text, lo);
+  memcpy(t + lo, text->valuestring, n);
+  memcpy(t + lo + n, d->text + hi, d->len - hi);
+  t[len] = 0;
+  free(d->text);
+  d->text = t;
+  d->len = len;
+  return true;
+}
+
 static void on_did_change(Server *s, const cJSON *params) {
   const cJSON *td = cJSON_GetObjectItemCaseSensitive(params, "textDocument");
   const cJSON *changes = cJSON_GetObjectItemCaseSensitive(params, "contentChanges");
@@ -1595,10 +1631,21 @@ static void on_did_change(Server *s, const cJSON *params) {
           stderr);
     return;
   }
-  /* Full sync: the last change holds the whole text. */
-  const cJSON *last = NULL, *ch;
-  cJSON_ArrayForEach(ch, changes) last = ch;
-  if (!last || !set_text(d, cJSON_GetObjectItemCaseSensitive(last, "text")))
+  /* Incremental sync: each change in turn, a range's new text or the
+   * whole text. */
+  const cJSON *ch;
+  int applied = 0;
+  cJSON_ArrayForEach(ch, changes) {
+    if (!apply_change(s, d, ch)) {
+      fprintf(stderr,
+              "cgc lsp: a change to '%s' without text, or with a range that is none; the "
+              "changes after it are ignored\n",
+              d->uri);
+      break;
+    }
+    applied++;
+  }
+  if (!applied)
     return;
   int64_t v;
   if (get_int(td, "version", &v))
@@ -1658,7 +1705,7 @@ static void on_initialize(Request *r) {
   cJSON_AddStringToObject(cap, "positionEncoding", s->utf8 ? "utf-8" : "utf-16");
   cJSON *sync = cJSON_CreateObject();
   cJSON_AddBoolToObject(sync, "openClose", true);
-  cJSON_AddNumberToObject(sync, "change", 1); /* full */
+  cJSON_AddNumberToObject(sync, "change", 2); /* incremental */
   cJSON_AddItemToObject(cap, "textDocumentSync", sync);
   cJSON_AddBoolToObject(cap, "hoverProvider", true);
   cJSON_AddBoolToObject(cap, "definitionProvider", true);
