@@ -986,8 +986,7 @@ static cJSON *hover_text(Analysis *a, Found f, const char *word) {
           f.item->name->name);
       const Graph *g = graph_of(a, f.item);
       if (g)
-        put(&out, "\n%zu nodes, %zu buffers and scalars%s", g->nodes.n, g->res.n,
-            diag_errors(a->c.diag) ? "" : "");
+        put(&out, "\n%zu nodes, %zu buffers and scalars", g->nodes.n, g->res.n);
       if (g && !diag_errors(a->c.diag))
         put(&out, ", %zu edges", g->edges.n);
     }
