@@ -103,6 +103,9 @@ void diag_flush(Diag *d);
 void diag_set_output(Diag *d, FILE *out);
 /* Adds text already in memory to the source table, as source_load does a file. */
 int source_add(Diag *d, const char *path, const char *text, size_t len);
+/* Gives a source added from memory the real path of the file it stands
+ * for (copied), so that includes know it as that file. */
+void source_set_realpath(Diag *d, int file, const char *realpath);
 /* Reads a file into the table; returns its index, or -1 after reporting an
  * error at `at` (or without position when at.file < 0). */
 int source_load(Diag *d, const char *path, Pos at);
@@ -212,6 +215,15 @@ int cgc_fmt(int argc, char **argv);
 /* The formatted text of a source that scans and holds no NUL byte (heap;
  * the caller frees it). */
 char *fmt_text(const char *src, size_t n);
+/* The formatted text of source `file` of c (heap), or NULL after reporting
+ * why it cannot be formatted to c->diag: it does not scan and parse, or it
+ * holds a NUL byte.  cgc fmt and cgc lsp share it. */
+struct Compiler;
+char *fmt_source(struct Compiler *c, int file);
+
+/* ---- lsp.c: cgc lsp, the language server ---- */
+
+int cgc_lsp(int argc, char **argv);
 
 /* ---- symbol.c: interned identifiers and pointer-keyed maps ---- */
 
@@ -527,6 +539,12 @@ typedef struct Compiler {
   VEC(const char *) deps;  /* module.c: modules and template headers read (real paths) */
   bool include_failed;     /* an include could not be read: the names it
                               would declare are not reported undefined */
+  VEC(Pos) included_at;    /* parallel to files: the include that read each
+                              (file -1 for the main file) */
+  /* The text to read in place of the file at `realpath` (an editor's
+   * unsaved buffer, `cgc lsp`), or NULL to read the file; NULL: files only. */
+  const char *(*overlay)(void *ctx, const char *realpath, size_t *len);
+  void *overlay_ctx;
 } Compiler;
 
 /* The message of the edge limit, reported where it is reached. */
@@ -543,6 +561,8 @@ void compiler_free(Compiler *c);
 bool parse_program(Compiler *c, const char *path);
 /* The same for a program already in memory, named `name` in diagnostics. */
 void parse_program_text(Compiler *c, const char *name, const char *text, size_t len);
+/* The same for a source already in the table (source_add, source_load). */
+void parse_program_source(Compiler *c, int file);
 
 /* Finds a file that `include` or `from` names: beside the file `from`
  * (a path), then in each -I directory; NULL when there is none. */

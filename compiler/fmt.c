@@ -468,6 +468,26 @@ char *fmt_text(const char *src, size_t n) {
   return out.v;
 }
 
+char *fmt_source(Compiler *c, int file) {
+  /* Only input that scans and parses is formatted. */
+  ItemVec items = {0};
+  parse_source(c, file, &items);
+  vec_free(&items);
+  const Source *text = source_get(c->diag, file);
+  const char *nul = memchr(text->text, 0, text->len);
+  if (nul && !diag_errors(c->diag)) {
+    /* Only in a comment or string the scanner accepts it; a layout of
+     * such a file could not keep it, so it is refused. */
+    Pos at = {.file = file, .line = 1, .col = 1};
+    for (const char *q = text->text; q < nul; q++)
+      *q == '\n' ? (at.line++, at.col = 1) : at.col++;
+    error_at(c->diag, at, "cannot format a file with a NUL byte");
+  }
+  if (diag_errors(c->diag))
+    return NULL;
+  return fmt_text(text->text, text->len);
+}
+
 /* Standard input, whole, as a source named <stdin>; -1 after reporting. */
 static int load_stdin(Diag *d) {
   size_t len = 0, cap = 4096;
@@ -518,7 +538,6 @@ int cgc_fmt(int argc, char **argv) {
       return 2;
     }
     files++;
-    /* Only input that scans and parses is formatted. */
     Compiler c = {0};
     compiler_init(&c);
     diag_set_color(c.diag, false);
@@ -526,24 +545,11 @@ int cgc_fmt(int argc, char **argv) {
     if (file < 0) {
       status = 2;
     } else {
-      ItemVec items = {0};
-      parse_source(&c, file, &items);
-      vec_free(&items);
-      const Source *text = source_get(c.diag, file);
-      const char *nul = memchr(text->text, 0, text->len);
-      if (nul && !diag_errors(c.diag)) {
-        /* Only in a comment or string the scanner accepts it; a layout of
-         * such a file could not keep it, so it is refused. */
-        Pos at = {.file = file, .line = 1, .col = 1};
-        for (const char *q = text->text; q < nul; q++)
-          *q == '\n' ? (at.line++, at.col = 1) : at.col++;
-        error_at(c.diag, at, "cannot format a file with a NUL byte");
-      }
-      if (diag_errors(c.diag)) {
+      char *out = fmt_source(&c, file);
+      if (!out) {
         status = status ? status : 1;
       } else {
         const Source *src = source_get(c.diag, file);
-        char *out = fmt_text(src->text, src->len);
         bool same = strlen(out) == src->len && !memcmp(out, src->text, src->len);
         if (!same && check) {
           printf("%s\n", piped ? "<stdin>" : argv[i]);

@@ -10,6 +10,7 @@
 static const char usage_text[] =
     "usage: cgc [options] FILE.cgraph\n"
     "       cgc fmt [--check] FILE.cgraph|-...   (cgc fmt --help)\n"
+    "       cgc lsp                              the language server, on stdin and stdout\n"
     "  -o OUT            output file (--emit=dot: standard output without -o)\n"
     "  -H HEADER         header path (with --emit=c)\n"
     "  --emit=c|dot      C and header (default), or Graphviz DOT of every graph\n"
@@ -215,6 +216,8 @@ typedef struct Named {
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "fmt"))
     return cgc_fmt(argc - 2, argv + 2);
+  if (argc > 1 && !strcmp(argv[1], "lsp"))
+    return cgc_lsp(argc - 2, argv + 2);
   const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL, *prefix = NULL;
   const char *templates = NULL;
   char *hpath = NULL, *cupath = NULL;

@@ -561,7 +561,7 @@ char *find_file(Compiler *c, const char *from, const char *name) {
   return NULL;
 }
 
-static void read_file(Reader *r, int file);
+static void read_file(Reader *r, int file, Pos at);
 
 static void read_include(Reader *r, Item *inc) {
   Compiler *c = r->c;
@@ -592,7 +592,8 @@ static void read_include(Reader *r, Item *inc) {
     }
   }
   bool seen = map_get(&r->done, real) != NULL;
-  free(real);
+  if (seen || r->depth == MAX_INCLUDE_DEPTH)
+    free(real);
   if (seen)
     return; /* including a file twice is harmless */
   if (r->depth == MAX_INCLUDE_DEPTH) {
@@ -601,21 +602,32 @@ static void read_include(Reader *r, Item *inc) {
     c->include_failed = true;
     return;
   }
-  int file = source_load(c->diag, path, inc->pos);
+  /* An editor's unsaved text of the file comes before the file's. */
+  size_t len;
+  const char *text = c->overlay ? c->overlay(c->overlay_ctx, real, &len) : NULL;
+  int file;
+  if (text) {
+    file = source_add(c->diag, path, text, len);
+    source_set_realpath(c->diag, file, real);
+  } else {
+    file = source_load(c->diag, path, inc->pos);
+  }
+  free(real);
   if (file < 0) {
     c->include_failed = true;
     return;
   }
   r->stack_at[r->depth] = inc->pos;
-  read_file(r, file);
+  read_file(r, file, inc->pos);
 }
 
-static void read_file(Reader *r, int file) {
+static void read_file(Reader *r, int file, Pos at) {
   Compiler *c = r->c;
   const Source *src = source_get(c->diag, file);
   if (src->realpath)
     map_put(&r->done, src->realpath, (void *)src);
   vec_push(&c->files, file);
+  vec_push(&c->included_at, at);
   r->stack[r->depth++] = file;
   ItemVec items = {0};
   parse_source(c, file, &items);
@@ -631,9 +643,11 @@ static void read_file(Reader *r, int file) {
 
 static void read_program(Compiler *c, int file) {
   Reader r = {.c = c, .done = {.by_string = true}};
-  read_file(&r, file);
+  read_file(&r, file, (Pos){.file = -1});
   map_free(&r.done);
 }
+
+void parse_program_source(Compiler *c, int file) { read_program(c, file); }
 
 bool parse_program(Compiler *c, const char *path) {
   int file = source_load(c->diag, path, (Pos){.file = -1});
@@ -662,6 +676,7 @@ void compiler_free(Compiler *c) {
   vec_free(&c->deps);
   vec_free(&c->items);
   vec_free(&c->files);
+  vec_free(&c->included_at);
   symtab_free(c->syms);
   diag_free(c->diag);
   arena_free(c->arena);

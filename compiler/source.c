@@ -293,6 +293,12 @@ int source_add(Diag *d, const char *path, const char *text, size_t len) {
   vec_push(&d->sources, s);
   return (int)d->sources.n - 1;
 }
+void source_set_realpath(Diag *d, int file, const char *realpath) {
+  Source *s = &d->sources.v[file];
+  free(s->realpath);
+  s->realpath = realpath ? strcpy(xrealloc(NULL, strlen(realpath) + 1), realpath) : NULL;
+}
+
 int source_load(Diag *d, const char *path, Pos at) {
   FILE *f = fopen(path, "rb");
   struct stat st;

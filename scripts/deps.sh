@@ -5,7 +5,8 @@
 #   deps.sh test     all of that, and what the whole test run uses: ninja,
 #                    valgrind, clang and its fuzzer runtime, universal-ctags,
 #                    libtree-sitter (the tree-sitter grammar's test), node
-#                    and npm (the editors' tests)
+#                    and npm (the editors' tests), cJSON (cgc lsp and its
+#                    tests)
 # The CUDA Toolkit is not installed (take it from NVIDIA): without nvcc
 # only the compiler is built, and this says so.  When something is missing
 # and cannot be installed (no apt-get, or neither root nor sudo), it names
@@ -72,6 +73,9 @@ if [ "$purpose" = test ]; then
   # The editors' tests: the VS Code grammar, and packaging the extension.
   command -v node > /dev/null || want nodejs "node (the VS Code extension's tests)"
   command -v npm > /dev/null || want npm "npm (the VS Code extension's tests)"
+  # cgc lsp, the language server, and its tests (without it cgc is built
+  # without the server).
+  [ -f /usr/include/cjson/cJSON.h ] || want libcjson-dev "cJSON (cgc lsp and its tests)"
 fi
 
 if ! command -v nvcc > /dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then

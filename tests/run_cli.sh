@@ -78,6 +78,14 @@ check "-h prints the usage" grep -q '^usage: cgc \[options\] FILE.cgraph' "$tmp/
 run fmt -h
 check "fmt -h exits 0" [ "$status" = 0 ]
 check "fmt -h prints fmt's usage" grep -q '^usage: cgc fmt' "$tmp/out"
+check "-h names cgc lsp" sh -c "$cgc -h | grep -q '^ *cgc lsp'"
+# cgc lsp: -h (or, built without cJSON, that it needs it), an unknown option.
+run lsp -h
+check "lsp -h prints lsp's usage, or says cgc has no server" \
+  sh -c "{ [ $status = 0 ] && grep -q '^usage: cgc lsp' '$tmp/out'; } ||
+         { [ $status = 2 ] && grep -q 'without the language server' '$tmp/err'; }"
+run lsp --no-such-option
+check "an unknown lsp option is a usage error" [ "$status" = 2 ]
 
 # cgc fmt - reads standard input and writes the layout to standard output.
 printf 'const  N=1;\n' | "$cgc" fmt - > "$tmp/out" 2> "$tmp/err"

@@ -1,0 +1,1868 @@
+/* lsp.c: `cgc lsp`, a language server (LSP 3.17, JSON-RPC over standard
+ * input and output).
+ *
+ * It shares the compiler's front end: each open document is scanned,
+ * parsed, checked and ordered by the same code as `cgc FILE --check`, on
+ * its text in memory, in a Compiler of its own that lives until the next
+ * change (so hover, definition, completion and symbols read that run's
+ * tree and graphs).  Includes are found as the compiler finds them, and an
+ * open document's unsaved text is read in place of its file.  Diagnostics
+ * are the compiler's JSON diagnostics (codes, notes, fixes), turned into
+ * LSP's.  Formatting is fmt_source, as `cgc fmt`.  JSON is cJSON's. */
+#include "cgc.h"
+
+#ifndef CGC_HAVE_CJSON
+
+int cgc_lsp(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  fputs("cgc: error: this cgc was built without the language server: it needs cJSON "
+        "(Debian's libcjson-dev) when CMake configures it\n",
+        stderr);
+  return 2;
+}
+
+#else
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* JSON-RPC's and LSP's error codes. */
+enum {
+  RPC_PARSE_ERROR = -32700,
+  RPC_INVALID_REQUEST = -32600,
+  RPC_METHOD_NOT_FOUND = -32601,
+  RPC_INVALID_PARAMS = -32602,
+  RPC_SERVER_NOT_INITIALIZED = -32002,
+  RPC_REQUEST_FAILED = -32803,
+};
+
+/* The largest message read: a document at the compiler's limit, escaped. */
+#define MAX_MESSAGE ((size_t)MAX_FILE_SIZE * 2 + (1 << 20))
+
+/* One run of the front end over a document. */
+typedef struct Analysis {
+  Compiler c;
+  Program *p;
+  int file;    /* the document's source */
+  char *diags; /* the compiler's JSON diagnostics, one a line */
+  size_t ndiags;
+} Analysis;
+
+typedef struct Doc {
+  char *uri;
+  char *path; /* the file the URI names (the URI itself when it is no file:) */
+  char *real; /* its real path, or NULL when there is no such file */
+  char *text;
+  size_t len;
+  int64_t version;
+  Analysis *an;
+} Doc;
+
+typedef struct Server {
+  VEC(Doc *) docs;
+  VEC(char *) incs; /* initializationOptions.includePaths */
+  bool initialized, shutdown;
+  bool utf8; /* positions count bytes (the client offered utf-8), else UTF-16 units */
+} Server;
+
+/* ---- messages ---- */
+
+static void send_msg(cJSON *msg) {
+  char *text = cJSON_PrintUnformatted(msg);
+  cJSON_Delete(msg);
+  if (!text) {
+    fputs("cgc lsp: out of memory\n", stderr);
+    exit(2);
+  }
+  size_t n = strlen(text);
+  printf("Content-Length: %zu\r\n\r\n", n);
+  fwrite(text, 1, n, stdout);
+  fflush(stdout);
+  free(text);
+}
+
+static cJSON *new_msg(void) {
+  cJSON *m = cJSON_CreateObject();
+  cJSON_AddStringToObject(m, "jsonrpc", "2.0");
+  return m;
+}
+
+static void reply(const cJSON *id, cJSON *result) {
+  cJSON *m = new_msg();
+  cJSON_AddItemToObject(m, "id", id ? cJSON_Duplicate(id, true) : cJSON_CreateNull());
+  cJSON_AddItemToObject(m, "result", result ? result : cJSON_CreateNull());
+  send_msg(m);
+}
+
+static void reply_error(const cJSON *id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void reply_error(const cJSON *id, int code, const char *fmt, ...) {
+  char text[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  cJSON *m = new_msg(), *e = cJSON_CreateObject();
+  cJSON_AddItemToObject(m, "id", id ? cJSON_Duplicate(id, true) : cJSON_CreateNull());
+  cJSON_AddNumberToObject(e, "code", code);
+  cJSON_AddStringToObject(e, "message", text);
+  cJSON_AddItemToObject(m, "error", e);
+  send_msg(m);
+}
+
+static void notify(const char *method, cJSON *params) {
+  cJSON *m = new_msg();
+  cJSON_AddStringToObject(m, "method", method);
+  cJSON_AddItemToObject(m, "params", params);
+  send_msg(m);
+}
+
+/* Reads one message's body (heap, NUL-terminated) into *body: 1, or 0 at
+ * the end of input, or -1 for a header without a usable Content-Length
+ * (the body, if any, cannot be found: what follows is read as headers). */
+static int read_message(char **body, size_t *len) {
+  char line[1024];
+  long long length = -1;
+  bool any = false, too_long = false;
+  for (;;) {
+    if (!fgets(line, sizeof line, stdin))
+      return any ? -1 : 0;
+    size_t n = strlen(line);
+    if (n && line[n - 1] != '\n' && !feof(stdin)) {
+      int ch;
+      while ((ch = getchar()) != EOF && ch != '\n')
+        ; /* a header line this long is none of LSP's */
+    }
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+      line[--n] = 0;
+    if (!n) {
+      if (!any)
+        continue; /* blank lines between messages */
+      break;
+    }
+    any = true;
+    if (!strncasecmp(line, "Content-Length:", 15)) {
+      char *end;
+      errno = 0;
+      long long v = strtoll(line + 15, &end, 10);
+      while (*end == ' ' || *end == '\t')
+        end++;
+      length = errno || *end || v < 0 || end == line + 15 ? -1 : v;
+      too_long = length >= 0 && (unsigned long long)length > MAX_MESSAGE;
+    }
+  }
+  if (length < 0)
+    return -1;
+  if (too_long) {
+    for (long long i = 0; i < length && getchar() != EOF; i++)
+      ;
+    *body = NULL;
+    *len = 0;
+    return 1;
+  }
+  char *b = xrealloc(NULL, (size_t)length + 1);
+  size_t got = fread(b, 1, (size_t)length, stdin);
+  b[got] = 0;
+  if (got < (size_t)length) {
+    free(b);
+    return 0;
+  }
+  *body = b;
+  *len = got;
+  return 1;
+}
+
+/* ---- positions ----
+ *
+ * The compiler counts lines from 1 and columns in bytes from 1; LSP counts
+ * both from 0, and columns in UTF-16 code units unless the client takes
+ * utf-8.  Lines end at LF, CR LF or a lone CR for both. */
+
+static size_t line_offset(const char *t, size_t n, int64_t line) {
+  size_t i = 0;
+  for (int64_t l = 0; l < line && i < n; i++)
+    if (t[i] == '\n' || (t[i] == '\r' && !(i + 1 < n && t[i + 1] == '\n')))
+      l++;
+  return i;
+}
+
+static size_t line_end(const char *t, size_t n, size_t i) {
+  while (i < n && t[i] != '\n' && t[i] != '\r')
+    i++;
+  return i;
+}
+
+/* Code units of t[from, to). */
+static int64_t units(const Server *s, const char *t, size_t from, size_t to) {
+  if (s->utf8)
+    return (int64_t)(to - from);
+  int64_t u = 0;
+  for (size_t i = from; i < to;) {
+    int k = utf8_len(t + i);
+    if (k == 0 || i + (size_t)k > to)
+      k = 1;
+    u += k == 4 ? 2 : 1;
+    i += (size_t)k;
+  }
+  return u;
+}
+
+/* The byte offset of character `ch` (code units) of the line [ls, le). */
+static size_t byte_at(const Server *s, const char *t, size_t ls, size_t le, int64_t ch) {
+  size_t i = ls;
+  for (int64_t u = 0; i < le && u < ch;) {
+    int k = s->utf8 ? 1 : utf8_len(t + i);
+    if (k == 0 || i + (size_t)k > le)
+      k = 1;
+    u += k == 4 ? 2 : 1;
+    i += (size_t)k;
+  }
+  return i;
+}
+
+static cJSON *lsp_pos(const Server *s, const char *t, size_t n, int64_t line, int64_t col) {
+  cJSON *p = cJSON_CreateObject();
+  if (line < 1)
+    line = 1;
+  size_t ls = line_offset(t, n, line - 1), le = line_end(t, n, ls);
+  size_t at = col < 1 ? ls : ls + (size_t)(col - 1);
+  if (at > le)
+    at = le;
+  cJSON_AddNumberToObject(p, "line", (double)(line - 1));
+  cJSON_AddNumberToObject(p, "character", (double)units(s, t, ls, at));
+  return p;
+}
+
+/* The LSP position of byte offset `off`. */
+static cJSON *lsp_pos_at(const Server *s, const char *t, size_t n, size_t off) {
+  int64_t line = 1;
+  size_t ls = 0;
+  for (size_t i = 0; i < off && i < n; i++)
+    if (t[i] == '\n' || (t[i] == '\r' && !(i + 1 < n && t[i + 1] == '\n')))
+      line++, ls = i + 1;
+  return lsp_pos(s, t, n, line, (int64_t)(off - ls) + 1);
+}
+
+static cJSON *lsp_range(cJSON *start, cJSON *end) {
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddItemToObject(r, "start", start);
+  cJSON_AddItemToObject(r, "end", end);
+  return r;
+}
+
+/* The byte offset of a compiler position. */
+static size_t offset_of(const char *t, size_t n, Pos p) {
+  size_t ls = line_offset(t, n, p.line - 1), le = line_end(t, n, ls);
+  size_t at = ls + (size_t)(p.col > 0 ? p.col - 1 : 0);
+  return at > le ? le : at;
+}
+
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Where the statement or item that starts at `off` ends: just past its ';'
+ * or the '}' that closes its first block, brackets, comments and strings
+ * skipped. */
+static size_t extent_end(const char *t, size_t n, size_t off) {
+  int depth = 0;
+  for (size_t i = off; i < n; i++) {
+    char c = t[i];
+    if (c == '/' && i + 1 < n && t[i + 1] == '/') {
+      i = line_end(t, n, i) - 1;
+    } else if (c == '/' && i + 1 < n && t[i + 1] == '*') {
+      const char *e = NULL;
+      for (size_t k = i + 2; k + 1 < n; k++)
+        if (t[k] == '*' && t[k + 1] == '/') {
+          e = t + k;
+          break;
+        }
+      if (!e)
+        return n;
+      i = (size_t)(e - t) + 1;
+    } else if (c == '"') {
+      for (i++; i < n && t[i] != '"' && t[i] != '\n' && t[i] != '\r'; i++)
+        if (t[i] == '\\')
+          i++;
+    } else if (c == '(' || c == '[' || c == '{') {
+      depth++;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (--depth <= 0 && c == '}')
+        return i + 1;
+      if (depth < 0)
+        return i;
+    } else if (c == ';' && depth <= 0) {
+      return i + 1;
+    }
+  }
+  return n;
+}
+
+/* ---- documents ---- */
+
+static int hex_value(char c) {
+  return c >= '0' && c <= '9'                     ? c - '0'
+         : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10
+                                                  : -1;
+}
+
+/* The path a file: URI names (heap), or a copy of the URI for any other. */
+static char *uri_path(const char *uri) {
+  const char *p = uri;
+  if (!strncmp(uri, "file://", 7)) {
+    p = uri + 7;
+    if (!strncmp(p, "localhost/", 10))
+      p += 9;
+    if (*p != '/')
+      p = uri;
+  }
+  size_t n = strlen(p);
+  char *out = xrealloc(NULL, n + 1), *o = out;
+  for (size_t i = 0; i < n; i++) {
+    int hi, lo;
+    if (p != uri && p[i] == '%' && i + 2 < n + 1 && (hi = hex_value(p[i + 1])) >= 0 &&
+        (lo = hex_value(p[i + 2])) >= 0 && (hi || lo)) {
+      *o++ = (char)(hi * 16 + lo);
+      i += 2;
+    } else {
+      *o++ = p[i];
+    }
+  }
+  *o = 0;
+  return out;
+}
+
+/* A file: URI for a path (made absolute), in a buffer of the caller's. */
+static void path_uri(CharVec *out, const char *path) {
+  static const char hex[] = "0123456789ABCDEF";
+  char cwd[PATH_MAX];
+  const char *s = "file://";
+  out->n = 0;
+  for (; *s; s++)
+    vec_push(out, *s);
+  if (path[0] != '/' && getcwd(cwd, sizeof cwd)) {
+    for (s = cwd; *s; s++)
+      vec_push(out, *s);
+    vec_push(out, '/');
+  }
+  for (s = path; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (isalnum(c) || strchr("/-._~", c)) {
+      vec_push(out, (char)c);
+    } else {
+      vec_push(out, '%');
+      vec_push(out, hex[c >> 4]);
+      vec_push(out, hex[c & 15]);
+    }
+  }
+  vec_push(out, 0);
+}
+
+static Doc *find_doc(Server *s, const char *uri) {
+  for (size_t i = 0; i < s->docs.n; i++)
+    if (!strcmp(s->docs.v[i]->uri, uri))
+      return s->docs.v[i];
+  return NULL;
+}
+
+static Doc *find_doc_real(Server *s, const char *real) {
+  for (size_t i = 0; i < s->docs.n; i++)
+    if (s->docs.v[i]->real && !strcmp(s->docs.v[i]->real, real))
+      return s->docs.v[i];
+  return NULL;
+}
+
+/* The compiler reads an open document's text in place of its file. */
+static const char *overlay(void *ctx, const char *real, size_t *len) {
+  Doc *d = find_doc_real(ctx, real);
+  if (!d)
+    return NULL;
+  *len = d->len;
+  return d->text;
+}
+
+static void analysis_free(Analysis *a) {
+  if (!a)
+    return;
+  if (a->p)
+    program_free(a->p);
+  compiler_free(&a->c);
+  free(a->diags);
+  free(a);
+}
+
+/* The front end over the document's text, as `cgc --check` runs it. */
+static Analysis *analyze(Server *s, Doc *d) {
+  Analysis *a = xrealloc(NULL, sizeof *a);
+  memset(a, 0, sizeof *a);
+  a->c.include_dirs = (const char **)s->incs.v;
+  a->c.ninclude_dirs = (int)s->incs.n;
+  a->c.overlay = overlay;
+  a->c.overlay_ctx = s;
+  compiler_init(&a->c);
+  FILE *out = open_memstream(&a->diags, &a->ndiags);
+  if (!out) {
+    fputs("cgc lsp: out of memory\n", stderr);
+    exit(2);
+  }
+  diag_set_json(a->c.diag, true);
+  diag_set_output(a->c.diag, out);
+  free(d->real);
+  d->real = realpath(d->path, NULL);
+  a->file = source_add(a->c.diag, d->path, d->text, d->len);
+  source_set_realpath(a->c.diag, a->file, d->real);
+  parse_program_source(&a->c, a->file);
+  a->p = check_program(&a->c);
+  for (size_t i = 0; i < a->p->graphs.n && !diag_errors(a->c.diag); i++)
+    order_graph(&a->c, a->p->graphs.v[i]);
+  if (!diag_errors(a->c.diag))
+    warn_program(&a->c, a->p);
+  diag_flush(a->c.diag);
+  diag_set_output(a->c.diag, stderr); /* nothing more is reported */
+  fclose(out);
+  return a;
+}
+
+/* The source of the analysis named `path` in a diagnostic, or -1. */
+static int source_named(Analysis *a, const char *path) {
+  for (size_t i = 0; i < a->c.files.n; i++)
+    if (!strcmp(source_get(a->c.diag, a->c.files.v[i])->path, path))
+      return (int)i;
+  return -1;
+}
+
+/* The URI of file index k of an analysis (an index into c.files). */
+static void file_uri(Server *s, Doc *d, Analysis *a, int k, CharVec *out) {
+  const Source *src = source_get(a->c.diag, a->c.files.v[k]);
+  Doc *open = src->realpath ? find_doc_real(s, src->realpath) : NULL;
+  if (k == 0)
+    open = d;
+  if (open) {
+    out->n = 0;
+    for (const char *c = open->uri; *c; c++)
+      vec_push(out, *c);
+    vec_push(out, 0);
+  } else {
+    path_uri(out, src->realpath ? src->realpath : src->path);
+  }
+}
+
+/* A JSON location {line, column} of a diagnostic as an LSP position in
+ * source src. */
+static cJSON *json_pos(const Server *s, const Source *src, const cJSON *loc, int64_t line) {
+  const cJSON *l = cJSON_GetObjectItemCaseSensitive(loc, "line");
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(loc, "column");
+  if (cJSON_IsNumber(l))
+    line = (int64_t)l->valuedouble;
+  return lsp_pos(s, src->text, src->len, line, cJSON_IsNumber(c) ? (int64_t)c->valuedouble : 1);
+}
+
+/* The range of a diagnostic's, note's or fix's JSON in file k. */
+static cJSON *json_range(const Server *s, Analysis *a, int k, const cJSON *j) {
+  const Source *src = source_get(a->c.diag, a->c.files.v[k]);
+  const cJSON *line = cJSON_GetObjectItemCaseSensitive(j, "line");
+  int64_t l = cJSON_IsNumber(line) ? (int64_t)line->valuedouble : 1;
+  return lsp_range(json_pos(s, src, cJSON_GetObjectItemCaseSensitive(j, "start"), l),
+                   json_pos(s, src, cJSON_GetObjectItemCaseSensitive(j, "end"), l));
+}
+
+static const char *json_str(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* A compiler diagnostic (one JSON line) as an LSP one, or NULL. */
+static cJSON *lsp_diagnostic(Server *s, Doc *d, Analysis *a, const cJSON *j) {
+  CharVec uri = {0};
+  const char *file = json_str(j, "file"), *sev = json_str(j, "severity");
+  const char *code = json_str(j, "code"), *msg = json_str(j, "message");
+  const char *option = json_str(j, "option");
+  int k = file ? source_named(a, file) : -1;
+  cJSON *out = cJSON_CreateObject(), *related = cJSON_CreateArray();
+  if (k == 0) {
+    cJSON_AddItemToObject(out, "range", json_range(s, a, k, j));
+  } else if (k > 0) {
+    /* In an included file: at the include of this document that reads
+     * it, with the place itself as related information. */
+    Pos at = a->c.included_at.v[k];
+    while (at.file >= 0 && at.file != a->file) {
+      size_t i = 0;
+      while (i < a->c.files.n && a->c.files.v[i] != at.file)
+        i++;
+      at = i < a->c.files.n ? a->c.included_at.v[i] : (Pos){.file = -1};
+    }
+    size_t lo = at.file >= 0 ? offset_of(d->text, d->len, at) : 0;
+    size_t hi = at.file >= 0 ? extent_end(d->text, d->len, lo) : 0;
+    cJSON_AddItemToObject(
+        out, "range",
+        lsp_range(lsp_pos_at(s, d->text, d->len, lo), lsp_pos_at(s, d->text, d->len, hi)));
+    cJSON *r = cJSON_CreateObject(), *loc = cJSON_CreateObject();
+    file_uri(s, d, a, k, &uri);
+    cJSON_AddStringToObject(loc, "uri", uri.v);
+    cJSON_AddItemToObject(loc, "range", json_range(s, a, k, j));
+    cJSON_AddItemToObject(r, "location", loc);
+    cJSON_AddStringToObject(r, "message", msg ? msg : "");
+    cJSON_AddItemToArray(related, r);
+  } else {
+    cJSON_AddItemToObject(
+        out, "range",
+        lsp_range(lsp_pos(s, d->text, d->len, 1, 1), lsp_pos(s, d->text, d->len, 1, 1)));
+  }
+  cJSON_AddNumberToObject(out, "severity", sev && !strcmp(sev, "warning") ? 2 : 1);
+  if (code)
+    cJSON_AddStringToObject(out, "code", code);
+  cJSON_AddStringToObject(out, "source", "cgc");
+  char text[2400];
+  /* An included file by its path from the document's directory, where it
+   * is below it. */
+  const char *slash = strrchr(d->path, '/');
+  size_t dir = slash ? (size_t)(slash - d->path) + 1 : 0;
+  if (k > 0 && dir && !strncmp(file, d->path, dir))
+    file += dir;
+  if (k > 0)
+    snprintf(text, sizeof text, "in '%s': %s%s%s%s", file, msg ? msg : "", option ? " [" : "",
+             option ? option : "", option ? "]" : "");
+  else
+    snprintf(text, sizeof text, "%s%s%s%s", msg ? msg : "", option ? " [" : "",
+             option ? option : "", option ? "]" : "");
+  cJSON_AddStringToObject(out, "message", text);
+  const cJSON *note;
+  cJSON_ArrayForEach(note, cJSON_GetObjectItemCaseSensitive(j, "notes")) {
+    const char *nf = json_str(note, "file");
+    int nk = nf ? source_named(a, nf) : -1;
+    if (nk < 0)
+      continue;
+    cJSON *r = cJSON_CreateObject(), *loc = cJSON_CreateObject();
+    file_uri(s, d, a, nk, &uri);
+    cJSON_AddStringToObject(loc, "uri", uri.v);
+    cJSON_AddItemToObject(loc, "range", json_range(s, a, nk, note));
+    cJSON_AddItemToObject(r, "location", loc);
+    cJSON_AddStringToObject(r, "message",
+                            json_str(note, "message") ? json_str(note, "message") : "");
+    cJSON_AddItemToArray(related, r);
+  }
+  if (cJSON_GetArraySize(related))
+    cJSON_AddItemToObject(out, "relatedInformation", related);
+  else
+    cJSON_Delete(related);
+  /* Fixes ride along as data, for textDocument/codeAction. */
+  cJSON *fixes = cJSON_CreateArray();
+  const cJSON *fix;
+  cJSON_ArrayForEach(fix, cJSON_GetObjectItemCaseSensitive(j, "fixes")) {
+    const char *ff = json_str(fix, "file"), *ft = json_str(fix, "text");
+    int fk = ff ? source_named(a, ff) : -1;
+    if (fk < 0 || !ft)
+      continue;
+    cJSON *f = cJSON_CreateObject();
+    file_uri(s, d, a, fk, &uri);
+    cJSON_AddStringToObject(f, "uri", uri.v);
+    cJSON_AddItemToObject(f, "range", json_range(s, a, fk, fix));
+    cJSON_AddStringToObject(f, "newText", ft);
+    cJSON_AddItemToArray(fixes, f);
+  }
+  if (cJSON_GetArraySize(fixes)) {
+    cJSON *data = cJSON_CreateObject();
+    cJSON_AddItemToObject(data, "fixes", fixes);
+    cJSON_AddItemToObject(out, "data", data);
+  } else {
+    cJSON_Delete(fixes);
+  }
+  vec_free(&uri);
+  return out;
+}
+
+static void publish(Server *s, Doc *d) {
+  Analysis *a = d->an;
+  cJSON *params = cJSON_CreateObject(), *list = cJSON_CreateArray();
+  cJSON_AddStringToObject(params, "uri", d->uri);
+  cJSON_AddNumberToObject(params, "version", (double)d->version);
+  for (size_t i = 0; a && i < a->ndiags;) {
+    const char *nl = memchr(a->diags + i, '\n', a->ndiags - i);
+    size_t end = nl ? (size_t)(nl - a->diags) : a->ndiags;
+    cJSON *j = cJSON_ParseWithLength(a->diags + i, end - i);
+    cJSON *diag = j ? lsp_diagnostic(s, d, a, j) : NULL;
+    if (diag)
+      cJSON_AddItemToArray(list, diag);
+    cJSON_Delete(j);
+    i = end + 1;
+  }
+  cJSON_AddItemToObject(params, "diagnostics", list);
+  notify("textDocument/publishDiagnostics", params);
+}
+
+/* Analyses d again, and every other open document that reads d's file. */
+static void refresh(Server *s, Doc *d) {
+  analysis_free(d->an);
+  d->an = analyze(s, d);
+  publish(s, d);
+  if (!d->real)
+    return;
+  for (size_t i = 0; i < s->docs.n; i++) {
+    Doc *o = s->docs.v[i];
+    Analysis *a = o->an;
+    bool reads = false;
+    for (size_t k = 1; o != d && a && k < a->c.files.n && !reads; k++) {
+      const Source *src = source_get(a->c.diag, a->c.files.v[k]);
+      reads = src->realpath && !strcmp(src->realpath, d->real);
+    }
+    if (reads) {
+      analysis_free(o->an);
+      o->an = analyze(s, o);
+      publish(s, o);
+    }
+  }
+}
+
+static void doc_free(Doc *d) {
+  analysis_free(d->an);
+  free(d->uri);
+  free(d->path);
+  free(d->real);
+  free(d->text);
+  free(d);
+}
+
+/* ---- what a name at a place is ---- */
+
+typedef enum FoundKind { F_NONE, F_ITEM, F_STMT, F_PARAM, F_VARIANT } FoundKind;
+
+typedef struct Found {
+  FoundKind kind;
+  Item *item;   /* F_ITEM: it; else the item that holds the name */
+  Stmt *stmt;   /* F_STMT */
+  Param *param; /* F_PARAM */
+} Found;
+
+static bool pos_le(Pos a, Pos b) { return a.line < b.line || (a.line == b.line && a.col <= b.col); }
+static bool pos_eq(Pos a, Pos b) { return a.file == b.file && a.line == b.line && a.col == b.col; }
+static bool named(const Sym *s, const char *w) { return s && !strcmp(s->name, w); }
+
+/* The top-level item of file `file` that `at` lies in, or NULL. */
+static Item *item_at(Analysis *a, Pos at) {
+  Item *best = NULL;
+  for (size_t i = 0; i < a->c.items.n; i++) {
+    Item *it = a->c.items.v[i];
+    if (it->pos.file == at.file && pos_le(it->pos, at) && (!best || pos_le(best->pos, it->pos)))
+      best = it;
+  }
+  return best;
+}
+
+typedef void (*StmtFn)(Stmt *st, void *ctx);
+
+static void each_stmt(Stmt **body, int n, StmtFn fn, void *ctx) {
+  for (int i = 0; i < n; i++) {
+    Stmt *st = body[i];
+    if (!st)
+      continue;
+    fn(st, ctx);
+    switch (st->kind) {
+    case ST_FOR:
+    case ST_WHILE: each_stmt(st->body, st->nbody, fn, ctx); break;
+    case ST_IF:
+      each_stmt(st->body, st->nbody, fn, ctx);
+      each_stmt(st->else_body, st->nelse, fn, ctx);
+      break;
+    case ST_SWITCH:
+      for (int k = 0; k < st->ncases; k++)
+        each_stmt(st->cases[k].body, st->cases[k].nbody, fn, ctx);
+      break;
+    case ST_CONST:
+    case ST_SCALAR:
+    case ST_BUFFER:
+    case ST_NODE:
+    case ST_EDGE: break;
+    }
+  }
+}
+
+typedef struct Lookup {
+  const char *word;
+  Pos at;       /* the word's start */
+  Stmt *exact;  /* declared at the word */
+  Stmt *decl;   /* a buffer, scalar, const or for variable of that name */
+  Stmt *node;   /* a node of that name */
+  bool in_edge; /* the word is a node in an edge */
+} Lookup;
+
+static bool expr_names_at(const Expr *e, Pos at) {
+  while (e && e->kind == EX_INDEX)
+    e = e->a;
+  return e && e->kind == EX_NAME && pos_eq(e->pos, at);
+}
+
+static void lookup_stmt(Stmt *st, void *ctx) {
+  Lookup *l = ctx;
+  if (st->kind == ST_EDGE) {
+    for (int g = 0; g < st->ngroups; g++)
+      for (int r = 0; r < st->groups[g].nrefs; r++)
+        l->in_edge |= expr_names_at(st->groups[g].refs[r], l->at);
+    return;
+  }
+  if (!named(st->name, l->word))
+    return;
+  if (pos_eq(st->name_pos, l->at))
+    l->exact = st;
+  bool is_node =
+      st->kind == ST_NODE || st->kind == ST_WHILE || st->kind == ST_IF || st->kind == ST_SWITCH;
+  if (is_node && !l->node)
+    l->node = st;
+  else if (!is_node && !l->decl)
+    l->decl = st;
+}
+
+/* What the word at `at` names: a declaration of the graph or kernel it
+ * stands in, else a top-level item of any file. */
+static Found resolve(Analysis *a, const char *word, Pos at) {
+  Found f = {F_NONE, NULL, NULL, NULL};
+  Item *in = item_at(a, at);
+  if (in && in->kind == IT_GRAPH) {
+    Lookup l = {.word = word, .at = at};
+    each_stmt(in->body, in->nbody, lookup_stmt, &l);
+    Stmt *st = l.exact ? l.exact : l.in_edge && l.node ? l.node : l.decl ? l.decl : l.node;
+    if (st)
+      return (Found){F_STMT, in, st, NULL};
+    if (named(in->variant_var, word))
+      return (Found){F_VARIANT, in, NULL, NULL};
+  }
+  if (in && in->kind == IT_KERNEL)
+    for (int i = 0; i < in->nparams; i++)
+      if (named(in->params[i].name, word))
+        return (Found){F_PARAM, in, NULL, &in->params[i]};
+  for (size_t i = 0; i < a->c.items.n; i++) {
+    Item *it = a->c.items.v[i];
+    if (it->kind != IT_INCLUDE && named(it->name, word))
+      return (Found){F_ITEM, it, NULL, NULL};
+  }
+  return f;
+}
+
+/* The identifier at byte `off` of the document: [*lo, *hi), false if none. */
+static bool word_at(const char *t, size_t n, size_t off, size_t *lo, size_t *hi) {
+  size_t i = off, j = off;
+  while (i > 0 && ident_char(t[i - 1]))
+    i--;
+  while (j < n && ident_char(t[j]))
+    j++;
+  if (i == j || isdigit((unsigned char)t[i]) || j - i > MAX_IDENT_LEN)
+    return false;
+  *lo = i, *hi = j;
+  return true;
+}
+
+static Pos pos_of_offset(const char *t, size_t n, int file, size_t off) {
+  Pos p = {.file = file, .line = 1, .col = 1};
+  size_t ls = 0;
+  for (size_t i = 0; i < off && i < n; i++)
+    if (t[i] == '\n' || (t[i] == '\r' && !(i + 1 < n && t[i + 1] == '\n')))
+      p.line++, ls = i + 1;
+  p.col = (int32_t)(off - ls) + 1;
+  return p;
+}
+
+/* The Graph sema made of item it (its first variant), or NULL. */
+static Graph *graph_of(Analysis *a, const Item *it) {
+  for (size_t i = 0; a->p && i < a->p->graphs.n; i++)
+    if (a->p->graphs.v[i]->item == it)
+      return a->p->graphs.v[i];
+  return NULL;
+}
+
+/* The source text of an expression. */
+static void put_expr(CharVec *out, Analysis *a, const Expr *e) {
+  if (!e || e->pos.file < 0)
+    return;
+  const Source *src = source_get(a->c.diag, e->pos.file);
+  Pos lo = {.file = e->pos.file, .line = e->lo_line, .col = e->lo_col};
+  Pos hi = {.file = e->pos.file, .line = e->hi_line, .col = e->hi_col};
+  if (!e->lo_line)
+    lo = e->pos;
+  size_t i = offset_of(src->text, src->len, lo);
+  size_t j = e->hi_line ? offset_of(src->text, src->len, hi) : i;
+  if (j <= i)
+    j = i, (void)word_at(src->text, src->len, i, &i, &j);
+  for (size_t k = i; k < j; k++)
+    vec_push(out, src->text[k] == '\n' || src->text[k] == '\r' ? ' ' : src->text[k]);
+}
+
+static void put(CharVec *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(CharVec *out, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n <= 0)
+    return;
+  size_t at = out->n;
+  for (int i = 0; i <= n; i++)
+    vec_push(out, 0);
+  va_start(ap, fmt);
+  vsnprintf(out->v + at, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  out->n = at + (size_t)n;
+}
+
+static const char *const mode_names[] = {"", "in ", "out ", "inout "};
+
+static void put_params(CharVec *out, const Item *k) {
+  put(out, "(");
+  for (int i = 0; i < k->nparams; i++) {
+    const Param *p = &k->params[i];
+    put(out, "%s%s%s: %s%s", i ? ", " : "", mode_names[p->mode & 3], p->name ? p->name->name : "?",
+        type_name(p->type), p->pointer ? "*" : "");
+  }
+  put(out, ")");
+}
+
+/* A kernel's or capture function's declaration, as written. */
+static void put_kernel(CharVec *out, const Item *k) {
+  put(out, "%s%s %s", k->pdl ? "pdl " : "", k->capture ? "capture" : "kernel", k->name->name);
+  if (k->template_name)
+    put(out, " = %s<%s>", k->template_name->name, k->template_args ? k->template_args : "");
+  put_params(out, k);
+  if (k->from)
+    put(out, " from \"%s\"", k->from);
+  if (k->symbol)
+    put(out, " symbol \"%s\"", k->symbol);
+}
+
+static void put_extents(CharVec *out, const char *what, const int64_t v[3]) {
+  int n = v[2] != 1 ? 3 : v[1] != 1 ? 2 : 1;
+  put(out, " %s(", what);
+  for (int i = 0; i < n; i++)
+    put(out, "%s%lld", i ? ", " : "", (long long)v[i]);
+  put(out, ")");
+}
+
+static const char *const buffer_words[] = {[BUF_DEVICE] = "buffer",
+                                           [BUF_EXTERN] = "extern buffer",
+                                           [BUF_HOST] = "host buffer",
+                                           [BUF_EXTERN_HOST] = "extern host buffer"};
+
+static void put_resource(CharVec *out, Analysis *a, const Graph *g, Stmt *st) {
+  const Resource *r = NULL;
+  for (size_t i = 0; g && i < g->res.n; i++)
+    if (g->res.v[i].name == st->name)
+      r = &g->res.v[i];
+  if (st->kind == ST_BUFFER) {
+    put(out, "```cgraph\n%s %s: %s[", buffer_words[st->buffer_kind & 3], st->name->name,
+        type_name(st->type));
+    if (r) {
+      for (int i = 0; i < r->ndims; i++)
+        put(out, "%s%lld", i ? ", " : "", (long long)r->dims[i]);
+    } else {
+      for (int i = 0; i < st->ndims; i++) {
+        put(out, "%s", i ? ", " : "");
+        put_expr(out, a, st->dims[i]);
+      }
+    }
+    put(out, "]%s\n```\n", st->value ? " = 0" : "");
+    if (r)
+      put(out, "%lld elements of %d bytes: %lld bytes%s", (long long)r->count, type_size(r->type),
+          (long long)r->bytes,
+          r->buffer_kind == BUF_EXTERN || r->buffer_kind == BUF_EXTERN_HOST
+              ? ", the caller's memory"
+              : ", owned by the graph");
+  } else {
+    put(out, "```cgraph\nscalar %s: %s", st->name->name, type_name(st->type));
+    if (st->value) {
+      put(out, " = ");
+      put_expr(out, a, st->value);
+    }
+    put(out, "\n```\n");
+    if (r)
+      put(out, "%d bytes, %s", type_size(r->type),
+          r->memory ? "in a device slot (a pointer argument, copy or fill reaches it)"
+                    : "passed by value");
+  }
+}
+
+static const char *const why_words[] = {"read after write", "write after read",
+                                        "write after write"};
+
+static void put_edge_reason(CharVec *out, const Graph *g, const Edge *e) {
+  if (e->written)
+    put(out, "written");
+  else if (e->res < 0)
+    put(out, "collectives in order");
+  else
+    put(out, "%s: %s", g->res.v[e->res].name->name, why_words[e->why % 3]);
+}
+
+/* A node statement: its launch, and the nodes it makes with their edges. */
+static void put_node(CharVec *out, Analysis *a, const Graph *g, Stmt *st) {
+  const char *w = st->name->name;
+  size_t wl = strlen(w);
+  put(out, "```cgraph\nnode %s = ", w);
+  if (st->kind == ST_NODE && st->node_kind == NK_KERNEL && st->kernel)
+    put(out, "%s(...)", st->kernel->name);
+  else
+    put(out, "%s", node_kinds[st->node_kind].name);
+  put(out, "\n```\n");
+  if (!g) {
+    put(out, "(the program has errors: no graph was made)");
+    return;
+  }
+  int shown = 0, count = 0;
+  for (size_t i = 0; i < g->nodes.n; i++) {
+    const Node *n = &g->nodes.v[i];
+    if (strncmp(n->name, w, wl) || (n->name[wl] && n->name[wl] != '['))
+      continue;
+    if (count++ >= 4)
+      continue;
+    shown++;
+    put(out, "%s**%s**: %s", shown > 1 ? "\n\n" : "", n->name, node_kinds[n->kind].name);
+    if (n->kernel)
+      put(out, " `%s`", n->kernel->name->name);
+    if (node_kinds[n->kind].launch) {
+      put_extents(out, "grid", n->grid);
+      put_extents(out, "block", n->block);
+      if (n->smem)
+        put(out, " smem(%lld)", (long long)n->smem);
+      if (n->has_cluster)
+        put_extents(out, "cluster", n->cluster);
+      if (n->has_priority)
+        put(out, " priority(%lld)", (long long)n->priority);
+    }
+    bool ordered = diag_errors(a->c.diag) == 0;
+    if (!ordered) {
+      put(out, "\n\n(edges are inferred once the program has no errors)");
+      continue;
+    }
+    for (int dir = 0; dir < 2; dir++) {
+      int listed = 0;
+      for (size_t e = 0; e < g->edges.n; e++) {
+        const Edge *ed = &g->edges.v[e];
+        if ((dir ? ed->from : ed->to) != i)
+          continue;
+        if (!listed++)
+          put(out, "\n\n%s:", dir ? "before" : "after");
+        if (listed > 8)
+          continue;
+        put(out, "\n- %s (", g->nodes.v[dir ? ed->to : ed->from].name);
+        put_edge_reason(out, g, ed);
+        put(out, ")");
+      }
+      if (listed > 8)
+        put(out, "\n- and %d more", listed - 8);
+    }
+  }
+  if (count > shown)
+    put(out, "\n\n%d nodes in all", count);
+}
+
+static void put_const(CharVec *out, Analysis *a, const char *name, const Expr *value) {
+  put(out, "```cgraph\nconst %s = ", name);
+  put_expr(out, a, value);
+  put(out, "\n```");
+}
+
+static cJSON *hover_text(Analysis *a, Found f, const char *word) {
+  CharVec out = {0};
+  switch (f.kind) {
+  case F_NONE:
+    for (Type t = TY_I8; t <= TY_F64; t++)
+      if (!strcmp(type_name(t), word))
+        put(&out, "```cgraph\n%s\n```\n%s, %d %s", word,
+            type_is_float(t)    ? "floating point"
+            : type_is_signed(t) ? "signed integer"
+                                : "unsigned integer",
+            type_size(t), type_size(t) == 1 ? "byte" : "bytes");
+    break;
+  case F_ITEM:
+    if (f.item->kind == IT_KERNEL) {
+      put(&out, "```cgraph\n");
+      put_kernel(&out, f.item);
+      put(&out, "\n```");
+    } else if (f.item->kind == IT_CONST) {
+      put_const(&out, a, f.item->name->name, f.item->value);
+    } else if (f.item->kind == IT_GRAPH) {
+      put(&out, "```cgraph\n%sgraph %s\n```", f.item->is_explicit ? "explicit " : "",
+          f.item->name->name);
+      const Graph *g = graph_of(a, f.item);
+      if (g)
+        put(&out, "\n%zu nodes, %zu buffers and scalars", g->nodes.n, g->res.n);
+      if (g && !diag_errors(a->c.diag))
+        put(&out, ", %zu edges", g->edges.n);
+    }
+    break;
+  case F_PARAM:
+    put(&out, "```cgraph\n%s%s: %s%s\n```\nparameter of ", mode_names[f.param->mode & 3],
+        f.param->name->name, type_name(f.param->type), f.param->pointer ? "*" : "");
+    put(&out, "`");
+    put_kernel(&out, f.item);
+    put(&out, "`");
+    break;
+  case F_VARIANT:
+    put(&out, "```cgraph\ngraph %s for %s in [...]\n```\nthe variant's value", f.item->name->name,
+        word);
+    break;
+  case F_STMT: {
+    Stmt *st = f.stmt;
+    const Graph *g = graph_of(a, f.item);
+    switch (st->kind) {
+    case ST_BUFFER:
+    case ST_SCALAR: put_resource(&out, a, g, st); break;
+    case ST_CONST: put_const(&out, a, st->name->name, st->value); break;
+    case ST_FOR:
+      put(&out, "```cgraph\nfor %s in ", st->name->name);
+      put_expr(&out, a, st->lo);
+      put(&out, " .. ");
+      put_expr(&out, a, st->hi);
+      put(&out, "\n```");
+      break;
+    case ST_NODE:
+    case ST_WHILE:
+    case ST_IF:
+    case ST_SWITCH: put_node(&out, a, g, st); break;
+    case ST_EDGE: break;
+    }
+    break;
+  }
+  }
+  if (!out.n) {
+    vec_free(&out);
+    return NULL;
+  }
+  vec_push(&out, 0);
+  cJSON *h = cJSON_CreateObject(), *c = cJSON_CreateObject();
+  cJSON_AddStringToObject(c, "kind", "markdown");
+  cJSON_AddStringToObject(c, "value", out.v);
+  cJSON_AddItemToObject(h, "contents", c);
+  vec_free(&out);
+  return h;
+}
+
+/* ---- requests ---- */
+
+typedef struct Request {
+  Server *s;
+  const cJSON *id;
+  const cJSON *params;
+  Doc *doc;
+  size_t off; /* the position's byte offset in doc */
+} Request;
+
+/* params.textDocument.uri, an open document; false after replying. */
+static bool get_doc(Request *r) {
+  const cJSON *td = cJSON_GetObjectItemCaseSensitive(r->params, "textDocument");
+  const char *uri = json_str(td, "uri");
+  if (!uri) {
+    reply_error(r->id, RPC_INVALID_PARAMS, "params.textDocument.uri must be a string");
+    return false;
+  }
+  r->doc = find_doc(r->s, uri);
+  if (!r->doc) {
+    reply_error(r->id, RPC_REQUEST_FAILED, "'%s' is not open", uri);
+    return false;
+  }
+  return true;
+}
+
+static bool get_int(const cJSON *o, const char *key, int64_t *v) {
+  const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!cJSON_IsNumber(j) || j->valuedouble < 0 || j->valuedouble > 2147483647.0 ||
+      j->valuedouble != (double)(int64_t)j->valuedouble)
+    return false;
+  *v = (int64_t)j->valuedouble;
+  return true;
+}
+
+/* params.position as a byte offset; false after replying. */
+static bool get_position(Request *r) {
+  if (!get_doc(r))
+    return false;
+  const cJSON *p = cJSON_GetObjectItemCaseSensitive(r->params, "position");
+  int64_t line, ch;
+  if (!get_int(p, "line", &line) || !get_int(p, "character", &ch)) {
+    reply_error(r->id, RPC_INVALID_PARAMS,
+                "params.position must have line and character, non-negative integers");
+    return false;
+  }
+  const char *t = r->doc->text;
+  size_t n = r->doc->len, ls = line_offset(t, n, line);
+  r->off = byte_at(r->s, t, ls, line_end(t, n, ls), ch);
+  return true;
+}
+
+static cJSON *location(const char *uri, cJSON *range) {
+  cJSON *l = cJSON_CreateObject();
+  cJSON_AddStringToObject(l, "uri", uri);
+  cJSON_AddItemToObject(l, "range", range);
+  return l;
+}
+
+static void on_hover(Request *r) {
+  if (!get_position(r))
+    return;
+  Doc *d = r->doc;
+  size_t lo, hi;
+  if (!d->an || !word_at(d->text, d->len, r->off, &lo, &hi)) {
+    reply(r->id, NULL);
+    return;
+  }
+  char word[MAX_IDENT_LEN + 1];
+  memcpy(word, d->text + lo, hi - lo);
+  word[hi - lo] = 0;
+  Found f = resolve(d->an, word, pos_of_offset(d->text, d->len, d->an->file, lo));
+  cJSON *h = hover_text(d->an, f, word);
+  if (h)
+    cJSON_AddItemToObject(
+        h, "range",
+        lsp_range(lsp_pos_at(r->s, d->text, d->len, lo), lsp_pos_at(r->s, d->text, d->len, hi)));
+  reply(r->id, h);
+}
+
+/* The file k of an analysis that holds position p (an index into c.files). */
+static int file_index(Analysis *a, int file) {
+  for (size_t i = 0; i < a->c.files.n; i++)
+    if (a->c.files.v[i] == file)
+      return (int)i;
+  return -1;
+}
+
+/* The location of a name declared at p, `len` bytes long. */
+static cJSON *decl_location(Server *s, Doc *d, Pos p, size_t len) {
+  Analysis *a = d->an;
+  int k = file_index(a, p.file);
+  if (k < 0)
+    return NULL;
+  const Source *src = source_get(a->c.diag, p.file);
+  size_t lo = offset_of(src->text, src->len, p);
+  CharVec uri = {0};
+  file_uri(s, d, a, k, &uri);
+  cJSON *l = location(uri.v, lsp_range(lsp_pos_at(s, src->text, src->len, lo),
+                                       lsp_pos_at(s, src->text, src->len, lo + len)));
+  vec_free(&uri);
+  return l;
+}
+
+/* On the path of `include "PATH"`: the file it reads. */
+static cJSON *include_target(Server *s, Doc *d, size_t off) {
+  size_t ls = off, le = line_end(d->text, d->len, off);
+  while (ls > 0 && d->text[ls - 1] != '\n' && d->text[ls - 1] != '\r')
+    ls--;
+  const char *t = d->text + ls;
+  size_t n = le - ls, i = 0;
+  while (i < n && (t[i] == ' ' || t[i] == '\t'))
+    i++;
+  if (n - i < 8 || strncmp(t + i, "include", 7))
+    return NULL;
+  i += 7;
+  while (i < n && (t[i] == ' ' || t[i] == '\t'))
+    i++;
+  if (i >= n || t[i] != '"')
+    return NULL;
+  size_t q = i + 1, e = q;
+  while (e < n && t[e] != '"')
+    e++;
+  if (e >= n || off < ls + i || off > ls + e)
+    return NULL;
+  char *name = arena_strndup(d->an->c.arena, t + q, e - q);
+  char *path = find_file(&d->an->c, d->path, name);
+  char *real = path ? realpath(path, NULL) : NULL;
+  if (!real)
+    return NULL;
+  CharVec uri = {0};
+  Doc *open = find_doc_real(s, real);
+  path_uri(&uri, real);
+  cJSON *zero = cJSON_CreateObject();
+  cJSON_AddNumberToObject(zero, "line", 0);
+  cJSON_AddNumberToObject(zero, "character", 0);
+  cJSON *l = location(open ? open->uri : uri.v, lsp_range(zero, cJSON_Duplicate(zero, true)));
+  vec_free(&uri);
+  free(real);
+  return l;
+}
+
+static void on_definition(Request *r) {
+  if (!get_position(r))
+    return;
+  Doc *d = r->doc;
+  size_t lo, hi;
+  cJSON *inc = d->an ? include_target(r->s, d, r->off) : NULL;
+  if (inc) {
+    reply(r->id, inc);
+    return;
+  }
+  if (!d->an || !word_at(d->text, d->len, r->off, &lo, &hi)) {
+    reply(r->id, NULL);
+    return;
+  }
+  char word[MAX_IDENT_LEN + 1];
+  memcpy(word, d->text + lo, hi - lo);
+  word[hi - lo] = 0;
+  Found f = resolve(d->an, word, pos_of_offset(d->text, d->len, d->an->file, lo));
+  Pos at = {.file = -1};
+  switch (f.kind) {
+  case F_NONE: break;
+  case F_ITEM: at = f.item->name_pos; break;
+  case F_STMT: at = f.stmt->name_pos; break;
+  case F_PARAM: at = f.param->pos; break;
+  case F_VARIANT: at = f.item->variant_pos; break;
+  }
+  /* A parameter's position is its mode's or name's: find the name. */
+  if (at.file >= 0 && f.kind == F_PARAM) {
+    const Source *src = source_get(d->an->c.diag, at.file);
+    size_t o = offset_of(src->text, src->len, at), w0, w1;
+    size_t le = line_end(src->text, src->len, o);
+    while (o < le && !(word_at(src->text, src->len, o, &w0, &w1) && w1 - w0 == hi - lo &&
+                       !memcmp(src->text + w0, word, hi - lo)))
+      o++;
+    if (o < le)
+      at = pos_of_offset(src->text, src->len, at.file, w0);
+  }
+  reply(r->id, at.file >= 0 ? decl_location(r->s, d, at, hi - lo) : NULL);
+}
+
+/* ---- completion ---- */
+
+enum {
+  CK_FUNCTION = 3,
+  CK_VARIABLE = 6,
+  CK_CLASS = 7,
+  CK_MODULE = 9,
+  CK_KEYWORD = 14,
+  CK_CONSTANT = 21,
+  CK_EVENT = 23,
+  CK_TYPE = 25,
+};
+
+typedef struct Completion {
+  cJSON *list;
+  Map seen;
+  const char *prefix;
+  size_t nprefix;
+  Analysis *a;
+} Completion;
+
+static void complete(Completion *c, const char *label, int kind, const char *detail) {
+  if (strncmp(label, c->prefix, c->nprefix) || map_get(&c->seen, label))
+    return;
+  map_put(&c->seen, label, (void *)label);
+  cJSON *item = cJSON_CreateObject();
+  cJSON_AddStringToObject(item, "label", label);
+  cJSON_AddNumberToObject(item, "kind", kind);
+  if (detail)
+    cJSON_AddStringToObject(item, "detail", detail);
+  cJSON_AddItemToArray(c->list, item);
+}
+
+static void complete_stmt(Stmt *st, void *ctx) {
+  Completion *c = ctx;
+  CharVec detail = {0};
+  if (!st->name)
+    return;
+  switch (st->kind) {
+  case ST_CONST: complete(c, st->name->name, CK_CONSTANT, "const"); break;
+  case ST_SCALAR:
+    put(&detail, "scalar: %s", type_name(st->type));
+    vec_push(&detail, 0);
+    complete(c, st->name->name, CK_VARIABLE, detail.v);
+    break;
+  case ST_BUFFER:
+    put(&detail, "%s: %s[...]", buffer_words[st->buffer_kind & 3], type_name(st->type));
+    vec_push(&detail, 0);
+    complete(c, st->name->name, CK_VARIABLE, detail.v);
+    break;
+  case ST_FOR: complete(c, st->name->name, CK_VARIABLE, "for variable"); break;
+  case ST_NODE:
+  case ST_WHILE:
+  case ST_IF:
+  case ST_SWITCH: complete(c, st->name->name, CK_EVENT, "node"); break;
+  case ST_EDGE: break;
+  }
+  vec_free(&detail);
+}
+
+static const char *const keywords[] = {
+    "include", "const", "kernel", "capture", "graph",   "buffer",  "scalar",   "node",
+    "extern",  "host",  "in",     "out",     "inout",   "for",     "explicit", "pdl",
+    "copy",    "fill",  "grid",   "block",   "smem",    "cluster", "priority", "while",
+    "if",      "else",  "switch", "case",    "default", "max",     "from",     "symbol"};
+
+static void on_completion(Request *r) {
+  if (!get_position(r))
+    return;
+  Doc *d = r->doc;
+  Analysis *a = d->an;
+  size_t lo = r->off;
+  while (lo > 0 && ident_char(d->text[lo - 1]))
+    lo--;
+  char prefix[MAX_IDENT_LEN + 1] = "";
+  if (r->off - lo <= MAX_IDENT_LEN) {
+    memcpy(prefix, d->text + lo, r->off - lo);
+    prefix[r->off - lo] = 0;
+  }
+  Completion c = {.list = cJSON_CreateArray(),
+                  .seen = {.by_string = true},
+                  .prefix = prefix,
+                  .nprefix = strlen(prefix),
+                  .a = a};
+  CharVec detail = {0};
+  Item *in = a ? item_at(a, pos_of_offset(d->text, d->len, a->file, lo)) : NULL;
+  if (in && in->kind == IT_GRAPH) {
+    each_stmt(in->body, in->nbody, complete_stmt, &c);
+    if (in->variant_var)
+      complete(&c, in->variant_var->name, CK_CONSTANT, "variant");
+  }
+  if (in && in->kind == IT_KERNEL)
+    for (int i = 0; i < in->nparams; i++)
+      if (in->params[i].name)
+        complete(&c, in->params[i].name->name, CK_VARIABLE, "parameter");
+  for (size_t i = 0; a && i < a->c.items.n; i++) {
+    Item *it = a->c.items.v[i];
+    if (!it->name)
+      continue;
+    detail.n = 0;
+    if (it->kind == IT_KERNEL)
+      put_kernel(&detail, it);
+    else
+      put(&detail, "%s", it->kind == IT_CONST ? "const" : "graph");
+    vec_push(&detail, 0);
+    complete(&c, it->name->name,
+             it->kind == IT_KERNEL  ? CK_FUNCTION
+             : it->kind == IT_CONST ? CK_CONSTANT
+                                    : CK_MODULE,
+             detail.v);
+  }
+  complete(&c, "cdiv", CK_FUNCTION, "cdiv(a, b): a / b rounded up");
+  complete(&c, "min", CK_FUNCTION, "min(a, b)");
+  for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++)
+    complete(&c, keywords[i], CK_KEYWORD, NULL);
+  for (Type t = TY_I8; t <= TY_F64; t++)
+    complete(&c, type_name(t), CK_TYPE, NULL);
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddBoolToObject(res, "isIncomplete", false);
+  cJSON_AddItemToObject(res, "items", c.list);
+  map_free(&c.seen);
+  vec_free(&detail);
+  reply(r->id, res);
+}
+
+/* ---- document symbols ---- */
+
+enum {
+  SK_MODULE = 2,
+  SK_NAMESPACE = 3,
+  SK_CLASS = 5,
+  SK_FUNCTION = 12,
+  SK_VARIABLE = 13,
+  SK_CONSTANT = 14,
+  SK_ARRAY = 18,
+  SK_EVENT = 24,
+};
+
+typedef struct Symbols {
+  Server *s;
+  Doc *d;
+  cJSON *children;
+} Symbols;
+
+static cJSON *symbol(Symbols *sy, const char *name, int kind, const char *detail, Pos start,
+                     Pos name_pos) {
+  Doc *d = sy->d;
+  size_t lo = offset_of(d->text, d->len, start), n = offset_of(d->text, d->len, name_pos);
+  if (n < lo)
+    lo = n;
+  size_t hi = extent_end(d->text, d->len, lo), nhi = n + strlen(name);
+  if (nhi > d->len)
+    nhi = d->len;
+  if (hi < nhi)
+    hi = nhi;
+  cJSON *s = cJSON_CreateObject();
+  cJSON_AddStringToObject(s, "name", name);
+  if (detail)
+    cJSON_AddStringToObject(s, "detail", detail);
+  cJSON_AddNumberToObject(s, "kind", kind);
+  cJSON_AddItemToObject(
+      s, "range",
+      lsp_range(lsp_pos_at(sy->s, d->text, d->len, lo), lsp_pos_at(sy->s, d->text, d->len, hi)));
+  cJSON_AddItemToObject(
+      s, "selectionRange",
+      lsp_range(lsp_pos_at(sy->s, d->text, d->len, n), lsp_pos_at(sy->s, d->text, d->len, nhi)));
+  return s;
+}
+
+static void symbol_stmt(Stmt *st, void *ctx) {
+  Symbols *sy = ctx;
+  CharVec detail = {0};
+  int kind = SK_VARIABLE;
+  if (!st->name || st->name_pos.file < 0)
+    return;
+  switch (st->kind) {
+  case ST_CONST: kind = SK_CONSTANT; break;
+  case ST_SCALAR:
+    kind = SK_VARIABLE;
+    put(&detail, "scalar: %s", type_name(st->type));
+    break;
+  case ST_BUFFER:
+    kind = SK_ARRAY;
+    put(&detail, "%s: %s", buffer_words[st->buffer_kind & 3], type_name(st->type));
+    break;
+  case ST_NODE:
+    kind = SK_EVENT;
+    put(&detail, "node: %s",
+        st->node_kind == NK_KERNEL && st->kernel ? st->kernel->name
+                                                 : node_kinds[st->node_kind].name);
+    break;
+  case ST_WHILE:
+  case ST_IF:
+  case ST_SWITCH:
+    kind = SK_EVENT;
+    put(&detail, "node: %s", node_kinds[st->node_kind].name);
+    break;
+  case ST_FOR:
+  case ST_EDGE: return;
+  }
+  vec_push(&detail, 0);
+  cJSON_AddItemToArray(sy->children,
+                       symbol(sy, st->name->name, kind, detail.v, st->pos, st->name_pos));
+  vec_free(&detail);
+}
+
+static void on_symbols(Request *r) {
+  if (!get_doc(r))
+    return;
+  Doc *d = r->doc;
+  Analysis *a = d->an;
+  cJSON *list = cJSON_CreateArray();
+  Symbols sy = {.s = r->s, .d = d};
+  CharVec detail = {0};
+  for (size_t i = 0; a && i < a->c.items.n; i++) {
+    Item *it = a->c.items.v[i];
+    if (it->pos.file != a->file || !it->name || it->name_pos.file != a->file)
+      continue;
+    detail.n = 0;
+    int kind = SK_CONSTANT;
+    if (it->kind == IT_KERNEL) {
+      kind = SK_FUNCTION;
+      put_kernel(&detail, it);
+    } else if (it->kind == IT_GRAPH) {
+      kind = SK_NAMESPACE;
+      put(&detail, "%sgraph", it->is_explicit ? "explicit " : "");
+    } else {
+      put(&detail, "const");
+    }
+    vec_push(&detail, 0);
+    cJSON *s = symbol(&sy, it->name->name, kind, detail.v, it->pos, it->name_pos);
+    if (it->kind == IT_GRAPH) {
+      sy.children = cJSON_CreateArray();
+      each_stmt(it->body, it->nbody, symbol_stmt, &sy);
+      cJSON_AddItemToObject(s, "children", sy.children);
+    }
+    cJSON_AddItemToArray(list, s);
+  }
+  vec_free(&detail);
+  reply(r->id, list);
+}
+
+/* ---- formatting and fixes ---- */
+
+static void on_formatting(Request *r) {
+  if (!get_doc(r))
+    return;
+  Doc *d = r->doc;
+  Compiler c = {0};
+  compiler_init(&c);
+  FILE *sink = fopen("/dev/null", "w");
+  diag_set_output(c.diag, sink ? sink : stderr);
+  int file = source_add(c.diag, d->path, d->text, d->len);
+  char *out = fmt_source(&c, file);
+  compiler_free(&c);
+  if (sink)
+    fclose(sink);
+  if (!out) {
+    reply_error(r->id, RPC_REQUEST_FAILED,
+                "cgc fmt formats only a document that parses: this one has errors");
+    return;
+  }
+  cJSON *edits = cJSON_CreateArray();
+  if (strlen(out) != d->len || memcmp(out, d->text, d->len)) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddItemToObject(
+        e, "range",
+        lsp_range(lsp_pos_at(r->s, d->text, d->len, 0), lsp_pos_at(r->s, d->text, d->len, d->len)));
+    cJSON_AddStringToObject(e, "newText", out);
+    cJSON_AddItemToArray(edits, e);
+  }
+  free(out);
+  reply(r->id, edits);
+}
+
+/* Quick fixes: the compiler's fixes that the diagnostics carry as data. */
+static void on_code_action(Request *r) {
+  if (!get_doc(r))
+    return;
+  const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(r->params, "context");
+  const cJSON *diags = cJSON_GetObjectItemCaseSensitive(ctx, "diagnostics");
+  if (!cJSON_IsArray(diags)) {
+    reply_error(r->id, RPC_INVALID_PARAMS, "params.context.diagnostics must be an array");
+    return;
+  }
+  cJSON *actions = cJSON_CreateArray();
+  const cJSON *diag, *fix;
+  cJSON_ArrayForEach(diag, diags) {
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(diag, "data");
+    cJSON_ArrayForEach(fix, cJSON_GetObjectItemCaseSensitive(data, "fixes")) {
+      const char *uri = json_str(fix, "uri"), *text = json_str(fix, "newText");
+      const cJSON *range = cJSON_GetObjectItemCaseSensitive(fix, "range");
+      if (!uri || !text || !cJSON_IsObject(range))
+        continue;
+      char title[300];
+      const cJSON *st = cJSON_GetObjectItemCaseSensitive(range, "start");
+      const cJSON *en = cJSON_GetObjectItemCaseSensitive(range, "end");
+      bool empty = cJSON_Compare(st, en, true);
+      if (!*text)
+        snprintf(title, sizeof title, "Remove it");
+      else if (strchr(text, '\n') || strlen(text) > 60)
+        snprintf(title, sizeof title, "%s", empty ? "Insert the fix" : "Replace with the fix");
+      else
+        snprintf(title, sizeof title, "%s '%s'", empty ? "Insert" : "Replace with", text);
+      cJSON *act = cJSON_CreateObject(), *edit = cJSON_CreateObject();
+      cJSON *changes = cJSON_CreateObject(), *edits = cJSON_CreateArray();
+      cJSON *te = cJSON_CreateObject();
+      cJSON_AddStringToObject(act, "title", title);
+      cJSON_AddStringToObject(act, "kind", "quickfix");
+      cJSON *dl = cJSON_CreateArray();
+      cJSON_AddItemToArray(dl, cJSON_Duplicate(diag, true));
+      cJSON_AddItemToObject(act, "diagnostics", dl);
+      cJSON_AddItemToObject(te, "range", cJSON_Duplicate(range, true));
+      cJSON_AddStringToObject(te, "newText", text);
+      cJSON_AddItemToArray(edits, te);
+      cJSON_AddItemToObject(changes, uri, edits);
+      cJSON_AddItemToObject(edit, "changes", changes);
+      cJSON_AddItemToObject(act, "edit", edit);
+      cJSON_AddItemToArray(actions, act);
+    }
+  }
+  reply(r->id, actions);
+}
+
+/* ---- the document's life ---- */
+
+/* A text larger than the compiler reads is kept empty. */
+static bool set_text(Doc *d, const cJSON *text) {
+  if (!cJSON_IsString(text))
+    return false;
+  const char *t = text->valuestring;
+  if (strlen(t) > (size_t)MAX_FILE_SIZE) {
+    fprintf(stderr, "cgc lsp: '%s' is larger than %lld MiB; read as empty\n", d->uri,
+            (long long)(MAX_FILE_SIZE >> 20));
+    t = "";
+  }
+  free(d->text);
+  d->len = strlen(t);
+  d->text = strcpy(xrealloc(NULL, d->len + 1), t);
+  return true;
+}
+
+static void on_did_open(Server *s, const cJSON *params) {
+  const cJSON *td = cJSON_GetObjectItemCaseSensitive(params, "textDocument");
+  const char *uri = json_str(td, "uri");
+  const cJSON *text = cJSON_GetObjectItemCaseSensitive(td, "text");
+  if (!uri || !cJSON_IsString(text)) {
+    fputs("cgc lsp: didOpen without textDocument.uri and text; ignored\n", stderr);
+    return;
+  }
+  Doc *d = find_doc(s, uri);
+  if (!d) {
+    d = xrealloc(NULL, sizeof *d);
+    memset(d, 0, sizeof *d);
+    d->uri = strcpy(xrealloc(NULL, strlen(uri) + 1), uri);
+    d->path = uri_path(uri);
+    vec_push(&s->docs, d);
+  }
+  int64_t v = 0;
+  if (get_int(td, "version", &v))
+    d->version = v;
+  set_text(d, text);
+  refresh(s, d);
+}
+
+/* The byte offset of an LSP position in d's text (clamped to its line and
+ * to the text, as LSP says); false when it is no position. */
+static bool doc_offset(const Server *s, const Doc *d, const cJSON *pos, size_t *off) {
+  int64_t line, ch;
+  if (!get_int(pos, "line", &line) || !get_int(pos, "character", &ch))
+    return false;
+  size_t ls = line_offset(d->text, d->len, line);
+  *off = byte_at(s, d->text, ls, line_end(d->text, d->len, ls), ch);
+  return true;
+}
+
+/* One content change: the whole text, or a range's replacement. */
+static bool apply_change(const Server *s, Doc *d, const cJSON *ch) {
+  const cJSON *text = cJSON_GetObjectItemCaseSensitive(ch, "text");
+  const cJSON *range = cJSON_GetObjectItemCaseSensitive(ch, "range");
+  if (!cJSON_IsString(text))
+    return false;
+  if (!range)
+    return set_text(d, text);
+  size_t lo, hi, n = strlen(text->valuestring);
+  if (!doc_offset(s, d, cJSON_GetObjectItemCaseSensitive(range, "start"), &lo) ||
+      !doc_offset(s, d, cJSON_GetObjectItemCaseSensitive(range, "end"), &hi) || hi < lo ||
+      d->len - (hi - lo) + n > (size_t)MAX_FILE_SIZE)
+    return false;
+  size_t len = d->len - (hi - lo) + n;
+  char *t = xrealloc(NULL, len + 1);
+  memcpy(t, d->text, lo);
+  memcpy(t + lo, text->valuestring, n);
+  memcpy(t + lo + n, d->text + hi, d->len - hi);
+  t[len] = 0;
+  free(d->text);
+  d->text = t;
+  d->len = len;
+  return true;
+}
+
+static void on_did_change(Server *s, const cJSON *params) {
+  const cJSON *td = cJSON_GetObjectItemCaseSensitive(params, "textDocument");
+  const cJSON *changes = cJSON_GetObjectItemCaseSensitive(params, "contentChanges");
+  Doc *d = json_str(td, "uri") ? find_doc(s, json_str(td, "uri")) : NULL;
+  if (!d || !cJSON_IsArray(changes)) {
+    fputs("cgc lsp: didChange of a document not open, or without contentChanges; ignored\n",
+          stderr);
+    return;
+  }
+  /* Incremental sync: each change in turn, a range's new text or the
+   * whole text. */
+  const cJSON *ch;
+  int applied = 0;
+  cJSON_ArrayForEach(ch, changes) {
+    if (!apply_change(s, d, ch)) {
+      fprintf(stderr,
+              "cgc lsp: a change to '%s' without text, or with a range that is none; the "
+              "changes after it are ignored\n",
+              d->uri);
+      break;
+    }
+    applied++;
+  }
+  if (!applied)
+    return;
+  int64_t v;
+  if (get_int(td, "version", &v))
+    d->version = v;
+  refresh(s, d);
+}
+
+static void on_did_close(Server *s, const cJSON *params) {
+  const cJSON *td = cJSON_GetObjectItemCaseSensitive(params, "textDocument");
+  Doc *d = json_str(td, "uri") ? find_doc(s, json_str(td, "uri")) : NULL;
+  if (!d)
+    return;
+  for (size_t i = 0; i < s->docs.n; i++)
+    if (s->docs.v[i] == d)
+      s->docs.v[i] = s->docs.v[--s->docs.n];
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "uri", d->uri);
+  cJSON_AddItemToObject(p, "diagnostics", cJSON_CreateArray());
+  notify("textDocument/publishDiagnostics", p);
+  char *real = d->real ? strcpy(xrealloc(NULL, strlen(d->real) + 1), d->real) : NULL;
+  doc_free(d);
+  /* The documents that include it read its file again. */
+  for (size_t i = 0; real && i < s->docs.n; i++) {
+    Doc *o = s->docs.v[i];
+    bool reads = false;
+    for (size_t k = 1; o->an && k < o->an->c.files.n && !reads; k++) {
+      const Source *src = source_get(o->an->c.diag, o->an->c.files.v[k]);
+      reads = src->realpath && !strcmp(src->realpath, real);
+    }
+    if (reads) {
+      analysis_free(o->an);
+      o->an = analyze(s, o);
+      publish(s, o);
+    }
+  }
+  free(real);
+}
+
+/* ---- initialize ---- */
+
+static void on_initialize(Request *r) {
+  Server *s = r->s;
+  const cJSON *caps = cJSON_GetObjectItemCaseSensitive(r->params, "capabilities");
+  const cJSON *general = cJSON_GetObjectItemCaseSensitive(caps, "general");
+  const cJSON *enc, *encs = cJSON_GetObjectItemCaseSensitive(general, "positionEncodings");
+  cJSON_ArrayForEach(enc, encs) if (cJSON_IsString(enc) && !strcmp(enc->valuestring, "utf-8"))
+      s->utf8 = true;
+  const cJSON *opts = cJSON_GetObjectItemCaseSensitive(r->params, "initializationOptions");
+  const cJSON *dir, *dirs = cJSON_GetObjectItemCaseSensitive(opts, "includePaths");
+  cJSON_ArrayForEach(dir, dirs) if (cJSON_IsString(dir)) {
+    char *copy = strcpy(xrealloc(NULL, strlen(dir->valuestring) + 1), dir->valuestring);
+    vec_push(&s->incs, copy);
+  }
+  s->initialized = true;
+
+  cJSON *res = cJSON_CreateObject(), *cap = cJSON_CreateObject();
+  cJSON_AddStringToObject(cap, "positionEncoding", s->utf8 ? "utf-8" : "utf-16");
+  cJSON *sync = cJSON_CreateObject();
+  cJSON_AddBoolToObject(sync, "openClose", true);
+  cJSON_AddNumberToObject(sync, "change", 2); /* incremental */
+  cJSON_AddItemToObject(cap, "textDocumentSync", sync);
+  cJSON_AddBoolToObject(cap, "hoverProvider", true);
+  cJSON_AddBoolToObject(cap, "definitionProvider", true);
+  cJSON *comp = cJSON_CreateObject();
+  cJSON_AddItemToObject(cap, "completionProvider", comp);
+  cJSON_AddBoolToObject(cap, "documentFormattingProvider", true);
+  cJSON_AddBoolToObject(cap, "documentSymbolProvider", true);
+  cJSON *ca = cJSON_CreateObject(), *kinds = cJSON_CreateArray();
+  cJSON_AddItemToArray(kinds, cJSON_CreateString("quickfix"));
+  cJSON_AddItemToObject(ca, "codeActionKinds", kinds);
+  cJSON_AddItemToObject(cap, "codeActionProvider", ca);
+  cJSON_AddItemToObject(res, "capabilities", cap);
+  cJSON *info = cJSON_CreateObject();
+  cJSON_AddStringToObject(info, "name", "cgc");
+  cJSON_AddStringToObject(info, "version", CGC_VERSION);
+  cJSON_AddItemToObject(res, "serverInfo", info);
+  reply(r->id, res);
+}
+
+/* ---- dispatch ---- */
+
+typedef struct Method {
+  const char *name;
+  void (*fn)(Request *r);
+} Method;
+
+static const Method requests[] = {
+    {"textDocument/hover", on_hover},           {"textDocument/definition", on_definition},
+    {"textDocument/completion", on_completion}, {"textDocument/documentSymbol", on_symbols},
+    {"textDocument/formatting", on_formatting}, {"textDocument/codeAction", on_code_action},
+};
+
+/* Handles one message; returns the exit status once `exit` came, else -1. */
+static int handle(Server *s, const cJSON *msg) {
+  if (!cJSON_IsObject(msg)) {
+    reply_error(NULL, RPC_INVALID_REQUEST, "a message must be a JSON object");
+    return -1;
+  }
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+  const char *version = json_str(msg, "jsonrpc");
+  if (id && !cJSON_IsNumber(id) && !cJSON_IsString(id)) {
+    reply_error(NULL, RPC_INVALID_REQUEST, "id must be a number or a string");
+    return -1;
+  }
+  if (!method && id &&
+      (cJSON_GetObjectItemCaseSensitive(msg, "result") ||
+       cJSON_GetObjectItemCaseSensitive(msg, "error")))
+    return -1; /* a response: the server sends no requests */
+  if (!version || strcmp(version, "2.0") || !cJSON_IsString(method)) {
+    if (id)
+      reply_error(id, RPC_INVALID_REQUEST,
+                  "a request needs \"jsonrpc\": \"2.0\" and a method, a string");
+    return -1;
+  }
+  if (params && !cJSON_IsObject(params) && !cJSON_IsArray(params)) {
+    if (id)
+      reply_error(id, RPC_INVALID_PARAMS, "params must be an object or an array");
+    return -1;
+  }
+  const char *m = method->valuestring;
+  if (!id) { /* a notification: never answered */
+    if (!strcmp(m, "exit"))
+      return s->shutdown ? 0 : 1;
+    if (!s->initialized || s->shutdown || !cJSON_IsObject(params))
+      return -1;
+    if (!strcmp(m, "textDocument/didOpen"))
+      on_did_open(s, params);
+    else if (!strcmp(m, "textDocument/didChange"))
+      on_did_change(s, params);
+    else if (!strcmp(m, "textDocument/didClose"))
+      on_did_close(s, params);
+    return -1; /* initialized, didSave, $/cancelRequest and the rest */
+  }
+  Request r = {.s = s, .id = id, .params = params};
+  if (!strcmp(m, "initialize")) {
+    if (s->initialized)
+      reply_error(id, RPC_INVALID_REQUEST, "initialize was sent already");
+    else if (params && !cJSON_IsObject(params))
+      reply_error(id, RPC_INVALID_PARAMS, "initialize takes an object");
+    else
+      on_initialize(&r);
+    return -1;
+  }
+  if (!s->initialized) {
+    reply_error(id, RPC_SERVER_NOT_INITIALIZED, "the server is not initialized yet");
+    return -1;
+  }
+  if (s->shutdown) {
+    reply_error(id, RPC_INVALID_REQUEST, "the server is shut down: only exit remains");
+    return -1;
+  }
+  if (!strcmp(m, "shutdown")) {
+    s->shutdown = true;
+    reply(id, NULL);
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof requests / sizeof *requests; i++)
+    if (!strcmp(m, requests[i].name)) {
+      if (!cJSON_IsObject(params))
+        reply_error(id, RPC_INVALID_PARAMS, "%s takes an object", m);
+      else
+        requests[i].fn(&r);
+      return -1;
+    }
+  reply_error(id, RPC_METHOD_NOT_FOUND, "unknown method '%.200s'", m);
+  return -1;
+}
+
+int cgc_lsp(int argc, char **argv) {
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs("usage: cgc lsp [--stdio]\n"
+            "  a language server (LSP 3.17) on standard input and output, for editors:\n"
+            "  diagnostics, hover, go to definition, completion, formatting, symbols\n",
+            stdout);
+      return 0;
+    }
+    if (strcmp(argv[i], "--stdio")) {
+      fprintf(stderr, "cgc: error: unknown lsp option '%s' (cgc lsp --help)\n", argv[i]);
+      return 2;
+    }
+  }
+  Server s = {0};
+  int status = -1;
+  while (status < 0) {
+    char *body = NULL;
+    size_t len = 0;
+    int got = read_message(&body, &len);
+    if (got == 0) {
+      status = 1; /* the client went away without exit */
+      break;
+    }
+    if (got < 0) {
+      reply_error(NULL, RPC_PARSE_ERROR, "a message needs a Content-Length header");
+      continue;
+    }
+    if (!body) {
+      reply_error(NULL, RPC_INVALID_REQUEST, "the message is larger than cgc lsp reads");
+      continue;
+    }
+    cJSON *msg = cJSON_ParseWithLength(body, len);
+    free(body);
+    if (!msg) {
+      reply_error(NULL, RPC_PARSE_ERROR, "the message is not JSON");
+      continue;
+    }
+    status = handle(&s, msg);
+    cJSON_Delete(msg);
+  }
+  for (size_t i = 0; i < s.docs.n; i++)
+    doc_free(s.docs.v[i]);
+  vec_free(&s.docs);
+  for (size_t i = 0; i < s.incs.n; i++)
+    free(s.incs.v[i]);
+  vec_free(&s.incs);
+  return status;
+}
+
+#endif
