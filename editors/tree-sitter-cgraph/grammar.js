@@ -156,6 +156,7 @@ module.exports = grammar({
       field('name', $.identifier),
       ':',
       field('type', $.primitive_type),
+      optional(seq('max', field('bound', $._expression))),
       optional(seq('=', field('value', $._expression))),
       ';',
     ),

@@ -62,6 +62,7 @@
   (for_statement start: (identifier) @constant)
   (for_statement end: (identifier) @constant)
   (while_statement max: (identifier) @constant)
+  (scalar_declaration bound: (identifier) @constant)
   (switch_statement value: (identifier) @constant)
   (case_clause value: (identifier) @constant)
   (node_reference index: (identifier) @constant)
@@ -104,6 +105,7 @@
 ] @keyword.conditional
 
 (while_statement "max" @keyword)
+(scalar_declaration "max" @keyword)
 
 ; Operators and punctuation
 [

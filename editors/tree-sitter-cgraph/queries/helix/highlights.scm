@@ -65,6 +65,7 @@
   (for_statement start: (identifier) @constant)
   (for_statement end: (identifier) @constant)
   (while_statement max: (identifier) @constant)
+  (scalar_declaration bound: (identifier) @constant)
   (switch_statement value: (identifier) @constant)
   (case_clause value: (identifier) @constant)
   (node_reference index: (identifier) @constant)
@@ -107,6 +108,7 @@
 ] @keyword.control.conditional
 
 (while_statement "max" @keyword)
+(scalar_declaration "max" @keyword)
 
 ; Operators and punctuation
 [
