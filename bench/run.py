@@ -13,7 +13,8 @@ there, runs bench/dense_block.py's measurements (bench/bench_dense and its
 PyTorch version), bench/tensor_parallel.py's (bench_tp on 1 and 2 GPUs,
 and PyTorch's with torch.distributed) and bench/python_launch.py's (a
 decode step set and launched from Python against PyTorch's replay()),
-times the compiler on generated graphs, and writes DIR/results.csv, DIR/ratios.png and DIR/table.txt; the table is printed last.
+times the compiler on generated graphs, and writes DIR/results.csv,
+DIR/ratios.png and DIR/table.txt; the table is printed last.
 """
 import argparse
 import csv
