@@ -12,12 +12,18 @@
  * Checked on rank 0: every rank's 64 results are the same bits (the
  * all-reduce gives every rank the sum); they agree with the same stack
  * unsplit on one GPU (ffn_full, the whole weights, no collective) within
- * a relative error of 1e-2 a position (the split adds its partial sums in
- * another order and rounds the sum of rank 0's partial and the residual to
- * bf16 once more: rounding, a few 1e-3); and positions 0 and 63 of both
+ * a relative error of 3e-2 a position; and positions 0 and 63 of both
  * agree with the model computed on the CPU in double (its RMSNorm as
- * written, not folded), within 1e-2.  With fewer GPUs than RANKS it says so
- * and exits 77 (skipped). */
+ * written, not folded), within 3e-2.  bf16 keeps 8 significant bits, so
+ * each rounding is off by up to 2^-8 = 3.9e-3 relative: split, each layer
+ * rounds its partials (rank 0's with x in it) to bf16 before the
+ * all-reduce adds them and rounds again, and the GPU's folded norm rounds
+ * where the model's does not.  The same computations simulated on the CPU
+ * (bf16 roundings where the GPU has them, sums in double) differ by 8e-3
+ * (2 ranks against one GPU) and 1.0e-2 (one GPU against the model as
+ * written), and agree exactly when the split rounds only once; a wrong
+ * shard, share or sum is off by far more.  With fewer GPUs than RANKS it
+ * says so and exits 77 (skipped). */
 #include "cgrt_nccl.h"
 #include "check.h"
 #include "tensor_parallel.h"
@@ -33,7 +39,7 @@
 enum { ID_BYTES = 128, N = TP_POSITIONS * TP_D };
 
 static const uint64_t SEED = 0x7e45011a9a11e1u;
-static const double TOLERANCE = 1e-2;
+static const double TOLERANCE = 3e-2;
 
 #define CUBLAS(call)                                                                               \
   do {                                                                                             \
