@@ -84,14 +84,11 @@ static void make_shard(void **w_gu, void **w_down, int rank, int ranks, cudaStre
   CUDA(tp_make_shard(*w_gu, *w_down, SEED, TP_F, rank, ranks, s));
 }
 
-/* The 64 positions on `stream` through the graph's x: each token in, the
- * launch, x out to outs[p]; the time of it all in ms. */
-#define RUN_POSITIONS(G, g, x, tokens, outs, s, ms)                                                \
+/* The 64 positions on `s` through the graph's x: each token in, the
+ * launch, x out to outs[p]; between events e0 and e1.  Nothing waits. */
+#define RUN_POSITIONS(G, g, x, tokens, outs, s, e0, e1)                                            \
   do {                                                                                             \
-    cudaEvent_t e0_, e1_;                                                                          \
-    CUDA(cudaEventCreate(&e0_));                                                                   \
-    CUDA(cudaEventCreate(&e1_));                                                                   \
-    CUDA(cudaEventRecord(e0_, s));                                                                 \
+    CUDA(cudaEventRecord(e0, s));                                                                  \
     for (size_t p_ = 0; p_ < TP_POSITIONS; p_++) {                                                 \
       CUDA(cudaMemcpyAsync(x, (uint16_t *)(tokens) + p_ * TP_D, TP_D * 2,                          \
                            cudaMemcpyDeviceToDevice, s));                                          \
@@ -99,12 +96,16 @@ static void make_shard(void **w_gu, void **w_down, int rank, int ranks, cudaStre
       CUDA(cudaMemcpyAsync((uint16_t *)(outs) + p_ * TP_D, x, TP_D * 2, cudaMemcpyDeviceToDevice,  \
                            s));                                                                    \
     }                                                                                              \
-    CUDA(cudaEventRecord(e1_, s));                                                                 \
-    CUDA(cudaEventSynchronize(e1_));                                                               \
-    CUDA(cudaEventElapsedTime(&(ms), e0_, e1_));                                                   \
-    CUDA(cudaEventDestroy(e0_));                                                                   \
-    CUDA(cudaEventDestroy(e1_));                                                                   \
+    CUDA(cudaEventRecord(e1, s));                                                                  \
   } while (0)
+
+static float elapsed_ms(cudaEvent_t e0, cudaEvent_t e1) {
+  float ms;
+  CUDA(cudaEventElapsedTime(&ms, e0, e1));
+  CUDA(cudaEventDestroy(e0));
+  CUDA(cudaEventDestroy(e1));
+  return ms;
+}
 
 static double round_bf16(double v) { return tp_from_bf16(tp_to_bf16((float)v)); }
 
@@ -203,8 +204,12 @@ static int check(uint16_t *const *outs, const uint16_t *tokens, float ms_tp, cud
   opt.stream = s;
   ffn_full *g;
   CGRT(ffn_full_create(&g, &ext, &opt));
-  float ms_full;
-  RUN_POSITIONS(ffn_full, g, x, tokens_d, outs_d, s, ms_full);
+  cudaEvent_t e0, e1;
+  CUDA(cudaEventCreate(&e0));
+  CUDA(cudaEventCreate(&e1));
+  RUN_POSITIONS(ffn_full, g, x, tokens_d, outs_d, s, e0, e1);
+  CUDA(cudaStreamSynchronize(s));
+  float ms_full = elapsed_ms(e0, e1);
   uint16_t *full = xmalloc(N * sizeof *full);
   CUDA(cudaMemcpy(full, outs_d, N * 2, cudaMemcpyDeviceToHost));
   ffn_full_destroy(g);
@@ -299,9 +304,12 @@ static int run_rank(int rank, int id_in, const int *id_out, const int *result_fd
   CUDA(cudaMemsetAsync(tp_ffn_buffer_gu(g), 0xff, 2 * TP_FR * 2, s));
   CUDA(cudaMemsetAsync(tp_ffn_buffer_act(g), 0xff, TP_FR * 2, s));
   CUDA(cudaMemsetAsync(tp_ffn_buffer_part(g), 0xff, TP_D * 2, s));
-  float ms;
-  RUN_POSITIONS(tp_ffn, g, x, tokens_d, outs_d, s, ms);
-  CGRT(cgrt_nccl_wait(comm, s, 120.0));
+  cudaEvent_t e0, e1;
+  CUDA(cudaEventCreate(&e0));
+  CUDA(cudaEventCreate(&e1));
+  RUN_POSITIONS(tp_ffn, g, x, tokens_d, outs_d, s, e0, e1);
+  CGRT(cgrt_nccl_wait(comm, s, 120.0)); /* a rank that dies ends this one too */
+  float ms = elapsed_ms(e0, e1);
   uint16_t *outs[TP_RANKS];
   outs[rank] = xmalloc(N * sizeof(uint16_t));
   CUDA(cudaMemcpy(outs[rank], outs_d, N * 2, cudaMemcpyDeviceToHost));
