@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """cgc's benchmarks: the same kernels as stream launches, stream capture, a
 hand-written graph, cgc's graph and PyTorch's CUDA graph, in one run; the
-same kernel linked in and from a module; and the dense block of a
-DeepSeek-V2-Lite decode step (bench/dense_block.py).
+same kernel linked in and from a module; the dense block of a
+DeepSeek-V2-Lite decode step (bench/dense_block.py); and its FFN stack split
+over GPUs (bench/tensor_parallel.py).
 
   python3 bench/run.py [--out DIR] [--build DIR] [--arch 90]
 
 Builds the project with the benchmarks (CGC_BENCH=ON), runs bench/bench
 (C), builds and runs the PyTorch extension (bench/torch_ext) when PyTorch is
 there, runs bench/dense_block.py's measurements (bench/bench_dense and its
-PyTorch version) and bench/python_launch.py's (a decode step set and
-launched from Python against PyTorch's replay()), times the compiler on
-generated graphs, and writes
-DIR/results.csv, DIR/ratios.png and DIR/table.txt; the table is printed last.
+PyTorch version), bench/tensor_parallel.py's (bench_tp on 1 and 2 GPUs,
+and PyTorch's with torch.distributed) and bench/python_launch.py's (a
+decode step set and launched from Python against PyTorch's replay()),
+times the compiler on generated graphs, and writes DIR/results.csv,
+DIR/ratios.png and DIR/table.txt; the table is printed last.
 """
 import argparse
 import csv
@@ -34,6 +36,10 @@ ROOT = os.path.dirname(HERE)
 _spec = importlib.util.spec_from_file_location("dense_block", os.path.join(HERE, "dense_block.py"))
 dense_block = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(dense_block)
+_spec = importlib.util.spec_from_file_location("tensor_parallel",
+                                               os.path.join(HERE, "tensor_parallel.py"))
+tensor_parallel = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tensor_parallel)
 _spec = importlib.util.spec_from_file_location("python_launch",
                                                os.path.join(HERE, "python_launch.py"))
 python_launch = importlib.util.module_from_spec(_spec)
@@ -45,6 +51,7 @@ def build(build_dir, arch):
         "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
     sh(["cmake", "--build", build_dir, "--target", "bench", "bench_dense", "bench_upload", "cgc"],
        stdout=subprocess.DEVNULL)
+    tensor_parallel.build_targets(build_dir)  # where NCCL is
 
 
 def run_c(build_dir):
@@ -229,7 +236,8 @@ def ratio_lines(rows):
         c = "chain%d" % n
         add("create %d nodes: cgc / hand-written" % n, get(rows, "creation", c, "cgc", "create_us"),
             get(rows, "creation", c, "hand", "create_us"), "<= 1.1", lambda v: v <= 1.1)
-    return out + dense_block.ratio_lines(rows) + python_launch.ratio_lines(rows)
+    return (out + dense_block.ratio_lines(rows) + tensor_parallel.ratio_lines(rows) +
+            python_launch.ratio_lines(rows))
 
 
 def plot(lines, path):
@@ -272,6 +280,7 @@ def main():
         rows = run_c(args.build)
         rows += run_torch(args.arch)
         rows += dense_block.measure(args.build, args.arch)
+        rows += tensor_parallel.measure(args.build, args.arch)
         rows += python_launch.measure(args.build, args.arch)
         rows += run_compiler(args.build)
     with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
@@ -296,6 +305,8 @@ def main():
         table.write("%-58s %8s %8s %s\n" % (label, "-" if v is None else "%.2f" % v, target, mark))
     if any(r["section"] == "dense" for r in rows):
         table.write("\n" + dense_block.table(rows))
+    if any(r["section"] == "tp" for r in rows):
+        table.write("\n" + tensor_parallel.table(rows))
     if any(r["section"] == "python" for r in rows):
         table.write("\n" + python_launch.table(rows))
     with open(os.path.join(args.out, "table.txt"), "w") as f:

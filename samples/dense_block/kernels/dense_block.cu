@@ -4,47 +4,13 @@
 
 #include "dense_block_graph.h" // declares the kernels and capture functions: nvcc checks them
 #include "dense_kernels.cuh"
+#include "dense_linear.cuh"
 
 #include "dense_block.h"
 
 static_assert(DB_QK == dense::QK && DB_NOPE == dense::NOPE && DB_VD == dense::VD &&
                   DB_KVR == dense::KVR && DB_ATTN_THREADS == dense::ATTN_THREADS,
               "dense_block.h and dense_kernels.cuh disagree");
-
-// y = W x + beta y for a row-major m x k W and n tokens (x is n x k, y n x m,
-// row-major), bf16 in and out, f32 accumulation.  cuBLAS is column-major:
-// it sees W as the k x m matrix W^T, so W is transposed (OP_T) with lda = k.
-// cublasSetStream puts the handle back on its default workspace, which
-// cuBLAS may allocate while the stream is captured: the workspace is set
-// again after it, on every call.
-static cudaError_t gemm(cudaStream_t stream, void *user, const __nv_bfloat16 *w,
-                        const __nv_bfloat16 *x, __nv_bfloat16 *y, uint32_t m, uint32_t n,
-                        uint32_t k, void *ws, uint64_t ws_bytes, float beta) {
-  cublasHandle_t blas = (cublasHandle_t)user;
-  const float alpha = 1.0f;
-  if (cublasSetStream(blas, stream) != CUBLAS_STATUS_SUCCESS ||
-      cublasSetWorkspace(blas, ws, (size_t)ws_bytes) != CUBLAS_STATUS_SUCCESS)
-    return cudaErrorUnknown;
-  if (cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)m, (int)n, (int)k, &alpha, w, CUDA_R_16BF,
-                   (int)k, x, CUDA_R_16BF, (int)k, &beta, y, CUDA_R_16BF, (int)m,
-                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
-    return cudaErrorUnknown;
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t linear_bf16(cudaStream_t stream, void *user, const __nv_bfloat16 *w,
-                                   const __nv_bfloat16 *x, __nv_bfloat16 *y, uint32_t m, uint32_t n,
-                                   uint32_t k, uint8_t *ws, uint64_t ws_bytes) {
-  return gemm(stream, user, w, x, y, m, n, k, ws, ws_bytes, 0.0f);
-}
-
-// The residual add is the GEMM's: y = W x + y.
-extern "C" cudaError_t linear_bf16_residual(cudaStream_t stream, void *user, const __nv_bfloat16 *w,
-                                            const __nv_bfloat16 *x, __nv_bfloat16 *y, uint32_t m,
-                                            uint32_t n, uint32_t k, uint8_t *ws,
-                                            uint64_t ws_bytes) {
-  return gemm(stream, user, w, x, y, m, n, k, ws, ws_bytes, 1.0f);
-}
 
 typedef __nv_bfloat16 bf16;
 
