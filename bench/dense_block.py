@@ -267,13 +267,7 @@ def get(rows, way, metric):
 def ratio_lines(rows):
     """(label, value, target text, met) for the tables and run.py's plot."""
     out = []
-
-    def add(label, num, den, target="", ok=lambda v: None):
-        if num is None or den is None or den == 0:
-            out.append((label, None, target, None))
-        else:
-            v = num / den
-            out.append((label, v, target, ok(v)))
+    add = rows_io.ratio_adder(out)
 
     for metric, tag in (("us_per_token", ""), ("us_per_token_queued", ", queued")):
         cgc = get(rows, "cgc", metric)

@@ -209,13 +209,7 @@ def get(rows, way, metric):
 def ratio_lines(rows):
     """(label, value, target text, met) for the table and run.py's plot."""
     out = []
-
-    def add(label, num, den, target="", ok=lambda v: None):
-        if num is None or den is None or den == 0:
-            out.append((label, None, target, None))
-        else:
-            v = num / den
-            out.append((label, v, target, ok(v)))
+    add = rows_io.ratio_adder(out)
 
     add("python decode_step: host, cgc set+launch / torch replay()",
         get(rows, "cgc", "host_us"), get(rows, "torch_replay", "host_us"), "<= 1",

@@ -1,5 +1,5 @@
 """What the benchmark scripts share: their CSV rows, looking one up, the
-files --out writes, and running a command."""
+ratio lines of their tables, the files --out writes, and running a command."""
 import csv
 import os
 import subprocess
@@ -18,6 +18,22 @@ def get(rows, section, case, way, metric):
         if (r["section"], r["case"], r["way"], r["metric"]) == (section, case, way, metric):
             return float(r["value"])
     return None
+
+
+def ratio_adder(out):
+    """add(label, num, den, target="", ok=...) appends (label, num / den,
+    target text, met) to out, or (label, None, target, None) when either
+    value is missing or den is 0; ok(ratio) says whether the target is met
+    (None: no target)."""
+
+    def add(label, num, den, target="", ok=lambda v: None):
+        if num is None or den is None or den == 0:
+            out.append((label, None, target, None))
+        else:
+            v = num / den
+            out.append((label, v, target, ok(v)))
+
+    return add
 
 
 def write_outputs(out_dir, stem, rows, text):

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-from rows import FIELDS, get, sh  # bench/rows.py
+from rows import FIELDS, get, ratio_adder, sh  # bench/rows.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -146,13 +146,7 @@ def run_compiler(build_dir):
 def ratio_lines(rows):
     """(label, value, target text, met) for the table and the plot."""
     out = []
-
-    def add(label, num, den, target, ok):
-        if num is None or den is None or den == 0:
-            out.append((label, None, target, None))
-        else:
-            v = num / den
-            out.append((label, v, target, ok(v)))
+    add = ratio_adder(out)
 
     for n in (1, 33, 1000):
         c = "chain%d" % n

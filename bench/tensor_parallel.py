@@ -227,13 +227,7 @@ def one_gpu(rows, f, metric="us_per_step_queued"):
 def ratio_lines(rows):
     """(label, value, target text, met) for the tables and run.py's plot."""
     out = []
-
-    def add(label, num, den, target="", ok=lambda v: None):
-        if num is None or den is None or den == 0:
-            out.append((label, None, target, None))
-        else:
-            v = num / den
-            out.append((label, v, target, ok(v)))
+    add = rows_io.ratio_adder(out)
 
     for metric, tag in (("us_per_step_queued", ""), ("us_per_step", ", one step")):
         full = one_gpu(rows, F, metric)

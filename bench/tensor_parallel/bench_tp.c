@@ -21,16 +21,15 @@
  * ranks. */
 #include "cgrt_nccl.h"
 #include "check.h"
+#include "ranks.h"
 #include "tensor_parallel.h"
 #include "tensor_parallel_graph.h"
 
 #include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-enum { ID_BYTES = 128, WAYS = 4, ROUNDS = 200, QUEUED = 16 };
+enum { WAYS = 4, ROUNDS = 200, QUEUED = 16 };
 
 static void *comm;
 static cudaStream_t stream;
@@ -149,16 +148,10 @@ static void *device(size_t bytes) {
   return d;
 }
 
-static int run_rank(int rank, int id_in, const int *id_out) {
-  unsigned char id[ID_BYTES];
-  if (rank == 0) {
-    CGRT(cgrt_nccl_unique_id(id));
-    for (int r = 1; r < TP_RANKS; r++)
-      if (write(id_out[r], id, sizeof id) != (ssize_t)sizeof id)
-        return 1;
-  } else if (read(id_in, id, sizeof id) != (ssize_t)sizeof id) {
+static int run_rank(int rank, void *ranks) {
+  unsigned char id[RANKS_ID_BYTES];
+  if (ranks_share_id(ranks, rank, id))
     return 1;
-  }
   CUDA(cudaSetDevice(rank));
   CGRT(cgrt_nccl_init(&comm, TP_RANKS, id, rank, 60.0));
   CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -263,44 +256,15 @@ static int run_rank(int rank, int id_in, const int *id_out) {
 }
 
 int main(void) {
-  /* CUDA must not start in this process before it forks: a child counts
-   * the GPUs. */
-  pid_t probe = fork();
-  if (probe == 0) {
-    int n = 0;
-    _exit(cudaGetDeviceCount(&n) == cudaSuccess ? (n > 100 ? 100 : n) : 0);
-  }
-  int status = 0;
-  waitpid(probe, &status, 0);
-  int gpus = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  int gpus = ranks_gpus();
   if (gpus < TP_RANKS) {
     fprintf(stderr, "bench_tp: %d rank%s need%s %d GPU%s, and this machine has %d\n", TP_RANKS,
             TP_RANKS == 1 ? "" : "s", TP_RANKS == 1 ? "s" : "", TP_RANKS, TP_RANKS == 1 ? "" : "s",
             gpus);
     return 77;
   }
-  int pipes[TP_RANKS][2], write_end[TP_RANKS];
-  for (int r = 0; r < TP_RANKS; r++) {
-    if (pipe(pipes[r]))
-      return 1;
-    write_end[r] = pipes[r][1];
-  }
-  pid_t pid[TP_RANKS];
-  for (int r = 0; r < TP_RANKS; r++) {
-    pid[r] = fork();
-    if (pid[r] == 0) {
-      int rc = run_rank(r, pipes[r][0], write_end);
-      fflush(stdout); /* _exit does not */
-      _exit(rc);
-    }
-  }
-  int failed = 0;
-  for (int r = 0; r < TP_RANKS; r++) {
-    waitpid(pid[r], &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      fprintf(stderr, "bench_tp: rank %d failed (status %d)\n", r, status);
-      failed = 1;
-    }
-  }
-  return failed;
+  Ranks ranks;
+  if (ranks_start(&ranks, TP_RANKS, run_rank, &ranks))
+    return 1;
+  return ranks_wait(&ranks, "bench_tp");
 }

@@ -26,6 +26,7 @@
  * says so and exits 77 (skipped). */
 #include "cgrt_nccl.h"
 #include "check.h"
+#include "ranks.h"
 #include "tensor_parallel.h"
 #include "tensor_parallel_graph.h"
 
@@ -33,10 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-enum { ID_BYTES = 128, N = TP_POSITIONS * TP_D };
+enum { N = TP_POSITIONS * TP_D };
 
 static const uint64_t SEED = 0x7e45011a9a11e1u;
 static const double TOLERANCE = 3e-2;
@@ -160,26 +159,6 @@ static void cpu_position(const uint16_t *token, double *x) {
   free(h), free(act);
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-  for (size_t done = 0; done < n;) {
-    ssize_t k = write(fd, (const char *)p + done, n - done);
-    if (k <= 0)
-      return -1;
-    done += (size_t)k;
-  }
-  return 0;
-}
-
-static int read_all(int fd, void *p, size_t n) {
-  for (size_t done = 0; done < n;) {
-    ssize_t k = read(fd, (char *)p + done, n - done);
-    if (k <= 0)
-      return -1;
-    done += (size_t)k;
-  }
-  return 0;
-}
-
 /* Rank 0's checks, given every rank's results (outs[r], N values each) and
  * the tokens; prints the line; 0 when all pass. */
 static int check(uint16_t *const *outs, const uint16_t *tokens, float ms_tp, cudaStream_t s,
@@ -264,18 +243,29 @@ static int check(uint16_t *const *outs, const uint16_t *tokens, float ms_tp, cud
   return ok ? 0 : 1;
 }
 
+/* The processes: the ranks, and a pipe from each rank to rank 0 for its
+ * results (result[r]). */
+typedef struct Procs {
+  Ranks ranks;
+  int result[TP_RANKS][2];
+} Procs;
+
 /* Rank `rank`: its shard, its graph, 64 positions; ranks other than 0 send
- * their results to rank 0 (result_fd[rank], a write end), which checks. */
-static int run_rank(int rank, int id_in, const int *id_out, const int *result_fd) {
-  unsigned char id[ID_BYTES];
-  if (rank == 0) {
-    CGRT(cgrt_nccl_unique_id(id));
-    for (int r = 1; r < TP_RANKS; r++)
-      if (write_all(id_out[r], id, sizeof id))
-        return 1;
-  } else if (read_all(id_in, id, sizeof id)) {
-    return 1;
+ * their results to rank 0, which checks. */
+static int run_rank(int rank, void *ctx) {
+  Procs *p = ctx;
+  /* Rank 0 reads the results, rank q writes result[q]: every other end is
+   * closed, so that a rank that dies ends rank 0's read. */
+  int result_fd[TP_RANKS];
+  for (int q = 0; q < TP_RANKS; q++) {
+    result_fd[q] = rank == 0 ? p->result[q][0] : p->result[q][1];
+    close(rank == 0 || q != rank ? p->result[q][1] : p->result[q][0]);
+    if (rank != 0 && q != rank)
+      close(p->result[q][0]);
   }
+  unsigned char id[RANKS_ID_BYTES];
+  if (ranks_share_id(&p->ranks, rank, id))
+    return 1;
   CUDA(cudaSetDevice(rank));
   void *comm;
   CGRT(cgrt_nccl_init(&comm, TP_RANKS, id, rank, 60.0));
@@ -323,11 +313,11 @@ static int run_rank(int rank, int id_in, const int *id_out, const int *result_fd
 
   int rc = 0;
   if (rank != 0) {
-    rc = write_all(result_fd[rank], outs[rank], N * sizeof(uint16_t)) ? 1 : 0;
+    rc = ranks_write(result_fd[rank], outs[rank], N * sizeof(uint16_t)) ? 1 : 0;
   } else {
     for (int r = 1; r < TP_RANKS; r++) {
       outs[r] = xmalloc(N * sizeof(uint16_t));
-      if (read_all(result_fd[r], outs[r], N * sizeof(uint16_t))) {
+      if (ranks_read(result_fd[r], outs[r], N * sizeof(uint16_t))) {
         fprintf(stderr, "tensor_parallel: rank %d sent no results\n", r);
         return 1;
       }
@@ -344,55 +334,20 @@ static int run_rank(int rank, int id_in, const int *id_out, const int *result_fd
 }
 
 int main(void) {
-  /* CUDA must not start in this process before it forks: a child counts
-   * the GPUs. */
-  pid_t probe = fork();
-  if (probe == 0) {
-    int n = 0;
-    _exit(cudaGetDeviceCount(&n) == cudaSuccess ? (n > 100 ? 100 : n) : 0);
-  }
-  int status = 0;
-  waitpid(probe, &status, 0);
-  int gpus = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  int gpus = ranks_gpus();
   if (gpus < TP_RANKS) {
     printf("tensor_parallel%d: skipped: %d rank%s need%s %d GPU%s, and this machine has %d\n",
            TP_RANKS, TP_RANKS, TP_RANKS == 1 ? "" : "s", TP_RANKS == 1 ? "s" : "", TP_RANKS,
            TP_RANKS == 1 ? "" : "s", gpus);
     return 77;
   }
-  /* id[r]: rank 0 to rank r; result[r]: rank r to rank 0. */
-  int id[TP_RANKS][2], result[TP_RANKS][2], id_out[TP_RANKS], result_fd[TP_RANKS];
-  for (int r = 0; r < TP_RANKS; r++) {
-    if (pipe(id[r]) || pipe(result[r]))
-      return 1;
-    id_out[r] = id[r][1];
-  }
-  pid_t pid[TP_RANKS];
-  for (int r = 0; r < TP_RANKS; r++) {
-    pid[r] = fork();
-    if (pid[r] == 0) {
-      /* Rank 0 reads the results, rank q writes result[q]: every other
-       * end is closed, so that a rank that dies ends rank 0's read. */
-      for (int q = 0; q < TP_RANKS; q++) {
-        result_fd[q] = r == 0 ? result[q][0] : result[q][1];
-        close(r == 0 || q != r ? result[q][1] : result[q][0]);
-        if (r != 0 && q != r)
-          close(result[q][0]);
-      }
-      int rc = run_rank(r, id[r][0], id_out, result_fd);
-      fflush(stdout); /* _exit does not */
-      _exit(rc);
-    }
-  }
+  Procs p;
   for (int r = 0; r < TP_RANKS; r++)
-    close(result[r][0]), close(result[r][1]);
-  int failed = 0;
-  for (int r = 0; r < TP_RANKS; r++) {
-    waitpid(pid[r], &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      fprintf(stderr, "tensor_parallel: rank %d failed (status %d)\n", r, status);
-      failed = 1;
-    }
-  }
-  return failed;
+    if (pipe(p.result[r]))
+      return 1;
+  if (ranks_start(&p.ranks, TP_RANKS, run_rank, &p))
+    return 1;
+  for (int r = 0; r < TP_RANKS; r++)
+    close(p.result[r][0]), close(p.result[r][1]);
+  return ranks_wait(&p.ranks, "tensor_parallel");
 }

@@ -10,14 +10,13 @@
 #include "cgrt_nccl.h"
 #include "gpu_test.h"
 #include "nccl_graph.h"
-
-#include <sys/wait.h>
+#include "ranks.h"
 
 #ifndef RANKS
 #error "build with -DRANKS=1 or 2, as the graph"
 #endif
 
-enum { N = 64, ROWS = 10, STEPS = 1000, ID_BYTES = 128, NTYPES = 10 };
+enum { N = 64, ROWS = 10, STEPS = 1000, NTYPES = 10 };
 
 typedef struct TypeInfo {
   const char *name;
@@ -231,7 +230,7 @@ static void wrong_size_refused(void *comm) {
 
 /* A communicator of 2 whose rank 1 never comes. */
 static void nobody_comes(void) {
-  unsigned char id[ID_BYTES];
+  unsigned char id[RANKS_ID_BYTES];
   CGRT(cgrt_nccl_unique_id(id));
   void *comm = (void *)1;
   double t0 = (double)time(NULL);
@@ -243,16 +242,10 @@ static void nobody_comes(void) {
   printf("gpu.nccl: a rank that never joins: %s\n", cgrt_last_error());
 }
 
-static int run_rank(int rank, int id_in, int *id_out) {
-  unsigned char id[ID_BYTES];
-  if (rank == 0) {
-    CGRT(cgrt_nccl_unique_id(id));
-    for (int r = 1; r < RANKS; r++)
-      if (write(id_out[r], id, sizeof id) != (ssize_t)sizeof id)
-        return 1;
-  } else if (read(id_in, id, sizeof id) != (ssize_t)sizeof id) {
+static int run_rank(int rank, void *ranks) {
+  unsigned char id[RANKS_ID_BYTES];
+  if (ranks_share_id(ranks, rank, id))
     return 1;
-  }
   CUDA(cudaSetDevice(rank));
   void *comm;
   CGRT(cgrt_nccl_init(&comm, RANKS, id, rank, 60.0));
@@ -269,44 +262,16 @@ static int run_rank(int rank, int id_in, int *id_out) {
 }
 
 int main(void) {
-  /* CUDA must not start in this process before it forks: a child counts
-   * the GPUs. */
-  pid_t probe = fork();
-  if (probe == 0) {
-    int n = 0;
-    _exit(cudaGetDeviceCount(&n) == cudaSuccess ? (n > 100 ? 100 : n) : 0);
-  }
-  int status = 0;
-  waitpid(probe, &status, 0);
-  int gpus = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  int gpus = ranks_gpus();
   if (gpus < RANKS) {
     printf("gpu.nccl%d: skipped: %d rank%s need%s %d GPU%s, and this machine has %d\n", RANKS,
            RANKS, RANKS == 1 ? "" : "s", RANKS == 1 ? "s" : "", RANKS, RANKS == 1 ? "" : "s", gpus);
     return 77;
   }
-  int pipes[RANKS][2], write_end[RANKS];
-  for (int r = 0; r < RANKS; r++) {
-    if (pipe(pipes[r]))
-      return 1;
-    write_end[r] = pipes[r][1];
-  }
-  pid_t pid[RANKS];
-  for (int r = 0; r < RANKS; r++) {
-    pid[r] = fork();
-    if (pid[r] == 0) {
-      int rc = run_rank(r, pipes[r][0], write_end);
-      fflush(stdout); /* _exit does not */
-      _exit(rc);
-    }
-  }
-  int failed = 0;
-  for (int r = 0; r < RANKS; r++) {
-    waitpid(pid[r], &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      fprintf(stderr, "gpu.nccl: rank %d failed (status %d)\n", r, status);
-      failed = 1;
-    }
-  }
+  Ranks ranks;
+  if (ranks_start(&ranks, RANKS, run_rank, &ranks))
+    return 1;
+  int failed = ranks_wait(&ranks, "gpu.nccl");
   printf("gpu.nccl%d: %s\n", RANKS, failed ? "FAILED" : "every rank passed");
   return failed;
 }
