@@ -32,7 +32,8 @@ enum {
   LOADS_MOST = 2048, /* scalars set between two launches that the upload's parameter holds */
   ALIGN = 256,      /* alignment of every owned buffer */
   BIG_SMEM = 48 * 1024,
-  ENTRY_ROOTS = 2   /* entry nodes from which a graph gets a single entry kernel */
+  ENTRY_ROOTS = 2,  /* entry nodes from which a graph gets a single entry kernel */
+  DEVICE_UPDATES = 4 /* nodes taking a scalar by value from which the upload updates them */
 };
 
 /* The tables' kinds as types (cgrt_abi.h), so that -Wswitch names every
@@ -205,6 +206,18 @@ struct cgrt_graph {
                               host stub's address, or a module's cudaKernel_t) */
   cudaLibrary_t *libraries; /* per module this graph uses: loaded once at create */
   int upload;              /* opt.upload at create: a rebuilt graph is uploaded too */
+  /* By-value scalars that many nodes take go through the upload, which
+   * writes them into those nodes' parameters on the device (plan_updates). */
+  uint8_t *dev_node;       /* per node: takes its by-value scalars that way */
+  uint8_t *dev_scalar;     /* per scalar: some node takes it that way */
+  uint32_t *dev_edges;     /* such nodes that the table's loads do not already
+                              put after the upload */
+  uint32_t ndev_edges;
+  uint32_t nupdates;       /* node parameters written on the device */
+  cudaGraphDeviceNode_t *dev_handles; /* per node: its device handle, when dev_node */
+  unsigned char *updates;  /* device memory: per scalar its first entry, then the entries */
+  uint64_t updates_bytes;
+  int reupload;            /* such a node was updated from the host: upload before launching */
 };
 
 /* ---- errors, accounting and the fault hook ---- */
@@ -224,6 +237,10 @@ void cgrt_test_fail_call(long k) { fail_at = k > 0 ? calls + k : 0; }
 long cgrt_test_calls(void) { return calls; }
 static _Atomic unsigned upload_room;
 void cgrt_test_upload_room(unsigned n) { atomic_store_explicit(&upload_room, n, memory_order_relaxed); }
+static _Atomic unsigned device_updates;
+void cgrt_test_device_updates(unsigned n) {
+  atomic_store_explicit(&device_updates, n, memory_order_relaxed);
+}
 long cgrt_test_live(void) { return atomic_load_explicit(&live, memory_order_relaxed); }
 long long cgrt_test_bytes(void) { return atomic_load_explicit(&held_bytes, memory_order_relaxed); }
 
@@ -1040,8 +1057,8 @@ static cgrt_status index_uses(cgrt_graph *g) {
       uint32_t last = UINT32_MAX;
       for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
         uint32_t r = resource_to_update(d, &d->args[i]);
-        if (r == UINT32_MAX || r == last)
-          continue; /* the same node twice in a row */
+        if (r == UINT32_MAX || r == last || (r >= d->nbuffers && g->dev_node[n]))
+          continue; /* the same node twice in a row, or a scalar the upload writes into it */
         last = r;
         if (pass == 0)
           g->use_start[r + 1]++;
@@ -1069,6 +1086,158 @@ static cgrt_status index_uses(cgrt_graph *g) {
   return CGRT_OK;
 }
 
+unsigned cgrt_test_updated_params(const cgrt_graph *g) { return g ? g->nupdates : 0; }
+
+/* Where in the update table its entries begin, after the per-scalar
+ * starts. */
+static uint64_t updates_at(const cgrt_graph_desc *d) {
+  return ((uint64_t)(d->nscalars + 1) * sizeof(uint32_t) + 7) / 8 * 8;
+}
+
+/* Whether node nd takes scalar i by value in an argument before `before`. */
+static int takes_value(const cgrt_graph_desc *d, const cgrt_node_desc *nd, uint32_t i,
+                       uint32_t before) {
+  for (uint32_t a = nd->arg; a < before; a++)
+    if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE && d->args[a].index == i)
+      return 1;
+  return 0;
+}
+
+/* Which by-value scalars the upload writes into node parameters on the
+ * device, and into which nodes.  Updating a kernel node from the host
+ * costs about 0.5 us of host time a node at every launch after a set; a
+ * device-updatable node is updated by the upload kernel instead, within
+ * the launch, for one update of the upload's own parameter whatever the
+ * number of nodes, at the price of the upload in front of those nodes
+ * (about 1 us of latency).  So a scalar goes this way when at least
+ * DEVICE_UPDATES nodes could take it so: kernel nodes at the top of the
+ * graph (bodies are left alone) with no grid that follows scalars and no
+ * extern buffer (a bind updates such a node from the host, which a
+ * device-updatable node allows only with no launch in flight); and a node
+ * goes this way when every scalar it takes by value does. */
+static cgrt_status plan_updates(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  unsigned least = atomic_load_explicit(&device_updates, memory_order_relaxed);
+  if (!least)
+    least = DEVICE_UPDATES;
+  g->dev_node = xcalloc(d->nnodes, 1);
+  g->dev_scalar = xcalloc(d->nscalars, 1);
+  g->dev_handles = xcalloc(d->nnodes, sizeof *g->dev_handles);
+  uint32_t *takers = xcalloc(d->nscalars, sizeof *takers);
+  uint8_t *loaded = xcalloc(d->nnodes, 1);
+  if (!g->dev_node || !g->dev_scalar || !g->dev_handles || !takers || !loaded) {
+    xfree(takers);
+    xfree(loaded);
+    return no_memory(d);
+  }
+  for (uint32_t n = 0; n < d->nnodes; n++) {
+    const cgrt_node_desc *nd = &d->nodes[n];
+    if (node_kind(nd) != CGRT_KERNEL_NODE || nd->scope != CGRT_TOP || nd->grid_expr)
+      continue;
+    int by_value = 0, bound = 0;
+    for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++) {
+      const cgrt_arg_desc *x = &d->args[a];
+      by_value |= arg_kind(x) == CGRT_ARG_SCALAR_VALUE;
+      bound |= arg_kind(x) == CGRT_ARG_BUFFER && is_extern(buffer_kind(&d->buffers[x->index]));
+    }
+    if (!by_value || bound)
+      continue;
+    g->dev_node[n] = 1;
+    for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++)
+      if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE &&
+          !takes_value(d, nd, d->args[a].index, a))
+        takers[d->args[a].index]++;
+  }
+  for (uint32_t n = 0; n < d->nnodes; n++) {
+    const cgrt_node_desc *nd = &d->nodes[n];
+    for (uint32_t a = nd->arg; g->dev_node[n] && a < nd->arg + nd->nargs; a++)
+      if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE && takers[d->args[a].index] < least)
+        g->dev_node[n] = 0;
+  }
+  for (uint32_t i = 0; i < d->nloads; i++)
+    loaded[d->loads[i]] = 1;
+  uint32_t edges = 0;
+  for (uint32_t n = 0; n < d->nnodes; n++) {
+    const cgrt_node_desc *nd = &d->nodes[n];
+    if (!g->dev_node[n])
+      continue;
+    edges += !loaded[n];
+    for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++)
+      if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE) {
+        g->dev_scalar[d->args[a].index] = 1;
+        g->nupdates++;
+      }
+  }
+  xfree(takers);
+  if (edges && !(g->dev_edges = xcalloc(edges, sizeof *g->dev_edges))) {
+    xfree(loaded);
+    return no_memory(d);
+  }
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    if (g->dev_node[n] && !loaded[n])
+      g->dev_edges[g->ndev_edges++] = n;
+  xfree(loaded);
+  if (g->nupdates)
+    g->updates_bytes = updates_at(d) + (uint64_t)g->nupdates * sizeof(cgrt_value_update);
+  return CGRT_OK;
+}
+
+/* The update table in device memory, once the device-updatable nodes have
+ * their handles: scalar i's entries are [starts[i], starts[i + 1]), each a
+ * node and where its parameter is. */
+static cgrt_status write_updates(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  unsigned char *buf = xcalloc(1, g->updates_bytes);
+  uint32_t *fill = xcalloc(d->nscalars, sizeof *fill);
+  if (!buf || !fill) {
+    xfree(buf);
+    xfree(fill);
+    return no_memory(d);
+  }
+  uint32_t *starts = (uint32_t *)(void *)buf;
+  cgrt_value_update *u = (cgrt_value_update *)(void *)(buf + updates_at(d));
+  cgrt_status s = CGRT_OK;
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    for (uint32_t a = d->nodes[n].arg; g->dev_node[n] && a < d->nodes[n].arg + d->nodes[n].nargs;
+         a++)
+      if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE)
+        starts[d->args[a].index + 1]++;
+  for (uint32_t i = 0; i < d->nscalars; i++)
+    starts[i + 1] += starts[i];
+  for (uint32_t n = 0; n < d->nnodes && s == CGRT_OK; n++) {
+    const cgrt_node_desc *nd = &d->nodes[n];
+    for (uint32_t a = nd->arg; g->dev_node[n] && a < nd->arg + nd->nargs; a++) {
+      if (arg_kind(&d->args[a]) != CGRT_ARG_SCALAR_VALUE)
+        continue;
+      size_t offset = 0, size = 0;
+      cudaError_t err = CU(cudaFuncGetParamInfo(g->funcs[nd->kernel], a - nd->arg, &offset, &size));
+      if (err != cudaSuccess) {
+        s = fail_node(d, nd, "cudaFuncGetParamInfo", err);
+        break;
+      }
+      if (size != d->args[a].size) {
+        s = invalid(d, "node %s: parameter %u of kernel %s takes %zu bytes, but its "
+                       "declaration's takes %u",
+                    nd->name, a - nd->arg + 1, d->kernel_names[nd->kernel], size, d->args[a].size);
+        break;
+      }
+      uint32_t i = d->args[a].index;
+      cgrt_value_update *e = &u[starts[i] + fill[i]++];
+      e->node = (uint64_t)(uintptr_t)g->dev_handles[n];
+      e->offset = (unsigned)offset;
+      e->size = d->args[a].size;
+    }
+  }
+  cudaError_t err = cudaSuccess;
+  if (s == CGRT_OK &&
+      (err = CU(cudaMemcpy(g->updates, buf, g->updates_bytes, cudaMemcpyHostToDevice))) !=
+          cudaSuccess)
+    s = fail(d, "cudaMemcpy (device updates)", err);
+  xfree(buf);
+  xfree(fill);
+  return s;
+}
+
 /* The upload kernel's node parameters for the values in g->loads. */
 static struct cudaKernelNodeParams loader_params(cgrt_graph *g, void **ptr) {
   cgrt_kernel k = g->load_cap == 8     ? cgrt_load_scalars_8
@@ -1088,7 +1257,11 @@ static struct cudaKernelNodeParams loader_params(cgrt_graph *g, void **ptr) {
  * slots, after `deps`; made with nothing to copy. */
 static cgrt_status add_loader(cgrt_graph *g, cudaGraph_t graph, const cudaGraphNode_t *deps,
                               size_t ndeps) {
-  cgrt_loads_head h = {(uint64_t)(uintptr_t)(g->dmem + g->slots), 0, g->load_cap};
+  cgrt_loads_head h = {(uint64_t)(uintptr_t)(g->dmem + g->slots), 0, g->load_cap, 0, 0};
+  if (g->updates) {
+    h.starts = (uint64_t)(uintptr_t)g->updates;
+    h.updates = (uint64_t)(uintptr_t)(g->updates + updates_at(g->d));
+  }
   memcpy(g->loads, &h, sizeof h);
   void *ptr;
   struct cudaKernelNodeParams p = loader_params(g, &ptr);
@@ -1096,6 +1269,25 @@ static cgrt_status add_loader(cgrt_graph *g, cudaGraph_t graph, const cudaGraphN
   if (err != cudaSuccess)
     return fail(g->d, "cudaGraphAddKernelNode (scalar upload)", err);
   g->loader_on = 1; /* in the executable graph to be made from this one */
+  return CGRT_OK;
+}
+
+/* Node v made device-updatable, and its handle kept for the upload. */
+static cgrt_status device_updatable(cgrt_graph *g, uint32_t v) {
+  cudaLaunchAttributeValue a;
+  memset(&a, 0, sizeof a);
+  a.deviceUpdatableKernelNode.deviceUpdatable = 1;
+  cudaError_t err = CU(cudaGraphKernelNodeSetAttribute(
+      g->nodes[v], cudaLaunchAttributeDeviceUpdatableKernelNode, &a));
+  if (err == cudaSuccess) {
+    memset(&a, 0, sizeof a);
+    err = CU(cudaGraphKernelNodeGetAttribute(g->nodes[v],
+                                             cudaLaunchAttributeDeviceUpdatableKernelNode, &a));
+  }
+  if (err != cudaSuccess)
+    return fail_node(g->d, &g->d->nodes[v], "cudaGraphKernelNodeSetAttribute (device-updatable)",
+                     err);
+  g->dev_handles[v] = a.deviceUpdatableKernelNode.devNode;
   return CGRT_OK;
 }
 
@@ -1136,7 +1328,9 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
     NodeParams p;
     node_params(g, v, 0, &p);
     cgrt_status s = add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
-    return s != CGRT_OK ? s : set_attributes(g, v);
+    if (s == CGRT_OK)
+      s = set_attributes(g, v);
+    return s == CGRT_OK && g->dev_node && g->dev_node[v] ? device_updatable(g, v) : s;
   }
   case CGRT_COPY_NODE:
   case CGRT_FILL_NODE: {
@@ -1196,11 +1390,15 @@ static cgrt_status programmatic_edges(cgrt_graph *g, uint8_t *prog) {
   return s;
 }
 
-/* Edge i of the table (from i < nedges) or the edge from the scalar upload
- * (node nnodes) to a node that reads a scalar slot. */
-static void edge_ends(const cgrt_graph_desc *d, uint32_t i, uint32_t *from, uint32_t *to) {
+/* Edge i of the table (from i < nedges) or an edge from the scalar upload
+ * (node nnodes) to a node that reads a scalar slot (the table's loads) or
+ * takes a scalar the upload writes into its parameters (g->dev_edges). */
+static void edge_ends(const cgrt_graph *g, uint32_t i, uint32_t *from, uint32_t *to) {
+  const cgrt_graph_desc *d = g->d;
   *from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
-  *to = i < d->nedges ? d->edges[3 * i + 1] : d->loads[i - d->nedges];
+  *to = i < d->nedges                ? d->edges[3 * i + 1]
+        : i < d->nedges + d->nloads ? d->loads[i - d->nedges]
+                                    : g->dev_edges[i - d->nedges - d->nloads];
 }
 
 /* Adds the nodes of each graph (the top, then every body) in the order of
@@ -1246,7 +1444,8 @@ static cgrt_status add_nodes(cgrt_graph *g) {
   }
   /* Node d->nnodes is the scalar upload, when there is one: the first of
    * the top graph. */
-  uint32_t n = d->nnodes + (d->nloads ? 1 : 0), m = d->nedges + d->nloads;
+  uint32_t nl = d->nloads + g->ndev_edges;
+  uint32_t n = d->nnodes + (nl ? 1 : 0), m = d->nedges + nl;
   uint32_t nfill = (n > g->ngraphs ? n : g->ngraphs) + 1;
   uint32_t *gid = xcalloc(n, sizeof *gid), *start = xcalloc(n + 1, sizeof *start);
   uint32_t *pred = xcalloc(m, sizeof *pred), *fill = xcalloc(nfill, sizeof *fill);
@@ -1275,7 +1474,7 @@ static cgrt_status add_nodes(cgrt_graph *g) {
   uint32_t nlate = 0;
   for (uint32_t i = 0; i < m; i++) {
     uint32_t a, b;
-    edge_ends(d, i, &a, &b);
+    edge_ends(g, i, &a, &b);
     has_out[a] = has_in[b] = 1;
     if (i < d->nedges && (prog[i] || a > b)) {
       late[i] = 1;
@@ -1291,7 +1490,7 @@ static cgrt_status add_nodes(cgrt_graph *g) {
     lstart[k + 1] += lstart[k];
   for (uint32_t i = 0; i < m; i++) {
     uint32_t a, b;
-    edge_ends(d, i, &a, &b);
+    edge_ends(g, i, &a, &b);
     if (i >= d->nedges || !late[i])
       pred[start[b] + fill[b]++] = a;
   }
@@ -1689,7 +1888,14 @@ static cgrt_status make_graph(cgrt_graph *g, cudaStream_t stream) {
     return fail(d, "cudaGraphCreate", err);
   account(1, 0);
   g->bodies[0] = g->graph;
-  if ((s = add_nodes(g)) != CGRT_OK)
+  if (g->nupdates) { /* the table's address goes into the upload's parameter */
+    void *p = NULL;
+    if ((err = CU(cudaMalloc(&p, g->updates_bytes))) != cudaSuccess)
+      return fail(d, "cudaMalloc (device updates)", err);
+    g->updates = p;
+    account(1, g->updates_bytes);
+  }
+  if ((s = add_nodes(g)) != CGRT_OK || (g->nupdates && (s = write_updates(g)) != CGRT_OK))
     return s;
   int priorities = 0;
   for (uint32_t n = 0; n < d->nnodes; n++)
@@ -1701,7 +1907,9 @@ static cgrt_status make_graph(cgrt_graph *g, cudaStream_t stream) {
   account(1, 0);
   if (d->ngrid_code && (s = apply_grids(g)) != CGRT_OK)
     return s;
-  if (g->upload) {
+  /* A graph whose nodes update others on the device must be uploaded
+   * before its first launch. */
+  if (g->upload || g->nupdates) {
     if ((err = CU(cudaGraphUpload(g->exec, stream))) != cudaSuccess)
       return fail(d, "cudaGraphUpload", err);
     if ((err = CU(cudaStreamSynchronize(stream))) != cudaSuccess)
@@ -1834,10 +2042,13 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   g->base = xcalloc(d->nbuffers, sizeof *g->base);
   g->values = xcalloc(d->nscalars, sizeof *g->values);
   g->pending = xcalloc(g->words, sizeof *g->pending);
-  if (d->nloads) {
+  cgrt_status s = plan_updates(g);
+  if (s != CGRT_OK)
+    return s;
+  if (d->nloads || g->nupdates) {
     uint32_t memory = 0;
     for (uint32_t i = 0; i < d->nscalars; i++)
-      memory += d->scalars[i].memory;
+      memory += d->scalars[i].memory || g->dev_scalar[i];
     g->load_cap = memory <= 8 ? 8 : memory <= 64 ? 64 : memory <= 512 ? 512 : LOADS_MOST;
     unsigned room = atomic_load_explicit(&upload_room, memory_order_relaxed);
     g->load_room = room && room < g->load_cap ? room : g->load_cap;
@@ -1856,7 +2067,7 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   if (!g->base || !g->values || !g->pending || !g->value_dirty || !g->params || !g->param_ptrs ||
       !g->nodes || !g->extra_at || !g->body_base || !g->shapes || !g->grid_off)
     return no_memory(d);
-  cgrt_status s = number_graphs(g);
+  s = number_graphs(g);
   if (s != CGRT_OK)
     return s;
   for (uint32_t i = 0; i < nargs; i++)
@@ -2042,6 +2253,23 @@ static cgrt_status upload(cgrt_graph *g, int *loaded) {
           (err = CU(cudaMemcpy(g->dmem + g->slots + 8 * (uint64_t)i, &g->values[i], 8,
                                cudaMemcpyHostToDevice))) != cudaSuccess)
         return fail(d, "cudaMemcpy (more scalars set than one upload holds)", err);
+    /* The nodes the upload would have written these into: from the host,
+     * with nothing in flight, and the graph uploaded again before the
+     * launch (cgrt_launch). */
+    for (uint32_t n = 0; n < d->nnodes; n++) {
+      const cgrt_node_desc *nd = &d->nodes[n];
+      int stale = 0;
+      for (uint32_t a = nd->arg; g->dev_node[n] && a < nd->arg + nd->nargs; a++)
+        stale |= arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE &&
+                 g->pending[d->args[a].index / 64] >> (d->args[a].index % 64) & 1;
+      if (stale) {
+        int reshaped = 0;
+        cgrt_status s = update_node(g, n, &reshaped);
+        if (s != CGRT_OK)
+          return s;
+        g->reupload = 1;
+      }
+    }
     memset(g->pending, 0, g->words * sizeof *g->pending);
     count = 0; /* in the slots already: nothing is left for the kernel */
   }
@@ -2099,8 +2327,13 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   }
   cudaError_t err;
   int loaded = 0;
-  if (d->nloads && (s = upload(g, &loaded)) != CGRT_OK)
+  if (g->loads && (s = upload(g, &loaded)) != CGRT_OK)
     return s; /* the marks stay for the next launch */
+  if (g->reupload) {
+    if ((err = CU(cudaGraphUpload(g->exec, stream))) != cudaSuccess)
+      return fail(d, "cudaGraphUpload (device-updatable nodes updated from the host)", err);
+    g->reupload = 0;
+  }
   cgrt_pool *pool = g->pool;
   if (pool && pool->launched && pool->last_stream != stream) {
     /* The pool's previous launch may be running: wait for its stream. */
@@ -2151,7 +2384,7 @@ cgrt_status cgrt_set_scalar(cgrt_graph *g, uint32_t i, const void *value) {
   if (d->scalars[i].bounded && above_bound(&d->scalars[i], bits))
     return refuse_above(g, i, bits);
   g->values[i] = bits;
-  if (d->scalars[i].memory)
+  if (d->scalars[i].memory || g->dev_scalar[i])
     g->pending[i / 64] |= (uint64_t)1 << (i % 64);
   uint32_t r = d->nbuffers + i;
   if (g->use_start[r + 1] > g->use_start[r])
@@ -2210,12 +2443,17 @@ static cgrt_status rebuild(cgrt_graph *g) {
   int loader_on = g->loader_on;
   cudaGraphConditionalHandle *handles = g->handles;
   uint64_t *shapes = g->shapes;
+  unsigned char *updates = g->updates; /* the old graph's nodes' handles */
+  cgrt_loads_head head;
+  if (g->loads)
+    memcpy(&head, g->loads, sizeof head);
   uint8_t *grid_off = xcalloc(d->nnodes, 1); /* the old exec's, for a failure */
   if (grid_off)
     memcpy(grid_off, g->grid_off, d->nnodes);
   g->graph = NULL;
   g->exec = NULL;
   g->loader = NULL;
+  g->updates = NULL;
   g->nodes = xcalloc(d->nnodes, sizeof *g->nodes);
   g->evals = xcalloc(2 * per_node, sizeof *g->evals);
   g->bodies = xcalloc(g->ngraphs, sizeof *g->bodies);
@@ -2232,7 +2470,11 @@ static cgrt_status rebuild(cgrt_graph *g) {
   if (drop_exec && cudaGraphExecDestroy(drop_exec) == cudaSuccess)
     account(-1, 0);
   drop_graph(drop);
+  unsigned char *drop_updates = ok ? updates : g->updates;
+  if (drop_updates && cudaFree(drop_updates) == cudaSuccess) /* waits for launches in flight */
+    account(-1, g->updates_bytes);
   if (ok) {
+    g->reupload = 0;
     xfree(nodes);
     xfree(evals);
     xfree(bodies);
@@ -2258,6 +2500,9 @@ static cgrt_status rebuild(cgrt_graph *g) {
   g->bodies = bodies;
   g->handles = handles;
   g->shapes = shapes;
+  g->updates = updates;
+  if (g->loads)
+    memcpy(g->loads, &head, sizeof head);
   return s;
 }
 
@@ -2322,6 +2567,8 @@ void cgrt_destroy(cgrt_graph *g) {
    * release that failed could not be retried anyway. */
   if (g->dmem && cudaFree(g->dmem) == cudaSuccess)
     account(-1, g->dmem_bytes);
+  if (g->updates && cudaFree(g->updates) == cudaSuccess)
+    account(-1, g->updates_bytes);
   if (g->hmem && cudaFreeHost(g->hmem) == cudaSuccess)
     account(-1, g->hmem_bytes);
   if (g->exec && cudaGraphExecDestroy(g->exec) == cudaSuccess)
@@ -2354,6 +2601,10 @@ void cgrt_destroy(cgrt_graph *g) {
   xfree(g->owner);
   xfree(g->evals);
   xfree(g->handles);
+  xfree(g->dev_node);
+  xfree(g->dev_scalar);
+  xfree(g->dev_edges);
+  xfree(g->dev_handles);
   if (g->pool)
     g->pool->members--;
   xfree(g);

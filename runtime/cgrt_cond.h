@@ -25,13 +25,28 @@ typedef struct cgrt_cond_args {
  * since the previous launch, which the launch that follows the set copies
  * into their slots (the upload is disabled in launches with none).  `cap`
  * pairs in four sizes, one kernel each (cgrt_load_scalars_CAP): the header,
- * `cap` values, then `cap` slot indices. */
-enum { CGRT_LOADS_HEAD = 16 };
+ * `cap` values, then `cap` slot indices.
+ *
+ * A scalar many nodes take by value is also written into those nodes'
+ * parameters, on the device (device-updatable kernel nodes): `starts`, when
+ * not 0, is the address of nscalars + 1 indices into `updates`, scalar i's
+ * entries being updates[starts[i] .. starts[i + 1]). */
+enum { CGRT_LOADS_HEAD = 32 };
 #define CGRT_LOADS_BYTES(cap) (CGRT_LOADS_HEAD + 12 * (unsigned long long)(cap))
 typedef struct cgrt_loads_head {
-  unsigned long long slots; /* the scalar slots' address */
-  unsigned count;           /* pairs used */
-  unsigned cap;             /* pairs there is room for */
+  unsigned long long slots;   /* the scalar slots' address */
+  unsigned count;             /* pairs used */
+  unsigned cap;               /* pairs there is room for */
+  unsigned long long starts;  /* per scalar, its first update (device memory), or 0 */
+  unsigned long long updates; /* the cgrt_value_updates (device memory) */
 } cgrt_loads_head;
+
+/* One node parameter that a scalar's value is written into on the device:
+ * the node (a cudaGraphDeviceNode_t), and where in its parameters. */
+typedef struct cgrt_value_update {
+  unsigned long long node;
+  unsigned offset;
+  unsigned size;
+} cgrt_value_update;
 
 #endif

@@ -25,6 +25,19 @@ template <unsigned N> static __device__ void load_scalars(const cgrt_loads<N> &a
   unsigned long long *slots = reinterpret_cast<unsigned long long *>(a.head.slots);
   for (unsigned i = threadIdx.x; i < a.head.count; i += blockDim.x)
     slots[a.index[i]] = a.value[i];
+  if (!a.head.starts)
+    return;
+  // The parameters of the nodes that take a scalar by value; those nodes
+  // follow this one, and see the update in this launch.  An update the
+  // driver refuses would leave a node with a stale value: the launch fails
+  // instead.
+  const unsigned *starts = reinterpret_cast<const unsigned *>(a.head.starts);
+  const cgrt_value_update *u = reinterpret_cast<const cgrt_value_update *>(a.head.updates);
+  for (unsigned i = 0; i < a.head.count; i++)
+    for (unsigned j = starts[a.index[i]] + threadIdx.x; j < starts[a.index[i] + 1]; j += blockDim.x)
+      if (cudaGraphKernelNodeSetParam(reinterpret_cast<cudaGraphDeviceNode_t>(u[j].node),
+                                      u[j].offset, &a.value[i], u[j].size) != cudaSuccess)
+        __trap();
 }
 
 // __grid_constant__: read in place from the parameter bank, never copied.

@@ -24,6 +24,15 @@ long long cgrt_test_bytes(void);
  * (0: as many as there are scalars in device memory, up to 2048). */
 void cgrt_test_upload_room(unsigned n);
 
+/* Graphs created from now on write a by-value scalar into node parameters
+ * on the device once at least n nodes could take it so (0: the default,
+ * 4; UINT_MAX: never), so that tests reach both ways. */
+void cgrt_test_device_updates(unsigned n);
+
+/* How many node parameters graph g's upload writes on the device. */
+struct cgrt_graph;
+unsigned cgrt_test_updated_params(const struct cgrt_graph *g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,131 @@
+/* test_updates: a by-value scalar that many nodes take is written into
+ * their parameters by the scalar upload, on the device.  Each launch of
+ * `wide` logs, in eight nodes, what it saw: six take vpos alone, one takes
+ * vpos and vtwo (few nodes take vtwo, so by default that node is updated
+ * from the host), one reads pos through a pointer.  Launches queued behind
+ * a held stream, with some scalars set and others not before each, must
+ * each see their own values, in four configurations: the default (vpos on
+ * the device), never on the device, always (vtwo too), and always with an
+ * upload one value wide (launches after two or more sets go the slow way,
+ * which updates the device-updatable nodes from the host).  Then every
+ * CUDA call of create fails in turn, and nothing is left held. */
+#include <limits.h>
+#include <string.h>
+
+#include "cgrt_testing.h"
+#include "fault_sweep.h"
+#include "gpu_test.h"
+#include "updates_graph.h"
+
+enum { LAUNCHES = 2000, ROW = 2001 };
+
+cudaError_t hold_stream(const volatile uint32_t *gate, uint64_t limit_ns, cudaStream_t stream);
+
+static wide *make(unsigned least, unsigned room) {
+  wide *g = NULL;
+  cgrt_test_device_updates(least);
+  cgrt_test_upload_room(room);
+  CGRT(wide_create(&g, NULL));
+  cgrt_test_device_updates(0);
+  cgrt_test_upload_room(0);
+  return g;
+}
+
+int main(void) {
+  test_start("test_updates");
+  cudaStream_t stream;
+  volatile uint32_t *gate, *dgate;
+  uint32_t *logs = malloc(8 * ROW * sizeof *logs);
+  uint32_t *expect = malloc(3 * LAUNCHES * sizeof *expect);
+  CUDA(cudaHostAlloc((void **)&gate, sizeof *gate, cudaHostAllocMapped));
+  CUDA(cudaHostGetDevicePointer((void **)&dgate, (void *)gate, 0));
+  CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  long live0 = cgrt_test_live();
+
+  static const struct {
+    const char *name;
+    unsigned least, room, updated; /* the hooks, and the parameters written on the device */
+  } configs[] = {
+      {"default", 0, 0, 6},
+      {"never on the device", UINT_MAX, 0, 0},
+      {"always on the device", 1, 0, 8},
+      {"always, an upload one value wide", 1, 1, 8},
+  };
+  for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+    wide *g = make(configs[c].least, configs[c].room);
+    unsigned updated = cgrt_test_updated_params((const struct cgrt_graph *)g);
+    EXPECT(updated == configs[c].updated, "%s: %u parameters written on the device, expected %u",
+           configs[c].name, updated, configs[c].updated);
+    uint32_t *dlogs = wide_buffer_logs(g);
+    CUDA(cudaMemsetAsync(dlogs, 0, 8 * ROW * sizeof *dlogs, stream));
+    *gate = 0;
+    CUDA(hold_stream(dgate, UINT64_C(2000000000), stream));
+    uint32_t offset = (uint32_t)(rand64() % 1000000);
+    uint32_t vpos = 0, vtwo = 7, pos = 0; /* the initial values */
+    for (uint32_t i = 0; i < LAUNCHES; i++) {
+      /* vpos is left alone in every fifth launch, vtwo set in every third,
+       * pos in every other. */
+      if (i % 5 != 4)
+        CGRT(wide_set_vpos(g, vpos = offset + i));
+      if (i % 3 == 1)
+        CGRT(wide_set_vtwo(g, vtwo = offset + 3 * i));
+      if (i % 2 == 0)
+        CGRT(wide_set_pos(g, pos = offset + 7 * i));
+      expect[3 * i] = vpos;
+      expect[3 * i + 1] = vpos + vtwo;
+      expect[3 * i + 2] = pos;
+      CGRT(wide_launch(g, stream));
+    }
+    EXPECT(cudaStreamQuery(stream) == cudaErrorNotReady, "%s: the launches were not queued",
+           configs[c].name);
+    __atomic_store_n(gate, 1, __ATOMIC_SEQ_CST);
+    CUDA(cudaStreamSynchronize(stream));
+    CUDA(cudaMemcpy(logs, dlogs, 8 * ROW * sizeof *logs, cudaMemcpyDeviceToHost));
+    for (int row = 0; row < 8; row++) {
+      const uint32_t *log = logs + (size_t)row * ROW;
+      int which = row < 6 ? 0 : row - 5, bad = 0, first = -1;
+      for (uint32_t i = 0; i < LAUNCHES; i++)
+        if (log[1 + i] != expect[3 * i + which]) {
+          bad++;
+          if (first < 0)
+            first = (int)i;
+        }
+      EXPECT(log[0] == LAUNCHES, "%s: row %d logged %u launches", configs[c].name, row, log[0]);
+      EXPECT(!bad, "%s: row %d: %d of %d launches saw the wrong value (the first: launch %d)",
+             configs[c].name, row, bad, LAUNCHES, first);
+    }
+    uint32_t got;
+    CGRT(wide_get_vpos(g, &got));
+    EXPECT(got == vpos, "%s: get_vpos gives %u, expected %u", configs[c].name, got, vpos);
+    wide_destroy(g);
+  }
+  EXPECT(cgrt_test_live() == live0, "%ld resources held after destroy", cgrt_test_live() - live0);
+
+  /* Every CUDA call of create failing in turn, with vpos and vtwo on the
+   * device. */
+  long k = 1;
+  for (;; k++) {
+    wide *g = NULL;
+    cgrt_test_device_updates(1);
+    long before = fault_begin(k);
+    cgrt_status s = wide_create(&g, NULL);
+    int failed = fault_end(k, before);
+    cgrt_test_device_updates(0);
+    if (!failed) {
+      EXPECT(s == CGRT_OK && g, "create without a fault: %s", cgrt_last_error());
+      wide_destroy(g);
+      break;
+    }
+    EXPECT(s == CGRT_ERROR_CUDA && g == NULL, "call %ld failed: status %d (%s)", k, s,
+           cgrt_last_error());
+    EXPECT(cgrt_test_live() == live0, "call %ld failed: %ld resources held", k,
+           cgrt_test_live() - live0);
+  }
+  EXPECT(k > 10, "the sweep reached %ld calls", k);
+  EXPECT(cgrt_test_live() == live0, "%ld resources held at the end", cgrt_test_live() - live0);
+  CUDA(cudaStreamDestroy(stream));
+  CUDA(cudaFreeHost((void *)gate));
+  free(logs);
+  free(expect);
+  return test_end("test_updates");
+}
