@@ -2383,6 +2383,11 @@ cgrt_status cgrt_set_scalar(cgrt_graph *g, uint32_t i, const void *value) {
   memcpy(&bits, value, d->scalars[i].size);
   if (d->scalars[i].bounded && above_bound(&d->scalars[i], bits))
     return refuse_above(g, i, bits);
+  /* A scalar with no slot lives only in node parameters, which hold (or
+   * are marked to get) g->values[i]: setting the same value again changes
+   * nothing.  A slot may hold what a kernel wrote, so a set always goes. */
+  if (!d->scalars[i].memory && bits == g->values[i])
+    return CGRT_OK;
   g->values[i] = bits;
   if (d->scalars[i].memory || g->dev_scalar[i])
     g->pending[i / 64] |= (uint64_t)1 << (i % 64);
