@@ -10,6 +10,7 @@
 #include "graphs_graph.h"
 #include "modules_graph.h"
 #include "check.h"
+#include "cgrt_testing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -581,7 +582,7 @@ static void bench_scalars(cudaStream_t s) {
       CUDA(cudaGraphDestroy(graph));
       CUDA(cudaFree(x));
     }
-    Scal cases[3] = {0};
+    Scal cases[4] = {0};
     switch (k) {
     case 0:
       CGRT(bare1_create((bare1 **)&cases[0].g, &in_s));
@@ -605,14 +606,23 @@ static void bench_scalars(cudaStream_t s) {
       cases[1].set = ptr100_s, cases[2].set = val100_s;
       break;
     }
-    static const char *const ways[] = {"bare_launch", "set_pointer_scalar", "set_value_scalar"};
+    /* The by-value graph again with every node updated from the host (the
+     * runtime's test hook), for the device updates against what they replace. */
+    cgrt_test_device_updates(UINT32_MAX);
+    cases[3] = cases[2];
+    CGRT(k == 0 ? val1_create((val1 **)&cases[3].g, &in_s)
+         : k == 1 ? val10_create((val10 **)&cases[3].g, &in_s)
+                  : val100_create((val100 **)&cases[3].g, &in_s));
+    cgrt_test_device_updates(0);
+    static const char *const ways[] = {"bare_launch", "set_pointer_scalar", "set_value_scalar",
+                                       "set_value_scalar_host"};
     char name[32];
     snprintf(name, sizeof name, "%d_nodes", nodes);
-    for (int w = 0; w < 3; w++) {
+    for (int w = 0; w < 4; w++) {
       row("scalars", name, ways[w], "host_us", host_cost(&cases[w], s, 200));
       row("scalars", name, ways[w], "latency_us", time_step(scal_step, &cases[w], s, 300));
     }
-    for (int w = 0; w < 3; w++)
+    for (int w = 0; w < 4; w++)
       cgrt_destroy(cases[w].g);
   }
 }

@@ -183,6 +183,11 @@ def ratio_lines(rows):
             lambda v: v <= 1.1)
         add("set by-value scalar in %d nodes + launch: host / bare" % k,
             get(rows, "scalars", c, "set_value_scalar", "host_us"), bare, "", lambda v: None)
+        for metric in ("host_us", "latency_us"):
+            add("set by-value scalar in %d nodes + launch: %s, as built / all updated from the host"
+                % (k, metric.split("_")[0]),
+                get(rows, "scalars", c, "set_value_scalar", metric),
+                get(rows, "scalars", c, "set_value_scalar_host", metric), "", lambda v: None)
         add("%d independent nodes, launch: hand-written host / cgc" % k,
             get(rows, "scalars", c, "hand_bare_launch", "host_us"), bare, "", lambda v: None)
         add("%d independent nodes, launch: hand-written latency / cgc" % k,
