@@ -749,6 +749,7 @@ static void loop_host(void *ctx, cudaStream_t s) {
 static cgrt_status loop1_l(void *g, cudaStream_t s) { return loop1_launch(g, s); }
 static cgrt_status loop4_l(void *g, cudaStream_t s) { return loop4_launch(g, s); }
 static cgrt_status loop16_l(void *g, cudaStream_t s) { return loop16_launch(g, s); }
+static cgrt_status loop_handle_l(void *g, cudaStream_t s) { return loop_handle_launch(g, s); }
 
 /* The same loop written by hand against CUDA's graph API: a kernel sets
  * the counter and the handle, and the body's one kernel ticks, counts and
@@ -789,21 +790,24 @@ static void bench_loops(cudaStream_t s) {
   uint32_t *it;
   CUDA(cudaMalloc((void **)&x, N * sizeof *x));
   CUDA(cudaMalloc((void **)&it, sizeof *it));
-  enum { WAYS = 5 };
+  enum { WAYS = 6 };
   static const char *const ways[WAYS] = {"cgc_check1", "cgc_check4", "cgc_check16",
-                                         "hand_check1", "host_loop"};
+                                         "hand_check1", "host_loop", "cgc_handle1"};
   Loop l[WAYS] = {{0}};
   loop1_extern e1 = {x};
   loop4_extern e4 = {x};
   loop16_extern e16 = {x};
   hstep_extern eh = {x};
+  loop_handle_extern ehd = {x};
   CGRT(loop1_create((loop1 **)&l[0].g, &e1, &in_s));
   CGRT(loop4_create((loop4 **)&l[1].g, &e4, &in_s));
   CGRT(loop16_create((loop16 **)&l[2].g, &e16, &in_s));
   l[0].launch = loop1_l, l[1].launch = loop4_l, l[2].launch = loop16_l;
   cudaGraph_t hand = hand_while(x, it, &l[3], s);
   CGRT(hstep_create(&l[4].h, &eh, &in_s));
-  Step f[WAYS] = {loop_cgc, loop_cgc, loop_cgc, loop_hand, loop_host};
+  CGRT(loop_handle_create((loop_handle **)&l[5].g, &ehd, &in_s));
+  l[5].launch = loop_handle_l;
+  Step f[WAYS] = {loop_cgc, loop_cgc, loop_cgc, loop_hand, loop_host, loop_cgc};
   void *ctx[WAYS];
   for (int w = 0; w < WAYS; w++)
     ctx[w] = &l[w];
@@ -816,6 +820,7 @@ static void bench_loops(cudaStream_t s) {
   CGRT(loop16_get_it(l[2].g, &count[2]));
   CUDA(cudaMemcpy(&count[3], it, sizeof count[3], cudaMemcpyDeviceToHost));
   CGRT(hstep_get_it(l[4].h, &count[4]));
+  CGRT(loop_handle_get_it(l[5].g, &count[5]));
   for (int w = 0; w < WAYS; w++)
     if (count[w] != LOOP_ITERATIONS) {
       fprintf(stderr, "bench: %s ran %u iterations, not %d\n", ways[w], count[w],
@@ -830,6 +835,7 @@ static void bench_loops(cudaStream_t s) {
   loop4_destroy(l[1].g);
   loop16_destroy(l[2].g);
   hstep_destroy(l[4].h);
+  loop_handle_destroy(l[5].g);
   CUDA(cudaGraphExecDestroy(l[3].exec));
   CUDA(cudaGraphDestroy(hand));
   CUDA(cudaFree(x));

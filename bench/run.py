@@ -220,6 +220,9 @@ def ratio_lines(rows):
     add("while, check every 1: cgc / hand-written", get(rows, "loop", it, "cgc_check1",
         "per_iteration_us"), get(rows, "loop", it, "hand_check1", "per_iteration_us"), "",
         lambda v: None)
+    add("while, body sets the handle: cgc / hand-written",
+        get(rows, "loop", it, "cgc_handle1", "per_iteration_us"),
+        get(rows, "loop", it, "hand_check1", "per_iteration_us"), "<= 1.05", lambda v: v <= 1.05)
     add("while, check every 16: us an iteration / us a node of a chain",
         get(rows, "loop", it, "cgc_check16", "per_iteration_us"),
         get(rows, "chain", "chain1000", "cgc", "per_node_us"), "", lambda v: None)

@@ -259,6 +259,7 @@ typedef enum Type {
   TY_I8, TY_I16, TY_I32, TY_I64,
   TY_U8, TY_U16, TY_U32, TY_U64,
   TY_F16, TY_BF16, TY_F32, TY_F64,
+  TY_HANDLE, /* a kernel parameter's only: a while's conditional handle */
 } Type;
 
 const char *type_name(Type t);
@@ -675,6 +676,7 @@ typedef enum ArgKind {
   ARG_SCALAR_VALUE, /* a scalar's value, updated by set */
   ARG_INT,
   ARG_FLOAT,
+  ARG_HANDLE,       /* a while's handle: res is the while's index in Graph.nodes */
 } ArgKind;
 
 typedef struct Arg {
@@ -720,6 +722,10 @@ typedef struct Node {
   /* NK_WHILE, NK_IF, NK_SWITCH: */
   CheckedCond *cond;  /* while, if */
   int64_t max_iter;   /* while: 0 unless `max` */
+  Pos handle_at;      /* while: the argument that passes its handle to a
+                         kernel of its body (which then sets the condition),
+                         file -1 if none */
+  bool handle_reported; /* while: a second such argument was reported */
   int nbodies;        /* while 1, if 1 or 2, switch: cases with default */
   int64_t *case_values; /* switch: one per body but the default */
   int default_body;   /* switch: the default's body, or -1 */

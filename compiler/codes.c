@@ -235,6 +235,22 @@ static const struct {
     {"E0196", "grid extent %c is %lld when %s; CUDA allows at most %lld"},
     {"E0197", "scalar '%s' is written on the device, so a grid cannot follow it: the host sets a "
               "grid before the launch"},
+    {"E0198", "a %s cannot be of type 'handle'; a handle is the type of a kernel parameter, which "
+              "takes the name of a while node whose body calls the kernel"},
+    {"E0199", "parameter '%s' is a pointer to a handle; a handle is passed by value ('%s: handle')"},
+    {"E0200", "capture function '%s' cannot take a handle (parameter '%s'); only a kernel in a "
+              "while's body sets the loop's condition"},
+    {"E0201", "parameter '%s' of '%s' is a handle; pass the name of a while node whose body "
+              "holds this call (node NAME = while ...)"},
+    {"E0202", "'%s' is %s; only a while's handle can be passed, by a kernel in its body"},
+    {"E0203", "'%s' is a while node, but this call is not in its body; a while's handle is passed "
+              "only by a kernel in its body"},
+    {"E0204", "the handle of while '%s' is passed a second time%s; one node of a loop's body "
+              "sets its condition"},
+    {"E0205", "while '%s' has a bound (max), which the runtime's condition kernel counts; a loop "
+              "whose body sets its handle has no such kernel, so it cannot have one"},
+    {"E0206", "parameter '%s' of '%s' is %s%s, but '%s' is a while node; only a handle parameter "
+              "takes a while's name"},
 };
 
 /* Unknown formats get E0000, which the diagnostics tests refuse.  At most

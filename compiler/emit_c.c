@@ -16,6 +16,7 @@ static const char *c_type(Type t) {
       [TY_I64] = "int64_t",  [TY_U8] = "uint8_t",    [TY_U16] = "uint16_t",
       [TY_U32] = "uint32_t", [TY_U64] = "uint64_t",  [TY_F16] = "uint16_t",
       [TY_BF16] = "uint16_t", [TY_F32] = "float",    [TY_F64] = "double",
+      [TY_HANDLE] = "uint64_t", /* a cudaGraphConditionalHandle */
   };
   return names[t];
 }
@@ -24,6 +25,7 @@ static const char *cuda_type(Type t) {
   switch (t) {
   case TY_F16: return "__half";
   case TY_BF16: return "__nv_bfloat16";
+  case TY_HANDLE: return "cudaGraphConditionalHandle";
   default: return c_type(t);
   }
 }
@@ -137,6 +139,10 @@ static void emit_arg(FILE *c, const Graph *g, const uint32_t *index, const Arg *
     fprintf(c, "  {.kind = CGRT_ARG_CONST, .size = %d, .value = UINT64_C(0x%llx)}", size,
             (unsigned long long)a->bits);
     break;
+  case ARG_HANDLE:
+    fprintf(c, "  {.kind = CGRT_ARG_HANDLE, .size = 8, .index = %d}, /* %s: %s = the handle of %s */\n",
+            a->res, node, what, g->nodes.v[a->res].name);
+    return;
   }
   fprintf(c, ", /* %s: %s", node, what);
   if (a->kind != ARG_INT && a->kind != ARG_FLOAT && strcmp(what, g->res.v[a->res].name->name))
@@ -272,6 +278,8 @@ static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const 
   }
   if (n->grid_code)
     fprintf(c, ", .grid_expr = %zu", grid_code + 1);
+  if (n->kind == NK_WHILE && n->handle_at.file >= 0)
+    fprintf(c, ", .body_sets_handle = 1");
   fprintf(c, "},\n");
 }
 

@@ -973,6 +973,10 @@ static cJSON *hover_text(Analysis *a, Found f, const char *word) {
             : type_is_signed(t) ? "signed integer"
                                 : "unsigned integer",
             type_size(t), type_size(t) == 1 ? "byte" : "bytes");
+    if (!strcmp(word, type_name(TY_HANDLE)))
+      put(&out, "```cgraph\nhandle\n```\na kernel parameter's type: a while's conditional handle "
+                "(cudaGraphConditionalHandle, 8 bytes), which a kernel of the loop's body passes "
+                "to cudaGraphSetConditional");
     break;
   case F_ITEM:
     if (f.item->kind == IT_KERNEL) {
@@ -1335,7 +1339,7 @@ static void on_completion(Request *r) {
   complete(&c, "min", CK_FUNCTION, "min(a, b)");
   for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++)
     complete(&c, keywords[i], CK_KEYWORD, NULL);
-  for (Type t = TY_I8; t <= TY_F64; t++)
+  for (Type t = TY_I8; t <= TY_HANDLE; t++)
     complete(&c, type_name(t), CK_TYPE, NULL);
   cJSON *res = cJSON_CreateObject();
   cJSON_AddBoolToObject(res, "isIncomplete", false);

@@ -169,6 +169,16 @@ bool type_meant(ParseState *ps, Pos p, Sym *name, Type *type) {
   return true;
 }
 
+Type data_type(ParseState *ps, Pos p, Type type, const char *what) {
+  if (type != TY_HANDLE)
+    return type;
+  error_at(ps->c->diag, p,
+           "a %s cannot be of type 'handle'; a handle is the type of a kernel parameter, which "
+           "takes the name of a while node whose body calls the kernel",
+           what);
+  return TY_U64;
+}
+
 bool semicolon_inserted(ParseState *ps) {
   bool inserted = ps->semicolon_inserted;
   ps->semicolon_inserted = false;

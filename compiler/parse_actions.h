@@ -35,6 +35,9 @@ Param *param_new(ParseState *ps, Pos p, Mode mode, Sym *name, Type type, bool po
 /* A name where a type goes: reported, with the type meant (float: f32) in
  * *type; false when no type is close. */
 bool type_meant(ParseState *ps, Pos p, Sym *name, Type *type);
+/* A scalar's or buffer's type (`what`): `handle` is refused, a kernel
+ * parameter's type only (u64, its bits, stands in after the error). */
+Type data_type(ParseState *ps, Pos p, Type type, const char *what);
 /* Whether the syntax error just recovered from was a ';' missing at the end
  * of a line (then the parser goes on as if it were there); clears it. */
 bool semicolon_inserted(ParseState *ps);

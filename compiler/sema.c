@@ -72,6 +72,7 @@ typedef struct Sema {
   int32_t scope, branch; /* the body nodes go into: a control node, or -1 */
   int blocks;            /* control-flow bodies open */
   bool at_bound;         /* a buffer's size: a bounded scalar is its bound */
+  Stmt *cur_stmt;        /* the node statement being checked */
 } Sema;
 
 static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
@@ -547,6 +548,14 @@ static void check_kernel(Sema *s, Item *k) {
                p->name->name);
     if (p->pointer && p->mode == MODE_NONE)
       p->mode = MODE_INOUT;
+    if (p->type == TY_HANDLE && p->pointer)
+      error_at(s->d, p->pos, "parameter '%s' is a pointer to a handle; a handle is passed by value "
+               "('%s: handle')", p->name->name, p->name->name);
+    else if (p->type == TY_HANDLE && k->capture)
+      error_at(s->d, p->pos,
+               "capture function '%s' cannot take a handle (parameter '%s'); only a kernel in a "
+               "while's body sets the loop's condition",
+               k->name->name, p->name->name);
   }
   map_free(&seen);
   if (!k->capture && bytes > MAX_PARAM_BYTES) /* a capture function is a host function */
@@ -872,11 +881,135 @@ static void add_access(Sema *s, Node *n, const Arg *a, AccessMode mode) {
   (void)s;
 }
 
+static const char *node_name(Sema *s, Pos p, Sym *base, int depth);
+
+/* The declaration of the while node that a bare name in an argument
+ * names, when no buffer, scalar or constant has that name. */
+static Stmt *while_named(Sema *s, const Expr *e) {
+  if (e->kind != EX_NAME || lookup(s, e->name) || map_get(&s->globals, e->name))
+    return NULL;
+  Stmt *decl = map_get(&s->node_decls, e->name);
+  return decl && decl->kind == ST_WHILE ? decl : NULL;
+}
+
+/* "an if node", "a kernel node": what a node's declaration makes. */
+static const char *node_decl_text(const Stmt *decl) {
+  switch (decl->kind) {
+  case ST_IF: return "an if node";
+  case ST_SWITCH: return "a switch node";
+  case ST_WHILE: return "a while node";
+  default: break;
+  }
+  switch (decl->node_kind) {
+  case NK_COPY: return "a copy node";
+  case NK_FILL: return "a fill node";
+  default: return "a kernel node";
+  }
+}
+
+/* An argument of a handle parameter: the name of a while node whose body
+ * holds this call (directly or deeper).  The while's body then ends with
+ * no condition kernel: this node sets the condition, and only one node of
+ * the body may take the handle. */
+static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
+  const char *kname = n->kernel->name->name;
+  Stmt *decl = e->kind == EX_NAME ? map_get(&s->node_decls, e->name) : NULL;
+  if (!decl) {
+    bool named = e->kind == EX_NAME && !lookup(s, e->name) && !map_get(&s->globals, e->name);
+    if (named && !s->c->include_failed) {
+      Suggest sg;
+      suggest_init(&sg, e->name->name);
+      for (size_t i = 0; i < s->node_decls.cap; i++) {
+        const Stmt *d = s->node_decls.slots[i].value;
+        if (s->node_decls.slots[i].key && d->kind == ST_WHILE)
+          suggest_try(&sg, d->base->name);
+      }
+      report_undefined(s, e->pos, UNDEFINED_NODE, e->name, suggest_best(&sg));
+      return false;
+    }
+    if (named)
+      return false; /* it may be the missing include's */
+    error_span(s->d, expr_span(e),
+               "parameter '%s' of '%s' is a handle; pass the name of a while node whose body "
+               "holds this call (node NAME = while ...)",
+               p->name->name, kname);
+    note_at(s->d, p->pos, "'%s' is declared here", p->name->name);
+    return false;
+  }
+  if (decl->kind != ST_WHILE) {
+    error_at(s->d, e->pos,
+             "'%s' is %s; only a while's handle can be passed, by a kernel in its body",
+             e->name->name, node_decl_text(decl));
+    return false;
+  }
+  /* This iteration's while, when the call is inside the loops that
+   * declare it; then it must enclose the call. */
+  int32_t w = -1;
+  Stmt *a = decl->parent_for, *b = s->cur_stmt ? s->cur_stmt->parent_for : NULL;
+  int depth = s->cur_stmt ? s->cur_stmt->loop_depth : 0;
+  for (; depth > decl->loop_depth; depth--)
+    b = b->parent_for;
+  const char *name = depth == decl->loop_depth && a == b
+                         ? node_name(s, e->pos, decl->base, decl->loop_depth)
+                         : NULL;
+  for (int32_t x = s->scope; name && x >= 0; x = s->g->nodes.v[x].scope)
+    if (s->g->nodes.v[x].kind == NK_WHILE && !strcmp(s->g->nodes.v[x].name, name)) {
+      w = x;
+      break;
+    }
+  if (w < 0) {
+    error_at(s->d, e->pos,
+             "'%s' is a while node, but this call is not in its body; a while's handle is passed "
+             "only by a kernel in its body",
+             e->name->name);
+    note_at(s->d, decl->name_pos, "'%s' is declared here", e->name->name);
+    return false;
+  }
+  Node *wn = &s->g->nodes.v[w];
+  if (wn->handle_at.file >= 0) {
+    if (!wn->handle_reported) {
+      bool copy = wn->handle_at.file == e->pos.file && wn->handle_at.line == e->pos.line &&
+                  wn->handle_at.col == e->pos.col;
+      error_at(s->d, e->pos,
+               "the handle of while '%s' is passed a second time%s; one node of a loop's body "
+               "sets its condition",
+               wn->name, copy ? " (a 'for' repeats this call)" : "");
+      note_at(s->d, wn->handle_at, "it is first passed here");
+      wn->handle_reported = true;
+    }
+    return false;
+  }
+  wn->handle_at = e->pos;
+  if (decl->max_iter) {
+    error_at(s->d, e->pos,
+             "while '%s' has a bound (max), which the runtime's condition kernel counts; a loop "
+             "whose body sets its handle has no such kernel, so it cannot have one",
+             wn->name);
+    note_at(s->d, decl->max_iter->pos, "the bound is given here");
+    return false;
+  }
+  arg->kind = ARG_HANDLE;
+  arg->pos = e->pos;
+  arg->res = w;
+  arg->bytes = 8;
+  return true;
+}
+
 static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
+  if (p->type == TY_HANDLE)
+    return check_handle_arg(s, n, p, e, arg);
+  const char *kname = n->kernel->name->name;
+  if (while_named(s, e)) {
+    error_at(s->d, e->pos,
+             "parameter '%s' of '%s' is %s%s, but '%s' is a while node; only a handle parameter "
+             "takes a while's name",
+             p->name->name, kname, type_name(p->type), p->pointer ? "*" : "", e->name->name);
+    note_at(s->d, p->pos, "'%s' is declared here", p->name->name);
+    return false;
+  }
   bool is_ref;
   if (!resolve_view(s, e, arg, &is_ref))
     return false;
-  const char *kname = n->kernel->name->name;
   if (p->pointer) {
     if (!is_ref) {
       error_span(s->d, expr_span(e),
@@ -1890,7 +2023,11 @@ static void walk(Sema *s, Stmt **body, int n) {
       else
         declare_buffer(s, st);
       break;
-    case ST_NODE: add_node(s, st); break;
+    case ST_NODE:
+      s->cur_stmt = st;
+      add_node(s, st);
+      s->cur_stmt = NULL;
+      break;
     case ST_EDGE: add_edges(s, st); break;
     case ST_FOR: walk_for(s, st); break;
     case ST_WHILE:
@@ -2085,7 +2222,7 @@ static void walk_control(Sema *s, Stmt *st) {
   Graph *g = s->g;
   Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth), .pos = st->pos,
             .scope = s->scope, .branch = s->branch, .default_body = -1, .selector = -1,
-            .keyword_name = keyword_named(st)};
+            .keyword_name = keyword_named(st), .handle_at = {.file = -1}};
   if (!n.name)
     return;
   n.kind = st->node_kind;

@@ -137,13 +137,13 @@ static const struct {
     [TY_U16] = {"u16", 2, CGRT_U16},   [TY_U32] = {"u32", 4, CGRT_U32},
     [TY_U64] = {"u64", 8, CGRT_U64},   [TY_F16] = {"f16", 2, CGRT_F16},
     [TY_BF16] = {"bf16", 2, CGRT_BF16}, [TY_F32] = {"f32", 4, CGRT_F32},
-    [TY_F64] = {"f64", 8, CGRT_F64},
+    [TY_F64] = {"f64", 8, CGRT_F64},   [TY_HANDLE] = {"handle", 8, -1},
 };
 
 const char *type_name(Type t) { return types[t].name; }
 int type_size(Type t) { return types[t].size; }
 int abi_type(Type t) { return types[t].abi; }
-bool type_is_float(Type t) { return t >= TY_F16; }
+bool type_is_float(Type t) { return t >= TY_F16 && t <= TY_F64; }
 bool type_is_signed(Type t) { return t >= TY_I8 && t <= TY_I64; }
 
 /* Rounds a finite non-negative double to a float format with `mant`

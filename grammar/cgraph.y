@@ -186,9 +186,10 @@ stmts
 stmt
   : CONST IDENT '=' expr semi     { $$ = stmt_const(ps, @1, $2, @2, $4); }
   | SCALAR IDENT ':' type max_opt init semi
-                                  { $$ = stmt_scalar(ps, @1, $2, @2, $4, @4, $5, $6); }
+                                  { $$ = stmt_scalar(ps, @1, $2, @2, data_type(ps, @4, $4, "scalar"), @4, $5, $6); }
   | buffer_kind BUFFER IDENT ':' type '[' exprs1 ']' init semi
-                                  { $$ = stmt_buffer(ps, $1 == BUF_DEVICE ? @2 : @1, $1, $3, @3, $5, $7, $9); }
+                                  { $$ = stmt_buffer(ps, $1 == BUF_DEVICE ? @2 : @1, $1, $3, @3,
+                                                     data_type(ps, @5, $5, "buffer"), $7, $9); }
   | NODE IDENT '=' call launches semi
                                   { $$ = stmt_node(ps, @1, $2, @2, $4, $5); }
   | call launches semi            { $$ = stmt_node(ps, @1, NULL, @1, $1, $2); }

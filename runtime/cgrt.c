@@ -107,7 +107,8 @@ static int is_arg_kind(uint8_t kind) {
   case CGRT_ARG_BUFFER:
   case CGRT_ARG_SCALAR_PTR:
   case CGRT_ARG_SCALAR_VALUE:
-  case CGRT_ARG_CONST: return 1;
+  case CGRT_ARG_CONST:
+  case CGRT_ARG_HANDLE: return 1;
   }
   return 0;
 }
@@ -384,6 +385,9 @@ static void **kernel_args(cgrt_graph *g, const cgrt_node_desc *nd) {
     }
     case CGRT_ARG_SCALAR_VALUE: g->params[i] = g->values[a->index]; break;
     case CGRT_ARG_CONST: g->params[i] = a->value; break;
+    case CGRT_ARG_HANDLE: /* created with the while, which comes before its body */
+      g->params[i] = (uint64_t)g->handles[a->index];
+      break;
     }
   }
   return &g->param_ptrs[nd->arg];
@@ -1009,7 +1013,8 @@ static uint32_t resource_to_update(const cgrt_graph_desc *d, const cgrt_arg_desc
   case CGRT_ARG_BUFFER: return is_extern(buffer_kind(&d->buffers[a->index])) ? a->index : UINT32_MAX;
   case CGRT_ARG_SCALAR_VALUE: return d->nbuffers + a->index;
   case CGRT_ARG_SCALAR_PTR:
-  case CGRT_ARG_CONST: break;
+  case CGRT_ARG_CONST:
+  case CGRT_ARG_HANDLE: break;
   }
   return UINT32_MAX;
 }
@@ -1538,9 +1543,10 @@ static cgrt_status add_nodes(cgrt_graph *g) {
     }
     if (s != CGRT_OK || k == 0)
       continue;
-    /* A while's body: the condition again, after the body's last nodes. */
+    /* A while's body: the condition again, after the body's last nodes;
+     * unless a kernel of the body takes the while's handle and sets it. */
     uint32_t owner = g->owner[k];
-    if (node_kind(&d->nodes[owner]) != CGRT_WHILE_NODE)
+    if (node_kind(&d->nodes[owner]) != CGRT_WHILE_NODE || d->nodes[owner].body_sets_handle)
       continue;
     size_t nd = 0;
     for (uint32_t i = gstart[k]; i < gstart[k + 1]; i++)
@@ -1750,8 +1756,24 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
         return malformed(d, nd, "argument %u: scalar %u of %u", i - nd->arg, a->index, d->nscalars);
       break;
     case CGRT_ARG_CONST: break;
+    case CGRT_ARG_HANDLE: {
+      /* An earlier while that says its body sets its handle, with no
+       * bound, whose body holds this kernel node (at any depth). */
+      const cgrt_node_desc *w = a->index < v ? &d->nodes[a->index] : NULL;
+      uint32_t x = nd->scope;
+      while (w && x != CGRT_TOP && x != a->index)
+        x = d->nodes[x].scope; /* scopes come before their nodes (checked) */
+      if (node_kind(nd) != CGRT_KERNEL_NODE || !w || node_kind(w) != CGRT_WHILE_NODE ||
+          !w->body_sets_handle || w->bytes || x != a->index || a->size != 8)
+        return malformed(d, nd, "argument %u: the handle of node %u, which is no while without a "
+                         "bound whose body holds this kernel and sets its handle", i - nd->arg,
+                         a->index);
+      break;
+    }
     }
   }
+  if (node_kind(nd) != CGRT_WHILE_NODE && nd->body_sets_handle)
+    return malformed(d, nd, "a node that is no while sets its handle");
   return CGRT_OK;
 }
 
@@ -1798,6 +1820,31 @@ static cgrt_status check_kernels(const cgrt_graph_desc *d) {
   return CGRT_OK;
 }
 
+/* A while whose body sets its handle has exactly one argument that takes
+ * it (check_node checked each such argument): with none, nothing would
+ * end the loop; with two, they would race. */
+static cgrt_status check_handles(const cgrt_graph_desc *d) {
+  uint32_t v = 0;
+  while (v < d->nnodes && !d->nodes[v].body_sets_handle)
+    v++;
+  if (v == d->nnodes)
+    return CGRT_OK;
+  uint8_t *takers = xcalloc(d->nnodes, 1);
+  if (!takers)
+    return no_memory(d);
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    for (uint32_t i = d->nodes[n].arg; i < d->nodes[n].arg + d->nodes[n].nargs; i++)
+      if (arg_kind(&d->args[i]) == CGRT_ARG_HANDLE && takers[d->args[i].index] < 2)
+        takers[d->args[i].index]++;
+  cgrt_status s = CGRT_OK;
+  for (v = 0; v < d->nnodes && s == CGRT_OK; v++)
+    if (d->nodes[v].body_sets_handle && takers[v] != 1)
+      s = malformed(d, &d->nodes[v], "its body sets its handle, but %s takes it",
+                    takers[v] ? "more than one argument" : "no argument");
+  xfree(takers);
+  return s;
+}
+
 static cgrt_status check_desc(const cgrt_graph_desc *d) {
   cgrt_status ks = check_kernels(d);
   if (ks != CGRT_OK)
@@ -1834,7 +1881,7 @@ static cgrt_status check_desc(const cgrt_graph_desc *d) {
     if (d->loads[i] >= d->nnodes || d->nodes[d->loads[i]].scope != CGRT_TOP)
       return malformed(d, NULL, "the scalar upload precedes node %u of %u, not one at the top",
                        d->loads[i], d->nnodes);
-  return CGRT_OK;
+  return check_handles(d);
 }
 
 /* The communicator's rank and size: into the scalars that ask for them,

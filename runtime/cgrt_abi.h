@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define CGRT_ABI 6
+#define CGRT_ABI 7
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,13 +92,15 @@ typedef enum cgrt_arg_kind {
   CGRT_ARG_BUFFER,       /* pointer into a buffer: index, offset */
   CGRT_ARG_SCALAR_PTR,   /* a scalar's device slot: index */
   CGRT_ARG_SCALAR_VALUE, /* a scalar's value: index */
-  CGRT_ARG_CONST         /* a constant: value */
+  CGRT_ARG_CONST,        /* a constant: value */
+  CGRT_ARG_HANDLE        /* a while's conditional handle (a kernel in its body
+                            sets the loop's condition): index, the while node */
 } cgrt_arg_kind;
 
 typedef struct cgrt_arg_desc {
   uint8_t kind;
   uint8_t size;    /* bytes the kernel parameter takes */
-  uint32_t index;  /* buffer or scalar */
+  uint32_t index;  /* buffer or scalar; CGRT_ARG_HANDLE: the while node */
   uint64_t value;  /* CGRT_ARG_BUFFER: byte offset; CGRT_ARG_CONST: bits */
 } cgrt_arg_desc;
 
@@ -175,6 +177,10 @@ typedef struct cgrt_node_desc {
   uint32_t grid_expr; /* kernel: 0 when its grid is grid[]; else 1 + the first
                          word in grid_code of the programs of its extents x, y
                          and z (grid[] then holds the grid at the bounds) */
+  uint8_t body_sets_handle; /* while: a kernel of its body takes its handle
+                               (CGRT_ARG_HANDLE) and sets the condition, so
+                               the body ends without the runtime's condition
+                               kernel (the one before the loop stays) */
 } cgrt_node_desc;
 
 /* A grid that follows scalars (`grid(cdiv(n, 256))` with `scalar n: u32

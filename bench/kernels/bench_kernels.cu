@@ -71,8 +71,9 @@ extern "C" __global__ void tick_count(float *x, uint32_t *it, uint32_t n) {
 }
 
 // The hand-written while loop's kernels: the body kernel itself sets the
-// condition, so an iteration is one kernel (cgc's runs a condition kernel
-// after the body's last node instead, since kernels never see handles).
+// condition, so an iteration is one kernel (cgc's check1 loop runs a
+// condition kernel after the body's last node instead; its loop_handle
+// graph passes the handle to its body's kernel, as here).
 extern "C" __global__ void hand_loop_start(uint32_t *it, uint32_t limit,
                                            cudaGraphConditionalHandle h) {
   *it = 0;
@@ -80,6 +81,20 @@ extern "C" __global__ void hand_loop_start(uint32_t *it, uint32_t limit,
 }
 
 extern "C" __global__ void hand_loop_body(float *x, uint32_t *it, uint32_t n, uint32_t limit,
+                                          cudaGraphConditionalHandle h) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    x[i] += 1.0f;
+  if (i == 0) {
+    uint32_t v = *it + 1;
+    *it = v;
+    cudaGraphSetConditional(h, v < limit);
+  }
+}
+
+// cgc's loop whose body sets the handle (graph loop_handle): the same work
+// as hand_loop_body, with the handle passed by cgc.
+extern "C" __global__ void tick_count_set(float *x, uint32_t *it, uint32_t n, uint32_t limit,
                                           cudaGraphConditionalHandle h) {
   uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)

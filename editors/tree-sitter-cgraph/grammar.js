@@ -115,7 +115,8 @@ module.exports = grammar({
     parameter_mode: (_) => choice('in', 'out', 'inout'),
 
     primitive_type: (_) => choice(
-      'i8', 'i16', 'i32', 'i64', 'u8', 'u16', 'u32', 'u64', 'f16', 'bf16', 'f32', 'f64'),
+      'i8', 'i16', 'i32', 'i64', 'u8', 'u16', 'u32', 'u64', 'f16', 'bf16', 'f32', 'f64',
+      'handle'), // handle: a kernel parameter's only (cgc refuses it elsewhere)
 
     // graph NAME { ... } and graph NAME for VAR in [values] { ... }
     graph_definition: ($) => seq(

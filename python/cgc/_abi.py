@@ -2,12 +2,12 @@
 
 This mirrors runtime/cgrt_abi.h (the graph descriptions that cgc generates)
 and runtime/cgrt.h (cgrt_options and the functions that take a graph by
-index), for ABI version 6.  A test compiles a C program that prints every
+index), for ABI version 7.  A test compiles a C program that prints every
 size and offset below and compares them.
 """
 import ctypes as C
 
-ABI = 6
+ABI = 7
 MAX_DIMS = 8
 
 # cgrt_buffer_kind

@@ -186,6 +186,14 @@ int main(void) {
   expect_refused(&t, "an unknown argument kind", "argument 2: kind 7 is no kind of argument");
 
   table_init(&t);
+  t.args[3] = (cgrt_arg_desc){CGRT_ARG_HANDLE, 8, 2, 0};
+  expect_refused(&t, "a handle of a switch", "argument 0: the handle of node 2, which is no while");
+
+  table_init(&t);
+  t.nodes[1].body_sets_handle = 1;
+  expect_refused(&t, "a kernel node that sets a handle", "a node that is no while sets its handle");
+
+  table_init(&t);
   t.buffers[0].kind = 4;
   expect_refused(&t, "an unknown buffer kind",
                  "its description is malformed: buffer x: kind 4 is no kind of buffer");

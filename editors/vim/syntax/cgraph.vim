@@ -12,7 +12,7 @@ syn keyword cgraphControl for while if else switch case default max
 syn keyword cgraphInclude include from symbol
 syn keyword cgraphBuiltin copy fill cdiv min
 syn keyword cgraphLaunch grid block smem cluster priority
-syn keyword cgraphType i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64
+syn keyword cgraphType i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64 handle
 
 syn match cgraphNumber "\<\d\+[KMG]\=\>"
 syn match cgraphNumber "\<0[xX]\x\+[KMG]\=\>"
