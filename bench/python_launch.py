@@ -51,7 +51,14 @@ def row(way, metric, value):
 def install(build_dir):
     """cgc and its runtime from a build tree, installed beside it."""
     prefix = os.path.join(build_dir, "python-prefix")
-    for cmd in (["cmake", "--build", build_dir, "--target", "cgc", "cgrt", "cgrt_shared"],
+    targets = ["cgc", "cgrt", "cgrt_shared"]
+    # The install takes every library the build defines: cgrt_nccl too
+    # where CMake found NCCL.
+    listed = subprocess.run(["cmake", "--build", build_dir, "--target", "help"],
+                            stdout=subprocess.PIPE, text=True, check=True).stdout
+    if "cgrt_nccl" in listed:
+        targets.append("cgrt_nccl")
+    for cmd in (["cmake", "--build", build_dir, "--target"] + targets,
                 ["cmake", "--install", build_dir, "--prefix", prefix]):
         print("+", " ".join(cmd), flush=True)
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)

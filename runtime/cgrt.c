@@ -1253,7 +1253,12 @@ static struct cudaKernelNodeParams loader_params(cgrt_graph *g, void **ptr) {
   struct cudaKernelNodeParams p = {0};
   p.func = (void *)kernel_address(k);
   p.gridDim = (dim3){1, 1, 1};
-  p.blockDim = (dim3){32, 1, 1};
+  /* A thread per node parameter written on the device, up to 256: each
+   * write is a call into the device runtime, and they run side by side. */
+  unsigned threads = g->nupdates <= 32    ? 32
+                     : g->nupdates >= 256 ? 256
+                                          : (g->nupdates + 31) / 32 * 32;
+  p.blockDim = (dim3){threads, 1, 1};
   p.kernelParams = ptr;
   return p;
 }
