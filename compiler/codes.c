@@ -251,6 +251,14 @@ static const struct {
               "whose body sets its handle has no such kernel, so it cannot have one"},
     {"E0206", "parameter '%s' of '%s' is %s%s, but '%s' is a while node; only a handle parameter "
               "takes a while's name"},
+    {"E0207", "the handle of while '%s' is passed from inside %s '%s' in its body; a loop's "
+              "condition is set by a kernel directly in its body (or in a 'for' there)"},
+    {"E0208", "while '%s' has %s in its body, and its body's kernel sets its handle; such a loop "
+              "holds no control flow"},
+    {"E0209", "while '%s' is inside %s '%s'; only a loop outside control flow may have its "
+              "condition set by its body's kernel"},
+    {"E0210", "control nodes '%s' and '%s' have no path of edges between them: a loop whose "
+              "body sets its handle runs apart from the other control nodes"},
 };
 
 /* Unknown formats get E0000, which the diagnostics tests refuse.  At most

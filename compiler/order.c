@@ -20,7 +20,7 @@
 /* Why an inferred edge is there: a resource's data flow, or two collectives,
  * which run in the order written (every rank must run a communicator's
  * collectives in one order, or they wait for each other forever). */
-enum { WHY_RAW, WHY_WAR, WHY_WAW, WHY_COMM };
+enum { WHY_RAW, WHY_WAR, WHY_WAW, WHY_COMM, WHY_APART };
 
 /* ---- segments of one resource ---- */
 
@@ -162,12 +162,33 @@ static bool infer_edges(Compiler *c, Graph *g, const uint32_t *order, EdgeVec *o
               .max_edges = c->max_edges ? c->max_edges : MAX_EDGES};
   VEC(int32_t) touched = {0};
   int64_t last_collective = -1;
+  /* A loop whose body's kernel sets its handle runs apart from the other
+   * control nodes of its graph (such a loop is at the top and holds none):
+   * on the H200 such a loop beside another conditional node made launches
+   * fail now and then.  It follows every control node since the last such
+   * loop, and every control node after it follows it. */
+  int64_t last_apart = -1;
+  VEC(uint32_t) since = {0};
   for (size_t i = 0; i < g->nodes.n && !in.over; i++) {
     const Node *n = &g->nodes.v[order[i]];
     if (n->kind == NK_COLLECTIVE) {
       if (last_collective >= 0)
         add_edge(&in, (uint32_t)last_collective, order[i], -1, WHY_COMM);
       last_collective = order[i];
+    }
+    if (n->kind == NK_WHILE || n->kind == NK_IF || n->kind == NK_SWITCH) {
+      if (n->kind == NK_WHILE && n->handle_at.file >= 0) {
+        for (size_t j = 0; j < since.n; j++)
+          add_edge(&in, since.v[j], order[i], -1, WHY_APART);
+        if (!since.n && last_apart >= 0)
+          add_edge(&in, (uint32_t)last_apart, order[i], -1, WHY_APART);
+        since.n = 0;
+        last_apart = order[i];
+      } else {
+        if (last_apart >= 0)
+          add_edge(&in, (uint32_t)last_apart, order[i], -1, WHY_APART);
+        vec_push(&since, order[i]);
+      }
     }
     for (int k = 0; k < n->nacc; k++) {
       const Access *a = &n->acc[k];
@@ -185,6 +206,7 @@ static bool infer_edges(Compiler *c, Graph *g, const uint32_t *order, EdgeVec *o
     roots[touched.v[i]] = NULL;
   }
   vec_free(&touched);
+  vec_free(&since);
   return !in.over;
 }
 
@@ -323,6 +345,13 @@ static void describe_step(Compiler *c, Graph *g, const Edge *e) {
   }
   if (e->why == WHY_COMM) {
     note_at(c->diag, b->pos, "'%s' follows '%s' because collectives run in the order written",
+            b->name, a->name);
+    return;
+  }
+  if (e->why == WHY_APART) {
+    note_at(c->diag, b->pos,
+            "'%s' follows '%s' because a loop whose body sets its handle runs apart from the "
+            "other control nodes",
             b->name, a->name);
     return;
   }
@@ -711,6 +740,11 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
         error_at(c->diag, b->pos,
                  "collectives '%s' and '%s' have no path of edges between them: every rank "
                  "must run a communicator's collectives in one order",
+                 a->name, b->name);
+      } else if (e->why == WHY_APART) {
+        error_at(c->diag, b->pos,
+                 "control nodes '%s' and '%s' have no path of edges between them: a loop whose "
+                 "body sets its handle runs apart from the other control nodes",
                  a->name, b->name);
       } else {
         const char *res = g->res.v[e->res].name->name;

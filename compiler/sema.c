@@ -907,8 +907,22 @@ static const char *node_decl_text(const Stmt *decl) {
   }
 }
 
+/* A loop whose body's kernel sets its handle holds no control flow and is
+ * in none.  Measured on the H200: nested loops whose kernels set their
+ * handles, beside another conditional node in the same graph, made
+ * launches fail now and then (unspecified launch failure, in about half of
+ * the runs of the GPU tests at once), which single loops side by side and
+ * the same nesting with the runtime's condition kernels did not. */
+static void report_control_in_handle_body(Sema *s, const Node *w, Pos at, const char *what) {
+  error_at(s->d, at,
+           "while '%s' has %s in its body, and its body's kernel sets its handle; such a loop "
+           "holds no control flow",
+           w->name, what);
+  note_at(s->d, w->handle_at, "the handle is passed here");
+}
+
 /* An argument of a handle parameter: the name of a while node whose body
- * holds this call (directly or deeper).  The while's body then ends with
+ * holds this call directly (a for's copies are in the body itself).  The while's body then ends with
  * no condition kernel: this node sets the condition, and only one node of
  * the body may take the handle. */
 static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
@@ -966,6 +980,19 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     return false;
   }
   Node *wn = &s->g->nodes.v[w];
+  if (s->scope != w) {
+    /* Measured on the H200: a kernel of an inner loop's body that set the
+     * outer loop's handle made launches fail now and then (unspecified
+     * launch failure) while another conditional node ran beside it. */
+    Node *in = &s->g->nodes.v[s->scope];
+    error_at(s->d, e->pos,
+             "the handle of while '%s' is passed from inside %s '%s' in its body; a loop's "
+             "condition is set by a kernel directly in its body (or in a 'for' there)",
+             wn->name, in->kind == NK_WHILE ? "while" : in->kind == NK_IF ? "if" : "switch",
+             in->name);
+    note_at(s->d, decl->name_pos, "'%s' is declared here", e->name->name);
+    return false;
+  }
   if (wn->handle_at.file >= 0) {
     if (!wn->handle_reported) {
       bool copy = wn->handle_at.file == e->pos.file && wn->handle_at.line == e->pos.line &&
@@ -980,6 +1007,26 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     return false;
   }
   wn->handle_at = e->pos;
+  if (wn->scope >= 0) {
+    const Node *out = &s->g->nodes.v[wn->scope];
+    error_at(s->d, e->pos,
+             "while '%s' is inside %s '%s'; only a loop outside control flow may have its "
+             "condition set by its body's kernel",
+             wn->name, out->kind == NK_WHILE ? "while" : out->kind == NK_IF ? "if" : "switch",
+             out->name);
+    note_at(s->d, decl->name_pos, "'%s' is declared here", e->name->name);
+    return false;
+  }
+  for (size_t i = 0; i < s->g->nodes.n; i++) {
+    const Node *c = &s->g->nodes.v[i];
+    if (c->scope == w && (c->kind == NK_WHILE || c->kind == NK_IF || c->kind == NK_SWITCH)) {
+      report_control_in_handle_body(s, wn, c->pos,
+                                    c->kind == NK_WHILE ? "a while node"
+                                    : c->kind == NK_IF  ? "an if node"
+                                                        : "a switch node");
+      return false;
+    }
+  }
   if (decl->max_iter) {
     error_at(s->d, e->pos,
              "while '%s' has a bound (max), which the runtime's condition kernel counts; a loop "
@@ -2226,6 +2273,8 @@ static void walk_control(Sema *s, Stmt *st) {
   if (!n.name)
     return;
   n.kind = st->node_kind;
+  if (s->scope >= 0 && g->nodes.v[s->scope].handle_at.file >= 0)
+    report_control_in_handle_body(s, &g->nodes.v[s->scope], st->pos, node_decl_text(st));
   AccessVec acc = {0};
   Stmt ***bodies = NULL;
   int *nbody = NULL;

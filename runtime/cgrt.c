@@ -1763,13 +1763,12 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
     case CGRT_ARG_CONST: break;
     case CGRT_ARG_HANDLE: {
       /* An earlier while that says its body sets its handle, with no
-       * bound, whose body holds this kernel node (at any depth). */
+       * bound, whose body holds this kernel node directly (not in nested
+       * control flow: see sema.c's check_handle_arg). */
       const cgrt_node_desc *w = a->index < v ? &d->nodes[a->index] : NULL;
-      uint32_t x = nd->scope;
-      while (w && x != CGRT_TOP && x != a->index)
-        x = d->nodes[x].scope; /* scopes come before their nodes (checked) */
       if (node_kind(nd) != CGRT_KERNEL_NODE || !w || node_kind(w) != CGRT_WHILE_NODE ||
-          !w->body_sets_handle || w->bytes || x != a->index || a->size != 8)
+          !w->body_sets_handle || w->bytes || w->scope != CGRT_TOP || nd->scope != a->index ||
+          a->size != 8)
         return malformed(d, nd, "argument %u: the handle of node %u, which is no while without a "
                          "bound whose body holds this kernel and sets its handle", i - nd->arg,
                          a->index);
@@ -1779,6 +1778,9 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
   }
   if (node_kind(nd) != CGRT_WHILE_NODE && nd->body_sets_handle)
     return malformed(d, nd, "a node that is no while sets its handle");
+  if (is_control(node_kind(nd)) && nd->scope != CGRT_TOP && nd->scope < v &&
+      d->nodes[nd->scope].body_sets_handle)
+    return malformed(d, nd, "control flow in the body of a while whose body sets its handle");
   return CGRT_OK;
 }
 

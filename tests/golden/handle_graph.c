@@ -45,14 +45,11 @@ static const cgrt_arg_desc cgc_solve_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* sweep: resid */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x400)}, /* sweep: n */
   {.kind = CGRT_ARG_HANDLE, .size = 8, .index = 1}, /* sweep: h = the handle of loop */
-  {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* outer: operand 0 = x */
-  {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x41200000)}, /* outer: operand 1 */
-  {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(4)}, /* reset: x + 4 bytes */
-  {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(4)}, /* inner: operand 0 = x + 4 bytes */
-  {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x40a00000)}, /* inner: operand 1 */
+  {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(4)}, /* again: operand 0 = x + 4 bytes */
+  {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x40a00000)}, /* again: operand 1 */
+  {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(8)}, /* reset: x + 8 bytes */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* step[0]: x */
-  {.kind = CGRT_ARG_HANDLE, .size = 8, .index = 5}, /* step[0]: inner = the handle of inner */
-  {.kind = CGRT_ARG_HANDLE, .size = 8, .index = 3}, /* step[0]: outer = the handle of outer */
+  {.kind = CGRT_ARG_HANDLE, .size = 8, .index = 3}, /* step[0]: h = the handle of again */
 };
 static const cgrt_node_desc cgc_solve_nodes[] = {
   [0] = {.name = "fill", .line = 12, .col = 5, .kind = CGRT_FILL_NODE,
@@ -61,26 +58,24 @@ static const cgrt_node_desc cgc_solve_nodes[] = {
      .arg = 1, .nargs = 2, .scope = CGRT_TOP, .nbodies = 1, .code = 0, .ncode = 1, .body_sets_handle = 1},
   [2] = {.name = "sweep", .line = 14, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 3, .nargs = 5, .grid = {4, 1, 1}, .block = {256, 1, 1}, .scope = 1, .branch = 0},
-  [3] = {.name = "outer", .line = 16, .col = 18, .kind = CGRT_WHILE_NODE,
+  [3] = {.name = "again", .line = 16, .col = 18, .kind = CGRT_WHILE_NODE,
      .arg = 8, .nargs = 2, .scope = CGRT_TOP, .nbodies = 1, .code = 1, .ncode = 1, .body_sets_handle = 1},
   [4] = {.name = "reset", .line = 17, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 10, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = 3, .branch = 0},
-  [5] = {.name = "inner", .line = 18, .col = 22, .kind = CGRT_WHILE_NODE,
-     .arg = 11, .nargs = 2, .scope = 3, .branch = 0, .nbodies = 1, .code = 2, .ncode = 1, .body_sets_handle = 1},
-  [6] = {.name = "step[0]", .line = 20, .col = 17, .kind = CGRT_KERNEL_NODE,
-     .kernel = 2, .arg = 13, .nargs = 3, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = 5, .branch = 0},
+  [5] = {.name = "step[0]", .line = 19, .col = 13, .kind = CGRT_KERNEL_NODE,
+     .kernel = 2, .arg = 11, .nargs = 2, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = 3, .branch = 0},
 };
 static const uint32_t cgc_solve_edges[] = {
   0, 1, 0, /* fill -> loop */
-  1, 3, 0, /* loop -> outer */
-  4, 5, 0, /* reset -> inner */
+  1, 3, 0, /* loop -> again */
+  4, 5, 0, /* reset -> step[0] */
 };
 static const uint8_t cgc_solve_code[] = {
-  130, 126, 126
+  130, 126
 };
 static const cgrt_graph_desc cgc_solve_desc = {
   .abi = CGRT_ABI, .name = "solve", .source = "handle.cgraph",
-  .nbuffers = 3, .nscalars = 0, .nnodes = 7, .nedges = 3, .nkernels = 3, .nloads = 0, .ncode = 3, .ncases = 0,
+  .nbuffers = 3, .nscalars = 0, .nnodes = 6, .nedges = 3, .nkernels = 3, .nloads = 0, .ncode = 2, .ncases = 0,
   .buffers = cgc_solve_buffers,
   .nodes = cgc_solve_nodes,
   .args = cgc_solve_args,

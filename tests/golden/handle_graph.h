@@ -37,7 +37,7 @@ size_t solve_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_po
 
 extern "C" __global__ void sweep(const float *b, float *x, float *resid, uint32_t n, cudaGraphConditionalHandle h);
 extern "C" __global__ void reset(float *x);
-extern "C" __global__ void step(float *x, cudaGraphConditionalHandle inner, cudaGraphConditionalHandle outer);
+extern "C" __global__ void step(float *x, cudaGraphConditionalHandle h);
 #endif
 
 #endif

@@ -4,8 +4,8 @@
  * every loop must run exactly as often as its condition says, zero times
  * when the condition is false before the first iteration, and a launch
  * after one whose loop ended must start the loop again (the condition is
- * evaluated before the first iteration of each launch).  An outer loop's
- * condition is set from a kernel of an inner loop's body. */
+ * evaluated before the first iteration of each launch).  Each loop is a
+ * graph of its own, and two of them run side by side in a fourth. */
 #include "handle_graph.h"
 #include "gpu_test.h"
 
@@ -19,14 +19,35 @@ static uint32_t halvings(float tol) {
   return k;
 }
 
+/* Launches one loop's graph and waits for it, naming the loop if the
+ * launch fails on the device. */
+static void run(const char *loop, cgrt_status (*launch)(void *, cudaStream_t), void *g, int rep) {
+  CGRT(launch(g, 0));
+  cudaError_t err = cudaStreamSynchronize(0);
+  if (err != cudaSuccess) {
+    fprintf(stderr, "test_handle: replay %d: loop '%s': %s\n", rep, loop, cudaGetErrorString(err));
+    exit(1);
+  }
+}
+
+static cgrt_status counted_l(void *g, cudaStream_t s) { return counted_launch(g, s); }
+static cgrt_status halving_l(void *g, cudaStream_t s) { return halving_launch(g, s); }
+static cgrt_status side_l(void *g, cudaStream_t s) { return side_launch(g, s); }
+
 int main(void) {
   test_start("test_handle");
   uint32_t *dres, res[8];
   CUDA(cudaMalloc((void **)&dres, sizeof res));
   CUDA(cudaMemset(dres, 0, sizeof res));
-  handles_extern ext = {dres};
-  handles *g;
-  CGRT(handles_create(&g, &ext, NULL));
+  counted_extern e0 = {dres};
+  halving_extern e3 = {dres};
+  side_extern e4 = {dres};
+  counted *g0;
+  halving *g3;
+  side *g4;
+  CGRT(counted_create(&g0, &e0, NULL));
+  CGRT(halving_create(&g3, &e3, NULL));
+  CGRT(side_create(&g4, &e4, NULL));
   static const float tols[] = {2.0f, 1.0f, 0.75f, 0.3f, 0.01f, 1e-6f};
   /* First the fixed cases, each after a launch that ran: n = 0 (zero
    * iterations), then again the loops that ran to their end. */
@@ -35,26 +56,29 @@ int main(void) {
   for (int rep = 0; rep < REPLAYS; rep++) {
     int nf = (int)(sizeof fixed_n / sizeof *fixed_n);
     uint32_t n = rep < nf ? fixed_n[rep] : (uint32_t)(rand64() % 7);
-    uint32_t m = 1 + (uint32_t)(rand64() % 4);
     float tol = tols[rep < 6 ? rep : (int)(rand64() % 6)];
-    CGRT(handles_set_n(g, n));
-    CGRT(handles_set_m(g, m));
-    CGRT(handles_set_tol(g, tol));
-    CGRT(handles_launch(g, 0));
-    CUDA(cudaStreamSynchronize(0));
+    CGRT(counted_set_n(g0, n));
+    CGRT(halving_set_tol(g3, tol));
+    CGRT(side_set_n(g4, n));
+    CGRT(side_set_tol(g4, tol));
+    run("counted", counted_l, g0, rep);
+    run("halving", halving_l, g3, rep);
+    run("side", side_l, g4, rep);
     CUDA(cudaMemcpy(res, dres, sizeof res, cudaMemcpyDeviceToHost));
-    uint32_t want[4] = {n, n * m, n, halvings(tol)};
-    for (int i = 0; i < 4; i++)
-      EXPECT(res[i] == want[i], "replay %d (n %u, m %u, tol %g): res[%d] is %u, expected %u", rep,
-             n, m, (double)tol, i, res[i], want[i]);
+    uint32_t want[6] = {n, 0, n, halvings(tol), n, halvings(tol)};
+    for (int i = 0; i < 6; i++)
+      EXPECT(res[i] == want[i], "replay %d (n %u, tol %g): res[%d] is %u, expected %u", rep, n,
+             (double)tol, i, res[i], want[i]);
     uint32_t it = 99;
-    CGRT(handles_get_it(g, &it));
+    CGRT(counted_get_it(g0, &it));
     EXPECT(it == n, "replay %d: it is %u, expected %u", rep, it, n);
     zero_seen |= n == 0;
   }
   EXPECT(zero_seen, "no replay ran a loop zero times");
   EXPECT(halvings(2.0f) == 0, "tol 2.0 should run loop 3 zero times");
-  handles_destroy(g);
+  counted_destroy(g0);
+  halving_destroy(g3);
+  side_destroy(g4);
   CUDA(cudaFree(dres));
   return test_end("test_handle");
 }

@@ -21,17 +21,3 @@ extern "C" __global__ void halve(float *r, float tol, uint32_t *res,
   *res += 1;
   cudaGraphSetConditional(h, *r >= tol ? 1 : 0);
 }
-
-extern "C" __global__ void inner_step(uint32_t *jt, uint32_t m, uint32_t *ot, uint32_t n,
-                                      uint32_t *res, cudaGraphConditionalHandle inner,
-                                      cudaGraphConditionalHandle outer) {
-  if (threadIdx.x != 0)
-    return;
-  *jt += 1;
-  *res += 1;
-  cudaGraphSetConditional(inner, *jt < m ? 1 : 0);
-  if (*jt >= m) { /* the inner loop's last iteration: the outer's step */
-    *ot += 1;
-    cudaGraphSetConditional(outer, *ot < n ? 1 : 0);
-  }
-}
