@@ -253,8 +253,8 @@ static const struct {
               "takes a while's name"},
     {"E0207", "the handle of while '%s' is passed from inside %s '%s' in its body; a loop's "
               "condition is set by a kernel directly in its body (or in a 'for' there)"},
-    {"E0208", "while '%s' has %s in its body, and its body's kernel sets its handle; such a loop "
-              "holds no control flow"},
+    {"E0208", "while '%s' has %s %s node in its body, and its body's kernel sets its handle; such "
+              "a loop holds no control flow"},
     {"E0209", "while '%s' is inside %s '%s'; only a loop outside control flow may have its "
               "condition set by its body's kernel"},
     {"E0210", "control nodes '%s' and '%s' have no path of edges between them: a loop whose "

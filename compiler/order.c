@@ -176,7 +176,7 @@ static bool infer_edges(Compiler *c, Graph *g, const uint32_t *order, EdgeVec *o
         add_edge(&in, (uint32_t)last_collective, order[i], -1, WHY_COMM);
       last_collective = order[i];
     }
-    if (n->kind == NK_WHILE || n->kind == NK_IF || n->kind == NK_SWITCH) {
+    if (node_kinds[n->kind].bodies) {
       if (n->kind == NK_WHILE && n->handle_at.file >= 0) {
         for (size_t j = 0; j < since.n; j++)
           add_edge(&in, since.v[j], order[i], -1, WHY_APART);

@@ -908,23 +908,21 @@ static const char *node_decl_text(const Stmt *decl) {
 }
 
 /* A loop whose body's kernel sets its handle holds no control flow and is
- * in none.  Measured on the H200: nested loops whose kernels set their
- * handles, beside another conditional node in the same graph, made
- * launches fail now and then (unspecified launch failure, in about half of
- * the runs of the GPU tests at once), which single loops side by side and
- * the same nesting with the runtime's condition kernels did not. */
-static void report_control_in_handle_body(Sema *s, const Node *w, Pos at, const char *what) {
+ * in none, so that ordering it apart from the other control nodes of its
+ * graph (order.c, WHY_APART) needs to look at one level only.  `kind` is
+ * the control node found in its body. */
+static void report_control_in_handle_body(Sema *s, const Node *w, Pos at, NodeKind kind) {
   error_at(s->d, at,
-           "while '%s' has %s in its body, and its body's kernel sets its handle; such a loop "
-           "holds no control flow",
-           w->name, what);
+           "while '%s' has %s %s node in its body, and its body's kernel sets its handle; such "
+           "a loop holds no control flow",
+           w->name, kind == NK_IF ? "an" : "a", node_kinds[kind].name);
   note_at(s->d, w->handle_at, "the handle is passed here");
 }
 
 /* An argument of a handle parameter: the name of a while node whose body
- * holds this call directly (a for's copies are in the body itself).  The while's body then ends with
- * no condition kernel: this node sets the condition, and only one node of
- * the body may take the handle. */
+ * holds this call directly (a for's copies are in the body itself).  The
+ * while's body then ends with no condition kernel: this node sets the
+ * condition, and only one node of the body may take the handle. */
 static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   const char *kname = n->kernel->name->name;
   Stmt *decl = e->kind == EX_NAME ? map_get(&s->node_decls, e->name) : NULL;
@@ -988,8 +986,7 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     error_at(s->d, e->pos,
              "the handle of while '%s' is passed from inside %s '%s' in its body; a loop's "
              "condition is set by a kernel directly in its body (or in a 'for' there)",
-             wn->name, in->kind == NK_WHILE ? "while" : in->kind == NK_IF ? "if" : "switch",
-             in->name);
+             wn->name, node_kinds[in->kind].name, in->name);
     note_at(s->d, decl->name_pos, "'%s' is declared here", e->name->name);
     return false;
   }
@@ -1012,18 +1009,14 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     error_at(s->d, e->pos,
              "while '%s' is inside %s '%s'; only a loop outside control flow may have its "
              "condition set by its body's kernel",
-             wn->name, out->kind == NK_WHILE ? "while" : out->kind == NK_IF ? "if" : "switch",
-             out->name);
+             wn->name, node_kinds[out->kind].name, out->name);
     note_at(s->d, decl->name_pos, "'%s' is declared here", e->name->name);
     return false;
   }
   for (size_t i = 0; i < s->g->nodes.n; i++) {
     const Node *c = &s->g->nodes.v[i];
-    if (c->scope == w && (c->kind == NK_WHILE || c->kind == NK_IF || c->kind == NK_SWITCH)) {
-      report_control_in_handle_body(s, wn, c->pos,
-                                    c->kind == NK_WHILE ? "a while node"
-                                    : c->kind == NK_IF  ? "an if node"
-                                                        : "a switch node");
+    if (c->scope == w && node_kinds[c->kind].bodies) {
+      report_control_in_handle_body(s, wn, c->pos, c->kind);
       return false;
     }
   }
@@ -2274,7 +2267,7 @@ static void walk_control(Sema *s, Stmt *st) {
     return;
   n.kind = st->node_kind;
   if (s->scope >= 0 && g->nodes.v[s->scope].handle_at.file >= 0)
-    report_control_in_handle_body(s, &g->nodes.v[s->scope], st->pos, node_decl_text(st));
+    report_control_in_handle_body(s, &g->nodes.v[s->scope], st->pos, st->node_kind);
   AccessVec acc = {0};
   Stmt ***bodies = NULL;
   int *nbody = NULL;

@@ -1340,7 +1340,7 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
     cgrt_status s = add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
     if (s == CGRT_OK)
       s = set_attributes(g, v);
-    return s == CGRT_OK && g->dev_node && g->dev_node[v] ? device_updatable(g, v) : s;
+    return s == CGRT_OK && g->dev_node[v] ? device_updatable(g, v) : s;
   }
   case CGRT_COPY_NODE:
   case CGRT_FILL_NODE: {
