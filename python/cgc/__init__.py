@@ -14,14 +14,14 @@ Pure Python over ctypes; PyTorch is used only when it is imported.  See
 python/README.md for the whole interface.
 """
 from ._errors import BindError, BindTypeError, BuildError, CgrtError, Error
-from ._graph import Buffer, BufferInfo, Graph, Module, Options, ScalarInfo, load
+from ._graph import Buffer, BufferInfo, Graph, Module, Options, ScalarInfo, load, speedups
 from ._build import cache_root, toolchain
 
 __version__ = "0.1.0"
 
 __all__ = ["build", "load", "Options", "Module", "Graph", "Buffer", "BufferInfo", "ScalarInfo",
            "Error", "BuildError", "BindError", "BindTypeError", "CgrtError", "cache_root",
-           "toolchain"]
+           "toolchain", "speedups"]
 
 
 def build(cgraph, sources=(), defines=None, arch=None, include_dirs=(), cgc=None, nvcc=None,

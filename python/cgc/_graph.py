@@ -398,12 +398,41 @@ def _as_tensor(torch, buf):
     return t.view(dtype)
 
 
-class Graph:
+def _load_speedups():
+    """cgc._speedups (_speedups.c), the C hot path of set and launch, where
+    it was built and CGC_PURE_PYTHON is not set; else None, and the same
+    code runs in Python."""
+    if os.environ.get("CGC_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from . import _speedups
+    except ImportError:
+        return None
+    return _speedups
+
+
+_SPEEDUPS = _load_speedups()
+
+
+class _PureCore:
+    """What _speedups.Core holds, where there is no _speedups."""
+    __slots__ = ("_stream_fn",)
+
+
+def speedups():
+    """Whether graph objects set scalars and launch through the C extension
+    cgc._speedups (built by pip where a C compiler and Python's headers
+    are; CGC_PURE_PYTHON=1 turns it off): the same behaviour, a faster
+    g.NAME = value and launch()."""
+    return _SPEEDUPS is not None
+
+
+class Graph(_SPEEDUPS.Core if _SPEEDUPS else _PureCore):
     """One graph object: created by calling its class with the extern
     buffers (``m.decode_step(x=t, ...)``, cgc.Options positionally first
     if any); see the package's documentation for every method."""
     __slots__ = ("_h", "_handle", "_rt", "_set_launch", "_device", "_cells", "_views",
-                 "_pending", "_marks", "_values", "_stream_fn", "_stream", "_stream_c",
+                 "_pending", "_marks", "_values", "_stream", "_stream_c",
                  "__weakref__")
     _info = None  # the class's GraphInfo
     _rt_class = None
@@ -468,6 +497,9 @@ class Graph:
         self._marks = memoryview(self._pending).cast("B")
         self._views = [memoryview(c).cast("B").cast(_VIEW_FORMATS[s.type])
                        for (_, c), s in zip(cells, info.scalars.values())]
+        if _SPEEDUPS:
+            self._core_init(C.cast(rt.set_launch, C.c_void_p).value, h.value,
+                            C.addressof(self._pending), C.addressof(self._values), n)
 
     # ---- scalars ----
 
@@ -569,9 +601,10 @@ class Graph:
 
     # ---- launching ----
 
-    def launch(self, stream=None):
+    def _launch_slow(self, stream=None):
         """Launches the graph in `stream`: by default PyTorch's current stream
-        when PyTorch is imported, else the legacy default stream (0)."""
+        when PyTorch is imported, else the legacy default stream (0).
+        (_speedups.Core.launch calls this for what it leaves to Python.)"""
         h = self._h
         if h is None:
             raise self._closed()
@@ -590,6 +623,9 @@ class Graph:
         status = self._set_launch(h, self._pending, self._values, self._stream_c)
         if status:
             raise self._error("launch", status)
+
+    if not _SPEEDUPS:
+        launch = _launch_slow
 
     # ---- the rest ----
 
@@ -614,6 +650,8 @@ class Graph:
         """Destroys the graph (cgrt_destroy): at once, or, while a Buffer or
         tensor taken from it is alive, once the last of them is gone.  The
         graph object cannot be used after this."""
+        if _SPEEDUPS:
+            self._core_close()  # its fast paths hand everything to Python, which finds it closed
         self._h = None
         self._views = None  # the attribute path's fast case fails, and finds it closed
         self._handle = None  # the last reference, unless a Buffer holds one
@@ -683,7 +721,10 @@ def _scalar_property(s, doc):
                 self._set(index, value)
                 return
             self._marks[index] = 1
-    return property(fget, fset, doc=doc)
+    prop = property(fget, fset, doc=doc)
+    # The C descriptor stores an int or float that fits and hands the rest
+    # (and gets) to the property.
+    return _SPEEDUPS.Scalar(index, s.type, prop) if _SPEEDUPS else prop
 
 
 def graph_class(info, rt):

@@ -4,6 +4,11 @@ libraries over the stand-in runtime (fake_cgrt.c).
 
 The environment:
   CGC_TEST_SOURCE  the source tree
+  CGC_TEST_PACKAGE the folder holding the package (cgc/) to test: the
+                   build tree's copy, with cgc._speedups where it was built;
+                   default the source tree's python/
+  CGC_TEST_SPEEDUPS 1: the package must set and launch through
+                   cgc._speedups; 0: in pure Python (unset: either)
   CGC_TEST_CGC     the cgc executable of the build
   CGC_TEST_PREFIX  where the build was installed (bin/cgc, include/cgrt.h,
                    lib/libcgrt.a); empty when it has no runtime
@@ -20,9 +25,21 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.environ.get("CGC_TEST_SOURCE") or os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(SOURCE, "python"))
+sys.path.insert(0, os.environ.get("CGC_TEST_PACKAGE") or os.path.join(SOURCE, "python"))
 
 SKIP = 77
+
+
+def check_speedups():
+    """Fails unless the package runs the path CGC_TEST_SPEEDUPS names, so
+    that a test run twice does test both."""
+    want = os.environ.get("CGC_TEST_SPEEDUPS")
+    if want in ("0", "1"):
+        import cgc
+        if cgc.speedups() != (want == "1"):
+            sys.exit("FAIL: cgc.speedups() is %s in %s, but CGC_TEST_SPEEDUPS=%s" % (
+                cgc.speedups(), os.path.dirname(cgc.__file__), want))
+        print("cgc.speedups(): %s" % cgc.speedups(), flush=True)
 
 
 def skip(why):
@@ -91,4 +108,5 @@ class TempDir(unittest.TestCase):
 def main():
     """unittest.main, which exits 0 only when every test ran and passed
     (this suite skips nothing test by test: a whole file skips, with 77)."""
+    check_speedups()
     unittest.main(module="__main__", verbosity=2)

@@ -131,7 +131,13 @@ class Introspection(unittest.TestCase):
         self.assertEqual(m.other.externs, ())
         # A scalar named as a method keeps the method.
         self.assertTrue(callable(K.launch))
-        self.assertIsInstance(K.__dict__["u32s"], property)
+        u32s = K.__dict__["u32s"]
+        if cgc.speedups():  # the C descriptor, over the same property
+            self.assertIsInstance(u32s.prop, property)
+            self.assertEqual(u32s.index, 6)
+        else:
+            self.assertIsInstance(u32s, property)
+        self.assertEqual(u32s.__doc__, "scalar u32s: u32")
 
     def test_unknown_graph(self):
         m = cgc.load(libs["types"])
@@ -371,6 +377,44 @@ class Scalars(unittest.TestCase):
         self.assertTrue(callable(g.launch))
         self.assertEqual(g.get("launch"), 11)
 
+    def test_attribute_ends(self):
+        """g.NAME = value at each type's ends and one past them: what fits
+        is stored (in C with cgc._speedups), what does not is refused as
+        set() refuses it, and the scalar keeps its value."""
+        g = self.g
+        ends = {"s8": (-(1 << 7), (1 << 7) - 1), "s16": (-(1 << 15), (1 << 15) - 1),
+                "s32": (-(1 << 31), (1 << 31) - 1), "s64": (-(1 << 63), (1 << 63) - 1),
+                "u8s": (0, 255), "u16s": (0, 65535), "u32s": (0, (1 << 32) - 1),
+                "u64s": (0, (1 << 64) - 1)}
+        for name, (lo, hi) in ends.items():
+            size = 8 * self.m.kinds.scalars[name].size
+            for v in (lo, hi, 0, 1):
+                setattr(g, name, v)
+                g.launch()
+                self.assertEqual((getattr(g, name), self.bits(name)),
+                                 (v, v & ((1 << size) - 1)), (name, v))
+            for v in (lo - 1, hi + 1, 1 << 70, -(1 << 70)):
+                with self.assertRaises(cgc.BindError) as e:
+                    setattr(g, name, v)
+                self.assertIn("got %d" % v, str(e.exception))
+                self.assertEqual(getattr(g, name), 1, (name, v))  # kept
+        f32_max = 3.4028234663852886e38
+        for value, bits in ((f32_max, 0x7F7FFFFF), (-f32_max, 0xFF7FFFFF),
+                            (3.4028235677973366e38, 0x7F800000),  # rounds up to infinity
+                            (float("inf"), 0x7F800000), (1.5e-45, 0x00000001), (-0.0, 1 << 31)):
+            g.single = value
+            g.launch()
+            self.assertEqual(self.bits("single"), bits, value)
+        g.double = 5e-324
+        g.launch()
+        self.assertEqual(self.bits("double"), 1)
+        g.single, g.double = 7, -7  # ints for float scalars
+        self.assertEqual((g.single, g.double), (7.0, -7.0))
+        with self.assertRaises(AttributeError):
+            del g.u32s
+        self.assertEqual(g.u32s, 1)
+        self.assertIsNotNone(type(g).u32s)  # on the class: the descriptor itself
+
     def test_refused(self):
         g = self.g
         cases = [
@@ -481,6 +525,14 @@ class Streams(unittest.TestCase):
                                  "cudaStream_t (an int), a torch.cuda.Stream or an object with "
                                  "cuda_stream; got %r" % (bad,))
             self.assertEqual(f.fake_launches(g._h), 5)
+            g.launch(stream=7)
+            self.assertEqual((f.fake_launches(g._h), f.fake_last_stream(g._h)), (6, 7))
+            g.launch(stream=None)
+            self.assertEqual((f.fake_launches(g._h), f.fake_last_stream(g._h)), (7, None))
+            for args, kw in (((1, 2), {}), ((), {"strem": 1}), ((1,), {"stream": 2})):
+                with self.assertRaises(TypeError):
+                    g.launch(*args, **kw)
+            self.assertEqual(f.fake_launches(g._h), 7)
 
     def test_torch_paths(self):
         """With PyTorch imported (a stand-in here), launch() uses its current
