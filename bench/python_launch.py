@@ -15,13 +15,18 @@ cgc's graph has programmatic edges) for PyTorch to capture.  Per step:
   gpu_us      CUDA events around 64 queued steps, per step
 
 cgc: `g.pos = 63; g.nkeys = 64; g.launch()` (PyTorch's current stream),
-the same with the stream given as an int, and launch() alone; PyTorch:
+the same with the stream given as an int, and launch() alone, through the
+package's C extension (cgc._speedups) where it was built; the same set and
+launch in pure Python (the path without the extension), on a second graph
+object of the same tensors; PyTorch:
 `replay()` alone, and `copy_` of pos and nkeys from pinned memory then
 `replay()`, which is what feeding its graph a new position takes.  Every
 way does the same GPU work (row 63, 64 keys); the two are checked to
 compute the same result first.  The target: cgc's set and launch costs the host no
 more than `replay()` alone.  cgc is found through --cgc (an install prefix),
-else --build DIR (installed to DIR/python-prefix first), else CGC_HOME.
+else --build DIR (installed to DIR/python-prefix first, and the package
+imported from DIR/python, the build's copy with its extension), else
+CGC_HOME.
 Exit status 77 without PyTorch or a GPU.  bench/run.py calls measure() and
 ratio_lines().
 """
@@ -53,11 +58,11 @@ def install(build_dir):
     prefix = os.path.join(build_dir, "python-prefix")
     targets = ["cgc", "cgrt", "cgrt_shared"]
     # The install takes every library the build defines: cgrt_nccl too
-    # where CMake found NCCL.
+    # where CMake found NCCL; the package's copy with its extension where
+    # the tests are built.
     listed = subprocess.run(["cmake", "--build", build_dir, "--target", "help"],
                             stdout=subprocess.PIPE, text=True, check=True).stdout
-    if "cgrt_nccl" in listed:
-        targets.append("cgrt_nccl")
+    targets += [t for t in ("cgrt_nccl", "cgc_python") if t in listed]
     for cmd in (["cmake", "--build", build_dir, "--target"] + targets,
                 ["cmake", "--install", build_dir, "--prefix", prefix]):
         print("+", " ".join(cmd), flush=True)
@@ -65,10 +70,23 @@ def install(build_dir):
     return prefix
 
 
-def run(cgc_prefix, arch):
+def pure_class(cls, cgc):
+    """cls as the package runs it without its extension: the scalars'
+    properties and the Python launch."""
+    ns = {"__slots__": (), "launch": cgc.Graph._launch_slow}
+    for name, attr in vars(cls).items():
+        if hasattr(attr, "prop"):
+            ns[name] = attr.prop
+    return type(cls.__name__, (cls,), ns)
+
+
+def run(cgc_prefix, arch, package):
     import torch
-    sys.path.insert(0, os.path.join(ROOT, "python"))
+    sys.path.insert(0, package)
     import cgc
+    print("python_launch: cgc from %s, speedups %s" % (os.path.dirname(cgc.__file__),
+                                                       "on" if cgc.speedups() else "off"),
+          flush=True)
 
     m = cgc.build(os.path.join(SAMPLE, "decode_step.cgraph"),
                   sources=[os.path.join(SAMPLE, "kernels", "decode_step.cu"),
@@ -99,6 +117,7 @@ def run(cgc_prefix, arch):
             raise RuntimeError("decode_step_on_stream: CUDA error %d" % err)
 
     g = m.decode_step(**t)
+    gp = pure_class(m.decode_step, cgc)(**t) if cgc.speedups() else None
     # The same 8 steps both ways must give the same x.
     for p in range(8):
         g.pos, g.nkeys = p, p + 1
@@ -132,6 +151,11 @@ def run(cgc_prefix, arch):
         g.nkeys = 64
         g.launch()
 
+    def cgc_pure_step():
+        gp.pos = 63
+        gp.nkeys = 64
+        gp.launch()
+
     def cgc_step_stream():
         g.pos = 63
         g.nkeys = 64
@@ -143,6 +167,8 @@ def run(cgc_prefix, arch):
 
     ways = (("cgc", cgc_step), ("cgc_int_stream", cgc_step_stream), ("cgc_launch", g.launch),
             ("torch_replay", tg.replay), ("torch_copy_replay", torch_copy_replay))
+    if gp is not None:
+        ways += (("cgc_pure", cgc_pure_step),)
 
     def host(f, rounds=60):
         times = []
@@ -191,6 +217,8 @@ def run(cgc_prefix, arch):
         for metric, values in results[w].items():
             rows.append(row(w, metric, statistics.median(values)))
     g.close()
+    if gp is not None:
+        gp.close()
     return rows
 
 
@@ -204,9 +232,12 @@ def measure(build_dir, arch, cgc_prefix=None):
     if not torch.cuda.is_available():
         print("python_launch: PyTorch sees no GPU; its rows are left out", flush=True)
         return []
+    package = os.path.join(ROOT, "python")
     if cgc_prefix is None and build_dir is not None:
         cgc_prefix = install(build_dir)
-    return run(cgc_prefix, arch)
+        if os.path.isdir(os.path.join(build_dir, "python", "cgc")):
+            package = os.path.join(build_dir, "python")
+    return run(cgc_prefix, arch, package)
 
 
 def get(rows, way, metric):
@@ -223,6 +254,8 @@ def ratio_lines(rows):
         lambda v: v <= 1)
     add("python decode_step: host, cgc / torch copy_ + replay()", get(rows, "cgc", "host_us"),
         get(rows, "torch_copy_replay", "host_us"))
+    add("python decode_step: host, cgc in pure Python / torch replay()",
+        get(rows, "cgc_pure", "host_us"), get(rows, "torch_replay", "host_us"))
     add("python decode_step: latency, cgc / torch replay()", get(rows, "cgc", "latency_us"),
         get(rows, "torch_replay", "latency_us"))
     add("python decode_step: GPU time, cgc / torch replay()", get(rows, "cgc", "gpu_us"),
@@ -231,6 +264,7 @@ def ratio_lines(rows):
 
 
 WAYS = (("cgc", "cgc: set pos, nkeys; launch()"),
+        ("cgc_pure", "cgc: the same in pure Python"),
         ("cgc_int_stream", "cgc: the same, launch(stream int)"),
         ("cgc_launch", "cgc: launch() alone"),
         ("torch_replay", "PyTorch: replay()"),

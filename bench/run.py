@@ -196,7 +196,7 @@ def ratio_lines(rows):
         add("set scalar + launch, %d reading: latency / bare" % k,
             get(rows, "scalars", c, "set_pointer_scalar", "latency_us"),
             get(rows, "scalars", c, "bare_launch", "latency_us"), "<= 1.1", lambda v: v <= 1.1)
-        for way in ("ring", "params", "memop", "memcpy"):
+        for way in ("ring", "params", "driver", "memop", "memcpy"):
             for metric in ("latency_us", "host_us"):
                 add("upload by hand, %d reading: %s / bare, %s" % (k, way, metric.split("_")[0]),
                     get(rows, "upload", "%d_readers" % k, way, metric),

@@ -8,6 +8,8 @@
 //   params    a loader kernel that takes the value as a kernel parameter
 //             (what cgrt does, disabling it in launches that follow no set),
 //             updated in the executable graph before each launch
+//   driver    the same update through the driver's cuGraphExecKernelNodeSetParams
+//             with the kernel's CUfunction (no lookup of a host stub)
 //   memop     cuStreamWriteValue64 on the stream just before the launch:
 //             the GPU's front end writes the slot, no kernel and no copy
 //   memcpy    cudaMemcpyAsync from pinned host memory before the launch
@@ -50,6 +52,7 @@ __global__ void load_ring(const volatile unsigned long long *ring, unsigned long
 __global__ void load_param(unsigned long long value, unsigned long long *slot) { *slot = value; }
 
 typedef CUresult (*WriteValue64)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+typedef CUresult (*ExecSetParams)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *);
 
 static double now_us() {
   timespec t;
@@ -62,8 +65,8 @@ static double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-enum Way { BARE, RING, PARAMS, MEMOP, MEMCPY, NWAYS };
-static const char *const way_names[] = {"bare", "ring", "params", "memop", "memcpy"};
+enum Way { BARE, RING, PARAMS, MEMOP, MEMCPY, DRIVER, NWAYS };
+static const char *const way_names[] = {"bare", "ring", "params", "memop", "memcpy", "driver"};
 
 struct Case {
   Way way;
@@ -74,6 +77,8 @@ struct Case {
   unsigned long long *slot, *counter, *out, *ring, *staging;
   unsigned long long value, launches;
   WriteValue64 write64;
+  ExecSetParams set_params;
+  CUfunction load_fn;
 };
 
 static void add_kernel(cudaGraph_t g, cudaGraphNode_t *node, const cudaGraphNode_t *dep,
@@ -100,7 +105,7 @@ static void make(Case &c, cudaStream_t s) {
     CK(cudaHostGetDevicePointer((void **)&dring, c.ring, 0));
     void *args[] = {&dring, &c.counter, &c.slot};
     add_kernel(c.graph, &first, nullptr, (const void *)load_ring, args, 1);
-  } else if (c.way == PARAMS) {
+  } else if (c.way == PARAMS || c.way == DRIVER) {
     unsigned long long v = 0;
     void *args[] = {&v, &c.slot};
     add_kernel(c.graph, &first, nullptr, (const void *)load_param, args, 1);
@@ -138,6 +143,20 @@ static void step(Case &c, cudaStream_t s) {
     CK(cudaGraphExecKernelNodeSetParams(c.exec, c.loader, &p));
     break;
   }
+  case DRIVER: {
+    void *args[] = {&v, &c.slot};
+    CUDA_KERNEL_NODE_PARAMS p = {};
+    p.func = c.load_fn;
+    p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = 32;
+    p.blockDimY = p.blockDimZ = 1;
+    p.kernelParams = args;
+    if (c.set_params((CUgraphExec)c.exec, (CUgraphNode)c.loader, &p) != CUDA_SUCCESS) {
+      std::fprintf(stderr, "cuGraphExecKernelNodeSetParams failed\n");
+      std::exit(1);
+    }
+    break;
+  }
   case MEMOP:
     if (c.write64((CUstream)s, (CUdeviceptr)c.slot, v, 0) != CUDA_SUCCESS) {
       std::fprintf(stderr, "cuStreamWriteValue64 failed\n");
@@ -168,6 +187,15 @@ int main() {
     std::fprintf(stderr, "no cuStreamWriteValue64\n");
     return 1;
   }
+  void *sp = nullptr;
+  CK(cudaGetDriverEntryPointByVersion("cuGraphExecKernelNodeSetParams", &sp, 12000,
+                                      cudaEnableDefault, &q));
+  if (q != cudaDriverEntryPointSuccess) {
+    std::fprintf(stderr, "no cuGraphExecKernelNodeSetParams\n");
+    return 1;
+  }
+  cudaFunction_t load_fn;
+  CK(cudaGetFuncBySymbol(&load_fn, (const void *)load_param));
   std::printf("section,case,way,metric,value\n");
   for (int k : {1, 10, 100}) {
     Case cases[NWAYS];
@@ -176,6 +204,8 @@ int main() {
       cases[w].way = (Way)w;
       cases[w].k = k;
       cases[w].write64 = (WriteValue64)f;
+      cases[w].set_params = (ExecSetParams)sp;
+      cases[w].load_fn = (CUfunction)load_fn;
       make(cases[w], s);
     }
     char name[32];
