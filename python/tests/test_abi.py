@@ -65,6 +65,19 @@ class Layout(common.TempDir):
         self.assertEqual(set(py_consts), set(consts))
         for c, v in py_consts.items():
             self.assertEqual(int(out[c]), v, c)
+        # The C extension numbers the types and declares cgrt_set_launch on
+        # its own (pip builds it from python/ alone): the same as the runtime.
+        with open(os.path.join(common.SOURCE, "python", "cgc", "_speedups.c")) as f:
+            ext = f.read()
+        names = re.search(r"enum \{ (I8, .*?), NTYPES \};", ext).group(1).split(", ")
+        self.assertEqual(["CGRT_" + n for n in names],
+                         ["CGRT_" + t[0].upper() for t in _abi.TYPES])
+        with open(os.path.join(common.SOURCE, "runtime", "cgrt.h")) as f:
+            decl = re.search(r"cgrt_status cgrt_set_launch\((.*?)\);", f.read(), re.S).group(1)
+        self.assertEqual(" ".join(decl.split()), "cgrt_graph *g, uint8_t *set, const void *const "
+                         "*values, cudaStream_t stream")
+        self.assertIn("typedef int (*set_launch_fn)(void *graph, uint8_t *set, const void "
+                      "*const *values, void *stream);", ext)
 
     def test_every_field_of_the_tables(self):
         """A field added to cgrt_abi.h's graph, buffer or scalar
