@@ -22,6 +22,8 @@
 #include "cgrt_cond.h"
 #include "cgrt_testing.h"
 
+#include <cuda.h> /* the driver's types, for the upload's update (driver_update) */
+
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -197,6 +199,11 @@ struct cgrt_graph {
   uint32_t load_cap;       /* pairs it holds: 8, 64, 512 or LOADS_MOST */
   uint32_t load_room;      /* pairs it takes: load_cap, or fewer for a test */
   int loader_on;           /* the upload node is enabled in the executable graph */
+  /* The driver's cuGraphExecKernelNodeSetParams and what it needs, or
+   * NULL: the upload's update then goes through the runtime's. */
+  CUresult (*drv_update)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *);
+  CUfunction loader_fn;
+  CUcontext ctx;
   uint64_t launches;
   cudaStream_t last_stream;
   cudaStream_t checked_stream; /* a stream known to be on the graph's device */
@@ -1092,6 +1099,7 @@ static cgrt_status index_uses(cgrt_graph *g) {
 }
 
 unsigned cgrt_test_updated_params(const cgrt_graph *g) { return g ? g->nupdates : 0; }
+int cgrt_test_driver_update(const cgrt_graph *g) { return g && g->drv_update; }
 
 /* Where in the update table its entries begin, after the per-scalar
  * starts. */
@@ -1263,6 +1271,62 @@ static struct cudaKernelNodeParams loader_params(cgrt_graph *g, void **ptr) {
   return p;
 }
 
+/* The upload's update takes the driver's call where it can: the runtime's
+ * looks the kernel up by its host stub at every call, which costs a
+ * launch after a set about 0.3 us of host time on an H200 (bench/upload.cu,
+ * "driver" against "params").  Anything missing leaves the runtime's. */
+static void driver_update(cgrt_graph *g) {
+#if CUDART_VERSION >= 12050
+  void *update = NULL, *current = NULL;
+  enum cudaDriverEntryPointQueryResult q1 = cudaDriverEntryPointSymbolNotFound, q2 = q1;
+  cudaFunction_t f = NULL;
+  CUcontext ctx = NULL;
+  void *ptr;
+  struct cudaKernelNodeParams p = loader_params(g, &ptr);
+  if (cudaGetDriverEntryPointByVersion("cuGraphExecKernelNodeSetParams", &update, 12000,
+                                       cudaEnableDefault, &q1) != cudaSuccess ||
+      q1 != cudaDriverEntryPointSuccess ||
+      cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &current, 12000, cudaEnableDefault,
+                                       &q2) != cudaSuccess ||
+      q2 != cudaDriverEntryPointSuccess || cudaGetFuncBySymbol(&f, p.func) != cudaSuccess ||
+      ((CUresult(*)(CUcontext *))current)(&ctx) != CUDA_SUCCESS || !ctx) {
+    (void)cudaGetLastError(); /* not sticky: the runtime's call stays */
+    return;
+  }
+  g->drv_update = (CUresult(*)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *))update;
+  g->loader_fn = (CUfunction)f;
+  g->ctx = ctx;
+#else
+  (void)g;
+#endif
+}
+
+/* Puts the upload's parameter, g->loads, into the executable graph: one
+ * call for the fault hook, the driver's or, where it has none or it
+ * fails, the runtime's (which then says why). */
+static cudaError_t update_loader(cgrt_graph *g) {
+  void *ptr;
+  struct cudaKernelNodeParams p = loader_params(g, &ptr);
+  if (++calls == fail_at)
+    return cudaErrorMemoryAllocation;
+  if (g->drv_update) {
+    CUDA_KERNEL_NODE_PARAMS_v2 q;
+    memset(&q, 0, sizeof q);
+    q.func = g->loader_fn;
+    q.gridDimX = p.gridDim.x;
+    q.gridDimY = p.gridDim.y;
+    q.gridDimZ = p.gridDim.z;
+    q.blockDimX = p.blockDim.x;
+    q.blockDimY = p.blockDim.y;
+    q.blockDimZ = p.blockDim.z;
+    q.kernelParams = p.kernelParams;
+    q.ctx = g->ctx;
+    if (g->drv_update((CUgraphExec)g->exec, (CUgraphNode)g->loader, &q) == CUDA_SUCCESS)
+      return cudaSuccess;
+  }
+  return cudaGraphExecKernelNodeSetParams(g->exec, g->loader, &p);
+}
+
 /* The runtime kernel that copies the scalars set for a launch into their
  * slots, after `deps`; made with nothing to copy. */
 static cgrt_status add_loader(cgrt_graph *g, cudaGraph_t graph, const cudaGraphNode_t *deps,
@@ -1279,6 +1343,7 @@ static cgrt_status add_loader(cgrt_graph *g, cudaGraph_t graph, const cudaGraphN
   if (err != cudaSuccess)
     return fail(g->d, "cudaGraphAddKernelNode (scalar upload)", err);
   g->loader_on = 1; /* in the executable graph to be made from this one */
+  driver_update(g);
   return CGRT_OK;
 }
 
@@ -2346,9 +2411,7 @@ static cgrt_status upload(cgrt_graph *g, int *loaded) {
       value[k] = g->values[i];
       index[k++] = i;
     }
-  void *ptr;
-  struct cudaKernelNodeParams p = loader_params(g, &ptr);
-  if ((err = CU(cudaGraphExecKernelNodeSetParams(g->exec, g->loader, &p))) != cudaSuccess)
+  if ((err = update_loader(g)) != cudaSuccess)
     return fail(d, "cudaGraphExecKernelNodeSetParams (scalar upload)", err);
   if (!g->loader_on) {
     if ((err = CU(cudaGraphNodeSetEnabled(g->exec, g->loader, 1))) != cudaSuccess)

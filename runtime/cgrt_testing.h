@@ -33,6 +33,10 @@ void cgrt_test_device_updates(unsigned n);
 struct cgrt_graph;
 unsigned cgrt_test_updated_params(const struct cgrt_graph *g);
 
+/* Whether graph g's upload is updated through the driver's
+ * cuGraphExecKernelNodeSetParams (else the runtime's). */
+int cgrt_test_driver_update(const struct cgrt_graph *g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,7 +7,8 @@
  * each see their own values, in four configurations: the default (vpos on
  * the device), never on the device, always (vtwo too), and always with an
  * upload one value wide (launches after two or more sets go the slow way,
- * which updates the device-updatable nodes from the host).  Then every
+ * which updates the device-updatable nodes from the host).  The upload's
+ * own update goes through the driver (CUDA 12.5 and later).  Then every
  * CUDA call of create fails in turn, and nothing is left held. */
 #include <limits.h>
 #include <string.h>
@@ -56,6 +57,9 @@ int main(void) {
     unsigned updated = cgrt_test_updated_params((const struct cgrt_graph *)g);
     EXPECT(updated == configs[c].updated, "%s: %u parameters written on the device, expected %u",
            configs[c].name, updated, configs[c].updated);
+    EXPECT(cgrt_test_driver_update((const struct cgrt_graph *)g) == (CUDART_VERSION >= 12050),
+           "%s: the upload is updated through the %s", configs[c].name,
+           cgrt_test_driver_update((const struct cgrt_graph *)g) ? "driver" : "runtime");
     uint32_t *dlogs = wide_buffer_logs(g);
     CUDA(cudaMemsetAsync(dlogs, 0, 8 * ROW * sizeof *dlogs, stream));
     *gate = 0;
