@@ -204,6 +204,7 @@ struct cgrt_graph {
   CUresult (*drv_update)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *);
   CUfunction loader_fn;
   CUcontext ctx;
+  CUfunction *drv_funcs;   /* per kernel: what the driver's call runs, or NULL */
   uint64_t launches;
   cudaStream_t last_stream;
   cudaStream_t checked_stream; /* a stream known to be on the graph's device */
@@ -637,6 +638,33 @@ static cgrt_status add_params(cgrt_graph *g, uint32_t v, const NodeParams *p, cu
   return err == cudaSuccess ? CGRT_OK : fail_node(g->d, &g->d->nodes[v], call, err);
 }
 
+/* Gives kernel node `node` parameters p in the executable graph, which run
+ * f: one call for the fault hook, the driver's where it was found (see
+ * driver_update) and f is known, else or where it fails the runtime's
+ * (which then says why). */
+static cudaError_t update_kernel(cgrt_graph *g, cudaGraphNode_t node,
+                                 const struct cudaKernelNodeParams *p, CUfunction f) {
+  if (++calls == fail_at)
+    return cudaErrorMemoryAllocation;
+  if (g->drv_update && f) {
+    CUDA_KERNEL_NODE_PARAMS_v2 q;
+    memset(&q, 0, sizeof q);
+    q.func = f;
+    q.gridDimX = p->gridDim.x;
+    q.gridDimY = p->gridDim.y;
+    q.gridDimZ = p->gridDim.z;
+    q.blockDimX = p->blockDim.x;
+    q.blockDimY = p->blockDim.y;
+    q.blockDimZ = p->blockDim.z;
+    q.sharedMemBytes = p->sharedMemBytes;
+    q.kernelParams = p->kernelParams;
+    q.ctx = g->ctx;
+    if (g->drv_update((CUgraphExec)g->exec, (CUgraphNode)node, &q) == CUDA_SUCCESS)
+      return cudaSuccess;
+  }
+  return cudaGraphExecKernelNodeSetParams(g->exec, node, p);
+}
+
 /* Gives `node`, of node v, parameters p in the executable graph. */
 static cgrt_status set_params(cgrt_graph *g, uint32_t v, const NodeParams *p,
                               cudaGraphNode_t node) {
@@ -646,7 +674,9 @@ static cgrt_status set_params(cgrt_graph *g, uint32_t v, const NodeParams *p,
   case KERNEL_PARAMS:
     call = p->condition ? "cudaGraphExecKernelNodeSetParams (condition)"
                         : "cudaGraphExecKernelNodeSetParams";
-    err = CU(cudaGraphExecKernelNodeSetParams(g->exec, node, &p->kernel));
+    err = node_kind(&g->d->nodes[v]) == CGRT_KERNEL_NODE
+              ? update_kernel(g, node, &p->kernel, g->drv_funcs[g->d->nodes[v].kernel])
+              : CU(cudaGraphExecKernelNodeSetParams(g->exec, node, &p->kernel));
     break;
   case COPY_PARAMS:
     call = "cudaGraphExecMemcpyNodeSetParams1D";
@@ -1099,7 +1129,12 @@ static cgrt_status index_uses(cgrt_graph *g) {
 }
 
 unsigned cgrt_test_updated_params(const cgrt_graph *g) { return g ? g->nupdates : 0; }
-int cgrt_test_driver_update(const cgrt_graph *g) { return g && g->drv_update; }
+unsigned cgrt_test_driver_update(const cgrt_graph *g) {
+  unsigned n = 0;
+  for (uint32_t k = 0; g && g->drv_update && k < g->d->nkernels; k++)
+    n += g->drv_funcs[k] != NULL;
+  return n + (g && g->drv_update && g->loader_fn);
+}
 
 /* Where in the update table its entries begin, after the per-scalar
  * starts. */
@@ -1271,60 +1306,11 @@ static struct cudaKernelNodeParams loader_params(cgrt_graph *g, void **ptr) {
   return p;
 }
 
-/* The upload's update takes the driver's call where it can: the runtime's
- * looks the kernel up by its host stub at every call, which costs a
- * launch after a set about 0.3 us of host time on an H200 (bench/upload.cu,
- * "driver" against "params").  Anything missing leaves the runtime's. */
-static void driver_update(cgrt_graph *g) {
-#if CUDART_VERSION >= 12050
-  void *update = NULL, *current = NULL;
-  enum cudaDriverEntryPointQueryResult q1 = cudaDriverEntryPointSymbolNotFound, q2 = q1;
-  cudaFunction_t f = NULL;
-  CUcontext ctx = NULL;
-  void *ptr;
-  struct cudaKernelNodeParams p = loader_params(g, &ptr);
-  if (cudaGetDriverEntryPointByVersion("cuGraphExecKernelNodeSetParams", &update, 12000,
-                                       cudaEnableDefault, &q1) != cudaSuccess ||
-      q1 != cudaDriverEntryPointSuccess ||
-      cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &current, 12000, cudaEnableDefault,
-                                       &q2) != cudaSuccess ||
-      q2 != cudaDriverEntryPointSuccess || cudaGetFuncBySymbol(&f, p.func) != cudaSuccess ||
-      ((CUresult(*)(CUcontext *))current)(&ctx) != CUDA_SUCCESS || !ctx) {
-    (void)cudaGetLastError(); /* not sticky: the runtime's call stays */
-    return;
-  }
-  g->drv_update = (CUresult(*)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *))update;
-  g->loader_fn = (CUfunction)f;
-  g->ctx = ctx;
-#else
-  (void)g;
-#endif
-}
-
-/* Puts the upload's parameter, g->loads, into the executable graph: one
- * call for the fault hook, the driver's or, where it has none or it
- * fails, the runtime's (which then says why). */
+/* Puts the upload's parameter, g->loads, into the executable graph. */
 static cudaError_t update_loader(cgrt_graph *g) {
   void *ptr;
   struct cudaKernelNodeParams p = loader_params(g, &ptr);
-  if (++calls == fail_at)
-    return cudaErrorMemoryAllocation;
-  if (g->drv_update) {
-    CUDA_KERNEL_NODE_PARAMS_v2 q;
-    memset(&q, 0, sizeof q);
-    q.func = g->loader_fn;
-    q.gridDimX = p.gridDim.x;
-    q.gridDimY = p.gridDim.y;
-    q.gridDimZ = p.gridDim.z;
-    q.blockDimX = p.blockDim.x;
-    q.blockDimY = p.blockDim.y;
-    q.blockDimZ = p.blockDim.z;
-    q.kernelParams = p.kernelParams;
-    q.ctx = g->ctx;
-    if (g->drv_update((CUgraphExec)g->exec, (CUgraphNode)g->loader, &q) == CUDA_SUCCESS)
-      return cudaSuccess;
-  }
-  return cudaGraphExecKernelNodeSetParams(g->exec, g->loader, &p);
+  return update_kernel(g, g->loader, &p, g->loader_fn);
 }
 
 /* The runtime kernel that copies the scalars set for a launch into their
@@ -1343,7 +1329,12 @@ static cgrt_status add_loader(cgrt_graph *g, cudaGraph_t graph, const cudaGraphN
   if (err != cudaSuccess)
     return fail(g->d, "cudaGraphAddKernelNode (scalar upload)", err);
   g->loader_on = 1; /* in the executable graph to be made from this one */
-  driver_update(g);
+  cudaFunction_t f = NULL;
+  if (g->drv_update && cudaGetFuncBySymbol(&f, p.func) != cudaSuccess) {
+    (void)cudaGetLastError(); /* not sticky: the runtime's call stays */
+    f = NULL;
+  }
+  g->loader_fn = (CUfunction)f;
   return CGRT_OK;
 }
 
@@ -2121,6 +2112,60 @@ static cgrt_status load_module_kernel(cgrt_graph *g, uint32_t k, uint32_t node) 
   return check_params(d, k, node, kernel);
 }
 
+/* Kernel nodes are updated in the executable graph through the driver's
+ * cuGraphExecKernelNodeSetParams where it can be found (CUDA 12.5 and
+ * later), with each kernel's CUfunction and the graph's context found here
+ * once: the runtime's call looks the kernel up by its host stub every
+ * time, which costs about 0.3 us of host time an update on an H200
+ * (bench/upload.cu, "driver" against "params"), and a set and launch of a
+ * pointer scalar makes one.  What cannot be found leaves the runtime's
+ * call. */
+static cgrt_status find_driver(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  if (!(g->drv_funcs = xcalloc(d->nkernels, sizeof *g->drv_funcs)))
+    return no_memory(d);
+#if CUDART_VERSION >= 12050
+  void *update = NULL, *current = NULL;
+  enum cudaDriverEntryPointQueryResult q1 = cudaDriverEntryPointSymbolNotFound, q2 = q1;
+  CUcontext ctx = NULL;
+  if (cudaGetDriverEntryPointByVersion("cuGraphExecKernelNodeSetParams", &update, 12000,
+                                       cudaEnableDefault, &q1) != cudaSuccess ||
+      q1 != cudaDriverEntryPointSuccess ||
+      cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &current, 12000, cudaEnableDefault,
+                                       &q2) != cudaSuccess ||
+      q2 != cudaDriverEntryPointSuccess ||
+      ((CUresult(*)(CUcontext *))current)(&ctx) != CUDA_SUCCESS || !ctx) {
+    (void)cudaGetLastError(); /* not sticky: the runtime's call stays */
+    return CGRT_OK;
+  }
+  g->drv_update = (CUresult(*)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *))update;
+  g->ctx = ctx;
+  void *get = NULL; /* cuKernelGetFunction, for a module's kernels */
+  enum cudaDriverEntryPointQueryResult q3 = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion("cuKernelGetFunction", &get, 12000, cudaEnableDefault,
+                                       &q3) != cudaSuccess ||
+      q3 != cudaDriverEntryPointSuccess) {
+    (void)cudaGetLastError();
+    get = NULL;
+  }
+  for (uint32_t k = 0; k < d->nkernels; k++) {
+    CUfunction f = NULL;
+    if (!g->funcs[k])
+      continue;
+    if (kernel_kind(d, k) == CGRT_KERNEL_MODULE) {
+      if (!get || ((CUresult(*)(CUfunction *, CUkernel))get)(&f, (CUkernel)g->funcs[k]) !=
+                      CUDA_SUCCESS)
+        f = NULL;
+    } else if (cudaGetFuncBySymbol((cudaFunction_t *)&f, g->funcs[k]) != cudaSuccess) {
+      (void)cudaGetLastError();
+      f = NULL;
+    }
+    g->drv_funcs[k] = f;
+  }
+#endif
+  return CGRT_OK;
+}
+
 /* What each kernel node of this graph runs: a linked kernel's host stub,
  * a template's instantiation (its accessor's answer), or a module's
  * kernel. */
@@ -2148,7 +2193,7 @@ static cgrt_status find_kernels(cgrt_graph *g) {
     if (s != CGRT_OK)
       return s;
   }
-  return CGRT_OK;
+  return find_driver(g);
 }
 
 static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options *o) {
@@ -2705,6 +2750,7 @@ void cgrt_destroy(cgrt_graph *g) {
       account(-1, 0);
   xfree(g->libraries);
   xfree((void *)g->funcs);
+  xfree(g->drv_funcs);
   xfree(g->shapes);
   xfree(g->grid_off);
   xfree(g->base);

@@ -33,9 +33,10 @@ void cgrt_test_device_updates(unsigned n);
 struct cgrt_graph;
 unsigned cgrt_test_updated_params(const struct cgrt_graph *g);
 
-/* Whether graph g's upload is updated through the driver's
- * cuGraphExecKernelNodeSetParams (else the runtime's). */
-int cgrt_test_driver_update(const struct cgrt_graph *g);
+/* How many of graph g's kernels are updated in its executable graph
+ * through the driver's cuGraphExecKernelNodeSetParams (the others through
+ * the runtime's), counting the scalar upload as one. */
+unsigned cgrt_test_driver_update(const struct cgrt_graph *g);
 
 #ifdef __cplusplus
 }

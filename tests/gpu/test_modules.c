@@ -34,6 +34,12 @@ static void run_modules(void) {
   modules *g;
   CGRT(modules_create(&g, &ext, NULL));
   EXPECT(cudaGetLastError() == cudaSuccess, "create left a CUDA error pending");
+  /* Its nine kernels (linked, template and module) and its upload are
+   * updated through the driver, which the by-value k and the rebinding
+   * below go through. */
+  unsigned by_driver = cgrt_test_driver_update((const struct cgrt_graph *)g);
+  EXPECT(by_driver == (CUDART_VERSION >= 12050 ? 10u : 0u),
+         "%u of 9 kernels and the upload updated through the driver", by_driver);
   int on = 0;
   for (int launch = 0; launch < 24; launch++) {
     if (launch == 12) {
