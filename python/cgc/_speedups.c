@@ -119,9 +119,11 @@ static PyObject *launch_slow(PyObject *self, PyObject *const *args, size_t nargs
   return r;
 }
 
-static PyObject *core_launch(Core *self, PyObject *const *args, size_t nargsf,
+/* METH_FASTCALL | METH_KEYWORDS: nargs is the count of positional
+ * arguments, with no vectorcall flag in it. */
+static PyObject *core_launch(Core *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
-  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  size_t nargsf = (size_t)nargs;
   PyObject *stream = Py_None;
   if (kwnames && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0 &&
       PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0)) &&
