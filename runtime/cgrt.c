@@ -180,6 +180,9 @@ struct cgrt_graph {
   uint32_t words;         /* 64-bit words in that mask */
   uint8_t *value_dirty;   /* per scalar: by-value arguments to update */
   int any_value_dirty;
+  uint32_t *stamp;        /* per node: the launch pass that last updated it (epoch) */
+  uint32_t epoch;
+  uint64_t node_updates;  /* nodes updated for scalars set, counted for a test */
   uint64_t *params;       /* per argument: its value as a kernel parameter */
   void **param_ptrs;      /* per argument: &params[i] */
   uint32_t *use_start, *use; /* per buffer and scalar: the nodes that use it */
@@ -1129,6 +1132,7 @@ static cgrt_status index_uses(cgrt_graph *g) {
 }
 
 unsigned cgrt_test_updated_params(const cgrt_graph *g) { return g ? g->nupdates : 0; }
+unsigned long long cgrt_test_node_updates(const cgrt_graph *g) { return g ? g->node_updates : 0; }
 unsigned cgrt_test_driver_update(const cgrt_graph *g) {
   unsigned n = 0;
   for (uint32_t k = 0; g && g->drv_update && k < g->d->nkernels; k++)
@@ -2228,8 +2232,9 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   g->body_base = xcalloc(d->nnodes, sizeof *g->body_base);
   g->shapes = xcalloc(d->nnodes, sizeof *g->shapes);
   g->grid_off = xcalloc(d->nnodes, 1);
+  g->stamp = xcalloc(d->nnodes, sizeof *g->stamp);
   if (!g->base || !g->values || !g->pending || !g->value_dirty || !g->params || !g->param_ptrs ||
-      !g->nodes || !g->extra_at || !g->body_base || !g->shapes || !g->grid_off)
+      !g->nodes || !g->extra_at || !g->body_base || !g->shapes || !g->grid_off || !g->stamp)
     return no_memory(d);
   s = number_graphs(g);
   if (s != CGRT_OK)
@@ -2475,14 +2480,27 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   if (s != CGRT_OK)
     return s;
   if (g->any_value_dirty) {
+    /* A node is updated once however many of the scalars it follows were
+     * set: an update takes every current value.  Each pass has its own
+     * stamp, so a pass that fails leaves the next one to update again. */
+    if (++g->epoch == 0) {
+      memset(g->stamp, 0, d->nnodes * sizeof *g->stamp);
+      g->epoch = 1;
+    }
     for (uint32_t i = 0; i < d->nscalars; i++) {
       if (!g->value_dirty[i])
         continue;
       uint32_t r = d->nbuffers + i;
       int reshaped = 0; /* no capture node takes a scalar by value */
-      for (uint32_t u = g->use_start[r]; u < g->use_start[r + 1]; u++)
-        if ((s = update_node(g, g->use[u], &reshaped)) != CGRT_OK)
+      for (uint32_t u = g->use_start[r]; u < g->use_start[r + 1]; u++) {
+        uint32_t n = g->use[u];
+        if (g->stamp[n] == g->epoch)
+          continue;
+        if ((s = update_node(g, n, &reshaped)) != CGRT_OK)
           return s; /* still dirty: the next launch tries again */
+        g->stamp[n] = g->epoch;
+        g->node_updates++;
+      }
       g->value_dirty[i] = 0;
     }
     g->any_value_dirty = 0;
@@ -2753,6 +2771,7 @@ void cgrt_destroy(cgrt_graph *g) {
   xfree(g->drv_funcs);
   xfree(g->shapes);
   xfree(g->grid_off);
+  xfree(g->stamp);
   xfree(g->base);
   xfree(g->values);
   xfree(g->pending);

@@ -33,6 +33,10 @@ void cgrt_test_device_updates(unsigned n);
 struct cgrt_graph;
 unsigned cgrt_test_updated_params(const struct cgrt_graph *g);
 
+/* How many node updates graph g's launches have made for scalars set
+ * (a node that follows several scalars set together counts once). */
+unsigned long long cgrt_test_node_updates(const struct cgrt_graph *g);
+
 /* How many of graph g's kernels are updated in its executable graph
  * through the driver's cuGraphExecKernelNodeSetParams (the others through
  * the runtime's), counting the scalar upload as one. */

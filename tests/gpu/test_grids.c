@@ -4,7 +4,8 @@
  * are what its own values give.  A value above its bound is refused by set
  * (the scalar keeps its value); a grid out of range is refused by launch
  * and works again once the value is good; a grid of 0 runs nothing; a
- * grid in a conditional body follows its scalar as well. */
+ * grid in a conditional body follows its scalar as well.  A node that
+ * follows several scalars set together is updated once a launch. */
 #include "cgrt_testing.h"
 #include "gpu_test.h"
 #include "grids_graph.h"
@@ -33,14 +34,21 @@ static void test_follow(cudaStream_t stream) {
   follow_extern ext = {a, b, c};
   follow *g;
   CGRT(follow_create(&g, &ext, NULL));
-  uint32_t prev = 0;
+  unsigned long long updates0 = cgrt_test_node_updates((const struct cgrt_graph *)g), want = 0;
+  uint32_t prev = 0, prev_m = 1, prev_tag = 0; /* the initial values */
   for (int i = 0; i < LAUNCHES; i++) {
     uint32_t n;
     do /* mostly a grid other than the last launch's; 0 now and then */
       n = rand64() % 16 == 0 ? 0 : (uint32_t)(rand64() % 65537);
     while (n && cdiv(n, 256) == cdiv(prev, 256));
-    ns[i] = prev = n;
     ms[i] = 1 + (uint32_t)(rand64() % 8);
+    /* Setting a scalar to its value changes nothing; otherwise the first
+     * node (n's grid, tag by value) and the second (n and m's grid) are
+     * updated once each, however many of their scalars were set. */
+    want += (n != prev || (uint32_t)i != prev_tag) + (n != prev || ms[i] != prev_m);
+    ns[i] = prev = n;
+    prev_m = ms[i];
+    prev_tag = (uint32_t)i;
     CGRT(follow_set_n(g, n));
     CGRT(follow_set_m(g, (uint16_t)ms[i]));
     CGRT(follow_set_tag(g, (uint32_t)i));
@@ -48,6 +56,9 @@ static void test_follow(cudaStream_t stream) {
     CGRT(follow_launch(g, stream));
   }
   CUDA(cudaStreamSynchronize(stream));
+  unsigned long long updates = cgrt_test_node_updates((const struct cgrt_graph *)g) - updates0;
+  EXPECT(updates == want, "%llu node updates in %d launches, expected %llu", updates, LAUNCHES,
+         want);
   read_counts(a_host, a);
   read_counts(b_host, b);
   read_counts(c_host, c);
