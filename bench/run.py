@@ -49,14 +49,15 @@ _spec.loader.exec_module(python_launch)
 def build(build_dir, arch):
     sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
         "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
-    sh(["cmake", "--build", build_dir, "--target", "bench", "bench_dense", "bench_upload", "cgc"],
+    sh(["cmake", "--build", build_dir, "--target", "bench", "bench_dense", "bench_upload",
+        "bench_device_nodes", "cgc"],
        stdout=subprocess.DEVNULL)
     tensor_parallel.build_targets(build_dir)  # where NCCL is
 
 
 def run_c(build_dir):
     rows = []
-    for exe in ("bench", "bench_upload"):
+    for exe in ("bench", "bench_upload", "bench_device_nodes"):
         out = sh([os.path.join(build_dir, "bench", exe)], stdout=subprocess.PIPE, text=True).stdout
         rows += [r for r in csv.DictReader(io.StringIO(out))]
     return rows
@@ -208,6 +209,11 @@ def ratio_lines(rows):
             get(rows, "grid", c, "grid_changed", "host_us"), same, "", lambda v: None)
         add("grid follows a scalar, %d nodes: host, set to its value / unchanged" % k,
             get(rows, "grid", c, "grid_set_same", "host_us"), same, "", lambda v: None)
+    for k in (8, 16, 32, 48, 56, 64, 100):
+        c = "%d_nodes" % k
+        add("%d device-updatable nodes / plain: host, launch" % k,
+            get(rows, "device_nodes", c, "device_updatable", "host_us"),
+            get(rows, "device_nodes", c, "plain", "host_us"), "", lambda v: None)
     add("decode_step batches 1, 2, 4, 8: pooled / separate memory",
         get(rows, "pool", "decode_step_batch_1_2_4_8", "pooled", "bytes"),
         get(rows, "pool", "decode_step_batch_1_2_4_8", "separate", "bytes"), "< 1",

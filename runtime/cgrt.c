@@ -35,7 +35,9 @@ enum {
   ALIGN = 256,      /* alignment of every owned buffer */
   BIG_SMEM = 48 * 1024,
   ENTRY_ROOTS = 2,  /* entry nodes from which a graph gets a single entry kernel */
-  DEVICE_UPDATES = 4 /* nodes taking a scalar by value from which the upload updates them */
+  DEVICE_UPDATES = 4, /* nodes taking a scalar by value (or with a grid that follows
+                         scalars) from which the upload updates them */
+  DEVICE_NODES_MOST = 32 /* device-updatable nodes a graph takes for grids (plan_updates) */
 };
 
 /* The tables' kinds as types (cgrt_abi.h), so that -Wswitch names every
@@ -230,6 +232,20 @@ struct cgrt_graph {
   unsigned char *updates;  /* device memory: per scalar its first entry, then the entries */
   uint64_t updates_bytes;
   int reupload;            /* such a node was updated from the host: upload before launching */
+  /* Grids that follow scalars, when many kernel nodes at the top have one:
+   * the host works out each grid and the upload sets it on the device
+   * (plan_updates, queue_grids). */
+  uint8_t *dev_grid;       /* per node: its grid is set on the device */
+  uint32_t ngrids;         /* such nodes */
+  uint32_t *grid_entry;    /* per node: its entry in the update table, when dev_grid */
+  uint32_t *grid_dims;     /* per node, three: the grid its node has (its extents
+                              with 0 as 1; grid_off says whether it is disabled) */
+  uint8_t *grid_dirty;     /* per scalar: set since the last launch, a dev_grid
+                              node following it */
+  int any_grid_dirty;
+  uint32_t *grid_queue;    /* the dev_grid nodes this launch changes ... */
+  uint64_t *grid_value;    /* ... and each one's pair (cgrt_cond.h) */
+  uint32_t nqueue;
 };
 
 /* ---- errors, accounting and the fault hook ---- */
@@ -541,6 +557,23 @@ static void runtime_kernel(NodeParams *p, cgrt_kernel k, unsigned grid, unsigned
   p->kernel.kernelParams = p->ptrs;
 }
 
+/* Kernel node v's grid as its node holds it: the scalars' grid, with 1
+ * where an extent is 0 or refused (apply_grids and check_grid deal with
+ * those), or its constant one. */
+static void node_grid(const cgrt_graph *g, uint32_t v, unsigned grid[3]) {
+  const cgrt_node_desc *nd = &g->d->nodes[v];
+  for (int i = 0; i < 3; i++)
+    grid[i] = nd->grid[i];
+  if (!nd->grid_expr)
+    return;
+  int64_t e[3];
+  int which;
+  int ok = eval_grid(g, v, e, &which) == CGRT_GRID_OK;
+  grid[0] = ok && e[0] > 0 && e[0] <= INT32_MAX ? (unsigned)e[0] : 1;
+  grid[1] = ok && e[1] > 0 && e[1] <= 65535 ? (unsigned)e[1] : 1;
+  grid[2] = ok && e[2] > 0 && e[2] <= 65535 ? (unsigned)e[2] : 1;
+}
+
 /* Node v's parameters; for a control node, those of its condition kernel
  * before the node (step 0) or at the end of a while's body (step 1). */
 static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p) {
@@ -550,15 +583,9 @@ static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p)
   case CGRT_KERNEL_NODE:
     p->type = KERNEL_PARAMS;
     p->kernel.func = (void *)g->funcs[nd->kernel];
-    p->kernel.gridDim = (dim3){nd->grid[0], nd->grid[1], nd->grid[2]};
-    if (nd->grid_expr) { /* the scalars' grid; 1 where it is 0 or refused (apply_grids) */
-      int64_t e[3];
-      int which;
-      int ok = eval_grid(g, v, e, &which) == CGRT_GRID_OK;
-      p->kernel.gridDim.x = ok && e[0] > 0 && e[0] <= INT32_MAX ? (unsigned)e[0] : 1;
-      p->kernel.gridDim.y = ok && e[1] > 0 && e[1] <= 65535 ? (unsigned)e[1] : 1;
-      p->kernel.gridDim.z = ok && e[2] > 0 && e[2] <= 65535 ? (unsigned)e[2] : 1;
-    }
+    unsigned grid[3];
+    node_grid(g, v, grid);
+    p->kernel.gridDim = (dim3){grid[0], grid[1], grid[2]};
     p->kernel.blockDim = (dim3){nd->block[0], nd->block[1], nd->block[2]};
     p->kernel.sharedMemBytes = nd->smem;
     p->kernel.kernelParams = kernel_args(g, nd);
@@ -1077,10 +1104,12 @@ static int used_by(const cgrt_graph_desc *d, const cgrt_node_desc *nd, uint32_t 
 }
 
 /* Nodes that use each buffer and scalar, for bind and by-value updates,
- * and the nodes whose grid each scalar sets. */
+ * and the nodes whose grid each scalar sets: resource nbuffers + i for
+ * those the host updates, nbuffers + nscalars + i for those whose grid
+ * the upload sets on the device (dev_grid). */
 static cgrt_status index_uses(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
-  uint32_t nres = d->nbuffers + d->nscalars, total = 0;
+  uint32_t nres = d->nbuffers + 2 * d->nscalars, total = 0;
   g->use_start = xcalloc(nres + 1, sizeof *g->use_start);
   if (!g->use_start)
     return no_memory(d);
@@ -1120,6 +1149,8 @@ static cgrt_status index_uses(cgrt_graph *g) {
         uint32_t r = d->nbuffers + (uint32_t)d->grid_code[++i];
         if (op == CGRT_GRID_CONST || used_by(d, nd, r, i, 1))
           continue; /* a constant, or a scalar this node already has */
+        if (g->dev_grid[n])
+          r += d->nscalars;
         if (pass == 0)
           g->use_start[r + 1]++;
         else
@@ -1133,6 +1164,7 @@ static cgrt_status index_uses(cgrt_graph *g) {
 
 unsigned cgrt_test_updated_params(const cgrt_graph *g) { return g ? g->nupdates : 0; }
 unsigned long long cgrt_test_node_updates(const cgrt_graph *g) { return g ? g->node_updates : 0; }
+unsigned cgrt_test_device_grids(const cgrt_graph *g) { return g ? g->ngrids : 0; }
 unsigned cgrt_test_driver_update(const cgrt_graph *g) {
   unsigned n = 0;
   for (uint32_t k = 0; g && g->drv_update && k < g->d->nkernels; k++)
@@ -1175,9 +1207,14 @@ static cgrt_status plan_updates(cgrt_graph *g) {
   g->dev_node = xcalloc(d->nnodes, 1);
   g->dev_scalar = xcalloc(d->nscalars, 1);
   g->dev_handles = xcalloc(d->nnodes, sizeof *g->dev_handles);
+  g->dev_grid = xcalloc(d->nnodes, 1);
+  g->grid_entry = xcalloc(d->nnodes, sizeof *g->grid_entry);
+  g->grid_dims = xcalloc(3 * (size_t)d->nnodes, sizeof *g->grid_dims);
+  g->grid_dirty = xcalloc(d->nscalars, 1);
   uint32_t *takers = xcalloc(d->nscalars, sizeof *takers);
   uint8_t *loaded = xcalloc(d->nnodes, 1);
-  if (!g->dev_node || !g->dev_scalar || !g->dev_handles || !takers || !loaded) {
+  if (!g->dev_node || !g->dev_scalar || !g->dev_handles || !g->dev_grid || !g->grid_entry ||
+      !g->grid_dims || !g->grid_dirty || !takers || !loaded) {
     xfree(takers);
     xfree(loaded);
     return no_memory(d);
@@ -1206,6 +1243,40 @@ static cgrt_status plan_updates(cgrt_graph *g) {
       if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE && takers[d->args[a].index] < least)
         g->dev_node[n] = 0;
   }
+  /* Grids likewise: when at least `least` kernel nodes at the top have a
+   * grid that follows scalars (and read no extern buffer and take no
+   * scalar by value), the host works out their grids at each launch
+   * after a set, as it does for the others, and the upload sets those
+   * that changed on the device (cudaGraphKernelNodeSetGridDim, and
+   * cudaGraphKernelNodeSetEnabled for an extent of 0): about 1.4 us of
+   * host time a node from the host, nothing more than the upload's own
+   * update this way.  But only while the graph then has at most
+   * DEVICE_NODES_MOST device-updatable nodes: beyond that a launch may
+   * cost the host more (bench/device_nodes.cu on an H200, two runs: up to
+   * 32 such nodes 1.00x to 1.03x the plain graph's launch, 48 1.00x and
+   * 1.43x, 100 1.39x and 1.35x), which a grid that seldom changes would
+   * pay at every launch. */
+  uint32_t grids = 0, updatable = 0;
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    updatable += g->dev_node[n];
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t n = 0; n < d->nnodes; n++) {
+      const cgrt_node_desc *nd = &d->nodes[n];
+      if (node_kind(nd) != CGRT_KERNEL_NODE || nd->scope != CGRT_TOP || !nd->grid_expr)
+        continue;
+      int other = 0;
+      for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++) {
+        const cgrt_arg_desc *x = &d->args[a];
+        other |= arg_kind(x) == CGRT_ARG_SCALAR_VALUE ||
+                 (arg_kind(x) == CGRT_ARG_BUFFER && is_extern(buffer_kind(&d->buffers[x->index])));
+      }
+      if (other)
+        continue;
+      if (pass == 0)
+        grids++;
+      else if (grids >= least && updatable + grids <= DEVICE_NODES_MOST)
+        g->dev_grid[n] = g->dev_node[n] = 1;
+    }
   for (uint32_t i = 0; i < d->nloads; i++)
     loaded[d->loads[i]] = 1;
   uint32_t edges = 0;
@@ -1229,8 +1300,15 @@ static cgrt_status plan_updates(cgrt_graph *g) {
     if (g->dev_node[n] && !loaded[n])
       g->dev_edges[g->ndev_edges++] = n;
   xfree(loaded);
-  if (g->nupdates)
-    g->updates_bytes = updates_at(d) + (uint64_t)g->nupdates * sizeof(cgrt_value_update);
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    if (g->dev_grid[n])
+      g->grid_entry[n] = g->nupdates + g->ngrids++; /* after the parameters' entries */
+  if (g->ngrids && (!(g->grid_queue = xcalloc(g->ngrids, sizeof *g->grid_queue)) ||
+                    !(g->grid_value = xcalloc(g->ngrids, sizeof *g->grid_value))))
+    return no_memory(d);
+  if (g->nupdates || g->ngrids)
+    g->updates_bytes = updates_at(d) + (uint64_t)(g->nupdates + g->ngrids) *
+                                           sizeof(cgrt_value_update);
   return CGRT_OK;
 }
 
@@ -1280,6 +1358,9 @@ static cgrt_status write_updates(cgrt_graph *g) {
       e->size = d->args[a].size;
     }
   }
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    if (g->dev_grid[n]) /* a grid's entry: its node alone */
+      u[g->grid_entry[n]].node = (uint64_t)(uintptr_t)g->dev_handles[n];
   cudaError_t err = cudaSuccess;
   if (s == CGRT_OK &&
       (err = CU(cudaMemcpy(g->updates, buf, g->updates_bytes, cudaMemcpyHostToDevice))) !=
@@ -1300,11 +1381,10 @@ static struct cudaKernelNodeParams loader_params(cgrt_graph *g, void **ptr) {
   struct cudaKernelNodeParams p = {0};
   p.func = (void *)kernel_address(k);
   p.gridDim = (dim3){1, 1, 1};
-  /* A thread per node parameter written on the device, up to 256: each
-   * write is a call into the device runtime, and they run side by side. */
-  unsigned threads = g->nupdates <= 32    ? 32
-                     : g->nupdates >= 256 ? 256
-                                          : (g->nupdates + 31) / 32 * 32;
+  /* A thread per node parameter or grid written on the device, up to 256:
+   * each write is a call into the device runtime, and they run side by side. */
+  uint32_t writes = g->nupdates + g->ngrids;
+  unsigned threads = writes <= 32 ? 32 : writes >= 256 ? 256 : (writes + 31) / 32 * 32;
   p.blockDim = (dim3){threads, 1, 1};
   p.kernelParams = ptr;
   return p;
@@ -2002,14 +2082,15 @@ static cgrt_status make_graph(cgrt_graph *g, cudaStream_t stream) {
     return fail(d, "cudaGraphCreate", err);
   account(1, 0);
   g->bodies[0] = g->graph;
-  if (g->nupdates) { /* the table's address goes into the upload's parameter */
+  if (g->nupdates || g->ngrids) { /* the table's address goes into the upload's parameter */
     void *p = NULL;
     if ((err = CU(cudaMalloc(&p, g->updates_bytes))) != cudaSuccess)
       return fail(d, "cudaMalloc (device updates)", err);
     g->updates = p;
     account(1, g->updates_bytes);
   }
-  if ((s = add_nodes(g)) != CGRT_OK || (g->nupdates && (s = write_updates(g)) != CGRT_OK))
+  if ((s = add_nodes(g)) != CGRT_OK ||
+      ((g->nupdates || g->ngrids) && (s = write_updates(g)) != CGRT_OK))
     return s;
   int priorities = 0;
   for (uint32_t n = 0; n < d->nnodes; n++)
@@ -2021,9 +2102,12 @@ static cgrt_status make_graph(cgrt_graph *g, cudaStream_t stream) {
   account(1, 0);
   if (d->ngrid_code && (s = apply_grids(g)) != CGRT_OK)
     return s;
+  for (uint32_t n = 0; n < d->nnodes; n++) /* what the new graph's nodes hold */
+    if (g->dev_grid[n])
+      node_grid(g, n, &g->grid_dims[3 * n]);
   /* A graph whose nodes update others on the device must be uploaded
    * before its first launch. */
-  if (g->upload || g->nupdates) {
+  if (g->upload || g->nupdates || g->ngrids) {
     if ((err = CU(cudaGraphUpload(g->exec, stream))) != cudaSuccess)
       return fail(d, "cudaGraphUpload", err);
     if ((err = CU(cudaStreamSynchronize(stream))) != cudaSuccess)
@@ -2213,8 +2297,8 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   cgrt_status s = plan_updates(g);
   if (s != CGRT_OK)
     return s;
-  if (d->nloads || g->nupdates) {
-    uint32_t memory = 0;
+  if (d->nloads || g->nupdates || g->ngrids) {
+    uint32_t memory = g->ngrids; /* pairs: a scalar's value, or a node's grid */
     for (uint32_t i = 0; i < d->nscalars; i++)
       memory += d->scalars[i].memory || g->dev_scalar[i];
     g->load_cap = memory <= 8 ? 8 : memory <= 64 ? 64 : memory <= 512 ? 512 : LOADS_MOST;
@@ -2403,6 +2487,74 @@ static cgrt_status check_stream(cgrt_graph *g, cudaStream_t stream) {
   return CGRT_OK;
 }
 
+/* A new pass over the nodes (stamp): each is updated once in it. */
+static void next_pass(cgrt_graph *g) {
+  if (++g->epoch == 0) {
+    memset(g->stamp, 0, g->d->nnodes * sizeof *g->stamp);
+    g->epoch = 1;
+  }
+}
+
+/* The grids of the dev_grid nodes that follow the scalars set since the
+ * last launch, checked (a refused grid fails the launch, as on the host
+ * path), and the pairs of those whose node must change: grid_queue and
+ * grid_value.  Nothing is committed until the launch is issued
+ * (commit_grids). */
+static cgrt_status queue_grids(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  g->nqueue = 0;
+  next_pass(g);
+  for (uint32_t i = 0; i < d->nscalars; i++) {
+    if (!g->grid_dirty[i])
+      continue;
+    uint32_t r = d->nbuffers + d->nscalars + i;
+    for (uint32_t u = g->use_start[r]; u < g->use_start[r + 1]; u++) {
+      uint32_t n = g->use[u];
+      if (g->stamp[n] == g->epoch)
+        continue;
+      g->stamp[n] = g->epoch;
+      unsigned grid[3];
+      cgrt_status s = check_grid(g, n, grid);
+      if (s != CGRT_OK)
+        return s;
+      const uint32_t *has = &g->grid_dims[3 * n];
+      uint64_t value;
+      if (!grid[0] || !grid[1] || !grid[2]) {
+        if (g->grid_off[n])
+          continue; /* off already */
+        value = CGRT_GRID_OFF;
+      } else {
+        if (!g->grid_off[n] && grid[0] == has[0] && grid[1] == has[1] && grid[2] == has[2])
+          continue; /* the grid it has */
+        value = CGRT_GRID_PAIR_VALUE(grid[0], grid[1], grid[2], g->grid_off[n]);
+      }
+      g->grid_queue[g->nqueue] = n;
+      g->grid_value[g->nqueue++] = value;
+    }
+  }
+  return CGRT_OK;
+}
+
+/* The queued grids are what the nodes have once the launch that carries
+ * them is issued (or the host set them: the slow path). */
+static void commit_grids(cgrt_graph *g) {
+  for (uint32_t q = 0; q < g->nqueue; q++) {
+    uint32_t n = g->grid_queue[q];
+    uint64_t v = g->grid_value[q];
+    if (v == CGRT_GRID_OFF) {
+      g->grid_off[n] = 1;
+    } else {
+      g->grid_dims[3 * n] = CGRT_GRID_PAIR_X(v);
+      g->grid_dims[3 * n + 1] = CGRT_GRID_PAIR_Y(v);
+      g->grid_dims[3 * n + 2] = CGRT_GRID_PAIR_Z(v);
+      g->grid_off[n] = 0;
+    }
+  }
+  g->nqueue = 0;
+  memset(g->grid_dirty, 0, g->d->nscalars);
+  g->any_grid_dirty = 0;
+}
+
 /* Puts the scalars set since the last launch into the upload's parameter
  * for the launch about to be issued, and enables the upload; with none set
  * it disables the upload, which then costs a launch nothing (*loaded: the
@@ -2410,7 +2562,7 @@ static cgrt_status check_stream(cgrt_graph *g, cudaStream_t stream) {
  * launch issued has finished, straight into the slots. */
 static cgrt_status upload(cgrt_graph *g, int *loaded) {
   const cgrt_graph_desc *d = g->d;
-  uint32_t count = 0;
+  uint32_t count = g->nqueue;
   for (uint32_t w = 0; w < g->words; w++)
     count += (uint32_t)__builtin_popcountll(g->pending[w]);
   cudaError_t err;
@@ -2439,6 +2591,15 @@ static cgrt_status upload(cgrt_graph *g, int *loaded) {
         g->reupload = 1;
       }
     }
+    /* And the queued grids, from the host likewise. */
+    for (uint32_t q = 0; q < g->nqueue; q++) {
+      int reshaped = 0;
+      cgrt_status s = update_node(g, g->grid_queue[q], &reshaped);
+      if (s != CGRT_OK)
+        return s;
+      g->reupload = 1;
+    }
+    commit_grids(g);
     memset(g->pending, 0, g->words * sizeof *g->pending);
     count = 0; /* in the slots already: nothing is left for the kernel */
   }
@@ -2456,11 +2617,16 @@ static cgrt_status upload(cgrt_graph *g, int *loaded) {
   memcpy(g->loads, &h, sizeof h);
   uint64_t *value = (uint64_t *)(void *)(g->loads + CGRT_LOADS_HEAD);
   uint32_t *index = (uint32_t *)(void *)(g->loads + CGRT_LOADS_HEAD + 8 * (size_t)g->load_cap);
-  for (uint32_t i = 0, k = 0; i < d->nscalars && k < count; i++)
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < d->nscalars && k < count; i++)
     if (g->pending[i / 64] >> (i % 64) & 1) {
       value[k] = g->values[i];
       index[k++] = i;
     }
+  for (uint32_t q = 0; q < g->nqueue; q++, k++) {
+    value[k] = g->grid_value[q];
+    index[k] = CGRT_GRID_PAIR | g->grid_entry[g->grid_queue[q]];
+  }
   if ((err = update_loader(g)) != cudaSuccess)
     return fail(d, "cudaGraphExecKernelNodeSetParams (scalar upload)", err);
   if (!g->loader_on) {
@@ -2483,10 +2649,7 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
     /* A node is updated once however many of the scalars it follows were
      * set: an update takes every current value.  Each pass has its own
      * stamp, so a pass that fails leaves the next one to update again. */
-    if (++g->epoch == 0) {
-      memset(g->stamp, 0, d->nnodes * sizeof *g->stamp);
-      g->epoch = 1;
-    }
+    next_pass(g);
     for (uint32_t i = 0; i < d->nscalars; i++) {
       if (!g->value_dirty[i])
         continue;
@@ -2505,6 +2668,9 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
     }
     g->any_value_dirty = 0;
   }
+  g->nqueue = 0;
+  if (g->any_grid_dirty && (s = queue_grids(g)) != CGRT_OK)
+    return s; /* the scalars stay marked: the next launch works them out again */
   cudaError_t err;
   int loaded = 0;
   if (g->loads && (s = upload(g, &loaded)) != CGRT_OK)
@@ -2532,6 +2698,8 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   g->last_stream = stream;
   if (loaded)
     memset(g->pending, 0, g->words * sizeof *g->pending);
+  if (g->any_grid_dirty)
+    commit_grids(g);
   return CGRT_OK;
 }
 
@@ -2574,6 +2742,9 @@ cgrt_status cgrt_set_scalar(cgrt_graph *g, uint32_t i, const void *value) {
   uint32_t r = d->nbuffers + i;
   if (g->use_start[r + 1] > g->use_start[r])
     g->value_dirty[i] = 1, g->any_value_dirty = 1;
+  r += d->nscalars; /* the grids set on the device */
+  if (g->use_start[r + 1] > g->use_start[r])
+    g->grid_dirty[i] = 1, g->any_grid_dirty = 1;
   return CGRT_OK;
 }
 
@@ -2790,6 +2961,12 @@ void cgrt_destroy(cgrt_graph *g) {
   xfree(g->handles);
   xfree(g->dev_node);
   xfree(g->dev_scalar);
+  xfree(g->dev_grid);
+  xfree(g->grid_entry);
+  xfree(g->grid_dims);
+  xfree(g->grid_dirty);
+  xfree(g->grid_queue);
+  xfree(g->grid_value);
   xfree(g->dev_edges);
   xfree(g->dev_handles);
   if (g->pool)

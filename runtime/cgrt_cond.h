@@ -41,6 +41,21 @@ typedef struct cgrt_loads_head {
   unsigned long long updates; /* the cgrt_value_updates (device memory) */
 } cgrt_loads_head;
 
+/* A pair whose index has CGRT_GRID_PAIR set is a node's grid, not a
+ * scalar's value: the index (without that bit) is the node's entry in the
+ * update table (its node alone), and the value CGRT_GRID_OFF (disable the
+ * node) or the extents x (31 bits), y and z (16 bits each), with bit 63
+ * set when the node is to be enabled too. */
+#define CGRT_GRID_PAIR 0x80000000u
+#define CGRT_GRID_OFF 0ull
+#define CGRT_GRID_PAIR_VALUE(x, y, z, enable)                                                 \
+  ((unsigned long long)(x) | (unsigned long long)(y) << 31 | (unsigned long long)(z) << 47 |  \
+   (unsigned long long)((enable) != 0) << 63)
+#define CGRT_GRID_PAIR_X(v) ((unsigned)((v) & 0x7fffffffull))
+#define CGRT_GRID_PAIR_Y(v) ((unsigned)((v) >> 31 & 0xffffull))
+#define CGRT_GRID_PAIR_Z(v) ((unsigned)((v) >> 47 & 0xffffull))
+#define CGRT_GRID_PAIR_ENABLE(v) ((unsigned)((v) >> 63))
+
 /* One node parameter that a scalar's value is written into on the device:
  * the node (a cudaGraphDeviceNode_t), and where in its parameters. */
 typedef struct cgrt_value_update {

@@ -21,10 +21,33 @@ static_assert(sizeof(cgrt_loads_head) == CGRT_LOADS_HEAD, "the header's layout")
 static_assert(sizeof(cgrt_loads<8>) == CGRT_LOADS_BYTES(8), "the parameter's layout");
 static_assert(sizeof(cgrt_loads<2048>) == CGRT_LOADS_BYTES(2048), "the parameter's layout");
 
+// A node's grid (a pair with CGRT_GRID_PAIR, cgrt_cond.h): set on the
+// device-updatable node, or the node disabled or enabled.  A refusal
+// would leave the node with a stale grid: the launch fails instead.
+static __device__ void set_grid(const cgrt_value_update *u, unsigned index,
+                                unsigned long long v) {
+  cudaGraphDeviceNode_t node = reinterpret_cast<cudaGraphDeviceNode_t>(u[index].node);
+  cudaError_t err;
+  if (v == CGRT_GRID_OFF) {
+    err = cudaGraphKernelNodeSetEnabled(node, false);
+  } else {
+    err = cudaGraphKernelNodeSetGridDim(
+        node, dim3(CGRT_GRID_PAIR_X(v), CGRT_GRID_PAIR_Y(v), CGRT_GRID_PAIR_Z(v)));
+    if (err == cudaSuccess && CGRT_GRID_PAIR_ENABLE(v))
+      err = cudaGraphKernelNodeSetEnabled(node, true);
+  }
+  if (err != cudaSuccess)
+    __trap();
+}
+
 template <unsigned N> static __device__ void load_scalars(const cgrt_loads<N> &a) {
   unsigned long long *slots = reinterpret_cast<unsigned long long *>(a.head.slots);
+  const cgrt_value_update *u = reinterpret_cast<const cgrt_value_update *>(a.head.updates);
   for (unsigned i = threadIdx.x; i < a.head.count; i += blockDim.x)
-    slots[a.index[i]] = a.value[i];
+    if (a.index[i] & CGRT_GRID_PAIR)
+      set_grid(u, a.index[i] & ~CGRT_GRID_PAIR, a.value[i]);
+    else
+      slots[a.index[i]] = a.value[i];
   if (!a.head.starts)
     return;
   // The parameters of the nodes that take a scalar by value; those nodes
@@ -32,12 +55,14 @@ template <unsigned N> static __device__ void load_scalars(const cgrt_loads<N> &a
   // driver refuses would leave a node with a stale value: the launch fails
   // instead.
   const unsigned *starts = reinterpret_cast<const unsigned *>(a.head.starts);
-  const cgrt_value_update *u = reinterpret_cast<const cgrt_value_update *>(a.head.updates);
-  for (unsigned i = 0; i < a.head.count; i++)
+  for (unsigned i = 0; i < a.head.count; i++) {
+    if (a.index[i] & CGRT_GRID_PAIR)
+      continue;
     for (unsigned j = starts[a.index[i]] + threadIdx.x; j < starts[a.index[i] + 1]; j += blockDim.x)
       if (cudaGraphKernelNodeSetParam(reinterpret_cast<cudaGraphDeviceNode_t>(u[j].node),
                                       u[j].offset, &a.value[i], u[j].size) != cudaSuccess)
         __trap();
+  }
 }
 
 // __grid_constant__: read in place from the parameter bank, never copied.

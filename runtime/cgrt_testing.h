@@ -33,6 +33,10 @@ void cgrt_test_device_updates(unsigned n);
 struct cgrt_graph;
 unsigned cgrt_test_updated_params(const struct cgrt_graph *g);
 
+/* How many of graph g's nodes have their grid set on the device by the
+ * upload (the hook cgrt_test_device_updates sets how many it takes). */
+unsigned cgrt_test_device_grids(const struct cgrt_graph *g);
+
 /* How many node updates graph g's launches have made for scalars set
  * (a node that follows several scalars set together counts once). */
 unsigned long long cgrt_test_node_updates(const struct cgrt_graph *g);

@@ -9,7 +9,16 @@
  * upload one value wide (launches after two or more sets go the slow way,
  * which updates the device-updatable nodes from the host).  Kernel nodes
  * and the upload are updated through the driver (CUDA 12.5 and later).
- * Then every CUDA call of create fails in turn, and nothing is left held. */
+ * Then every CUDA call of create fails in turn, and nothing is left held.
+ *
+ * `grids` has six nodes whose grids follow n (and m): by default the
+ * upload sets them on the device (and disables the node whose extent is
+ * 0).  2,000 launches queued behind a held stream, n and m set in some
+ * and not in others, must each run their own grids, in three
+ * configurations: the default, never on the device (the host updates
+ * them), and an upload one value wide (the slow way, from the host).  A
+ * grid out of range still fails its launch, naming it.  `many` has fifty
+ * such nodes, more than the device takes: the host updates them. */
 #include <limits.h>
 #include <string.h>
 
@@ -21,6 +30,124 @@
 enum { LAUNCHES = 2000, ROW = 2001 };
 
 cudaError_t hold_stream(const volatile uint32_t *gate, uint64_t limit_ns, cudaStream_t stream);
+
+static uint32_t cdiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+/* The grids graph, as the header says; logs: 6 x ROW words of the host's. */
+static void test_grids(cudaStream_t stream, volatile uint32_t *gate, volatile uint32_t *dgate,
+                       uint32_t *logs) {
+  static const struct {
+    const char *name;
+    unsigned least, room, grids; /* the hooks, and the nodes whose grid is set on the device */
+  } configs[] = {
+      {"grids, default", 0, 0, 6},
+      {"grids, never on the device", UINT_MAX, 0, 0},
+      {"grids, an upload one value wide", 0, 1, 6},
+  };
+  uint32_t *ns = malloc(LAUNCHES * sizeof *ns), *ms = malloc(LAUNCHES * sizeof *ms);
+  for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+    grids *g = NULL;
+    cgrt_test_device_updates(configs[c].least);
+    cgrt_test_upload_room(configs[c].room);
+    CGRT(grids_create(&g, NULL));
+    cgrt_test_device_updates(0);
+    cgrt_test_upload_room(0);
+    unsigned on_device = cgrt_test_device_grids((const struct cgrt_graph *)g);
+    EXPECT(on_device == configs[c].grids, "%s: %u grids set on the device, expected %u",
+           configs[c].name, on_device, configs[c].grids);
+    unsigned long long updates0 = cgrt_test_node_updates((const struct cgrt_graph *)g);
+    uint32_t *dlogs = grids_buffer_logs(g);
+    CUDA(cudaMemsetAsync(dlogs, 0, 6 * (ROW - 1) * sizeof *dlogs, stream));
+    *gate = 0;
+    CUDA(hold_stream(dgate, UINT64_C(2000000000), stream));
+    uint32_t n = 64, m = 1; /* the initial values */
+    for (uint32_t i = 0; i < LAUNCHES; i++) {
+      /* n is set in three launches of four (1 now and then: the last node
+       * disabled), m in every third. */
+      if (i % 4 != 3) {
+        uint64_t r = rand64();
+        n = r % 8 == 0 ? 1 : 1 + (uint32_t)(r / 8 % 4096);
+        CGRT(grids_set_n(g, n));
+      }
+      if (i % 3 == 0)
+        CGRT(grids_set_m(g, m = 1 + (uint32_t)(rand64() % 4)));
+      CGRT(grids_set_seq(g, i));
+      ns[i] = n;
+      ms[i] = m;
+      CGRT(grids_launch(g, stream));
+    }
+    if (!configs[c].room)
+      EXPECT(cudaStreamQuery(stream) == cudaErrorNotReady, "%s: the launches were not queued",
+             configs[c].name);
+    __atomic_store_n(gate, 1, __ATOMIC_SEQ_CST);
+    CUDA(cudaStreamSynchronize(stream));
+    CUDA(cudaMemcpy(logs, dlogs, 6 * (ROW - 1) * sizeof *logs, cudaMemcpyDeviceToHost));
+    for (int row = 0; row < 6; row++) {
+      const uint32_t *log = logs + (size_t)row * (ROW - 1);
+      int bad = 0, first = -1;
+      uint32_t got = 0, want = 0;
+      for (uint32_t i = 0; i < LAUNCHES; i++) {
+        uint32_t w = row < 4 ? cdiv(ns[i], 64) : row == 4 ? cdiv(ns[i], 64) * ms[i] : ns[i] - 1;
+        if (log[i] != w && bad++ == 0)
+          first = (int)i, got = log[i], want = w;
+      }
+      EXPECT(!bad, "%s: row %d: %d of %d launches ran another grid (the first: launch %d, n %u, "
+                   "m %u: %u blocks, expected %u)",
+             configs[c].name, row, bad, LAUNCHES, first, first < 0 ? 0 : ns[first],
+             first < 0 ? 0 : ms[first], got, want);
+    }
+    /* The host updated no node on the device's path (but the slow way). */
+    unsigned long long host = cgrt_test_node_updates((const struct cgrt_graph *)g) - updates0;
+    if (configs[c].grids && !configs[c].room)
+      EXPECT(host == 0, "%s: the host updated %llu nodes", configs[c].name, host);
+    else if (!configs[c].grids)
+      EXPECT(host > LAUNCHES, "%s: the host updated only %llu nodes", configs[c].name, host);
+    /* Out of range: refused at launch, naming the node; then fine again. */
+    CGRT(grids_set_n(g, 0));
+    cgrt_status s = grids_launch(g, stream);
+    EXPECT(s == CGRT_ERROR_INVALID && strstr(cgrt_last_error(), "node off: grid extent x is -1 "
+                                                                "when n = 0"),
+           "%s: a grid of -1: status %d, %s", configs[c].name, (int)s, cgrt_last_error());
+    CUDA(cudaMemset(dlogs, 0, 6 * (ROW - 1) * sizeof *dlogs));
+    CGRT(grids_set_n(g, 130));
+    CGRT(grids_set_seq(g, 0));
+    CGRT(grids_launch(g, stream));
+    CUDA(cudaStreamSynchronize(stream));
+    uint32_t first[6];
+    for (int row = 0; row < 6; row++)
+      CUDA(cudaMemcpy(&first[row], dlogs + (size_t)row * (ROW - 1), sizeof *first,
+                      cudaMemcpyDeviceToHost));
+    EXPECT(first[0] == 3 && first[4] == 3 * m && first[5] == 129,
+           "%s: after the refusal, n = 130: %u, %u, %u blocks; expected 3, %u, 129",
+           configs[c].name, first[0], first[4], first[5], 3 * m);
+    grids_destroy(g);
+  }
+  free(ns);
+  free(ms);
+
+  /* Fifty nodes with such grids: beyond what the device takes (32), the
+   * host updates them, and they still run their own grids. */
+  many *g = NULL;
+  CGRT(many_create(&g, NULL));
+  unsigned on_device = cgrt_test_device_grids((const struct cgrt_graph *)g);
+  EXPECT(on_device == 0, "many: %u grids set on the device, expected none", on_device);
+  uint32_t *dlogs = many_buffer_logs(g);
+  CUDA(cudaMemset(dlogs, 0, 50 * 4 * sizeof *dlogs));
+  static const uint32_t sizes[4] = {64, 200, 1, 4096};
+  for (uint32_t i = 0; i < 4; i++) {
+    CGRT(many_set_n(g, sizes[i]));
+    CGRT(many_set_seq(g, i));
+    CGRT(many_launch(g, stream));
+  }
+  CUDA(cudaStreamSynchronize(stream));
+  uint32_t got[50 * 4];
+  CUDA(cudaMemcpy(got, dlogs, sizeof got, cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int k = 0; k < 50 * 4; k++)
+    bad += got[k] != cdiv(sizes[k % 4], 64);
+  EXPECT(!bad, "many: %d of 200 node launches ran another grid", bad);
+  many_destroy(g);
+}
 
 static wide *make(unsigned least, unsigned room) {
   wide *g = NULL;
@@ -105,6 +232,9 @@ int main(void) {
     wide_destroy(g);
   }
   EXPECT(cgrt_test_live() == live0, "%ld resources held after destroy", cgrt_test_live() - live0);
+
+  test_grids(stream, gate, dgate, logs);
+  EXPECT(cgrt_test_live() == live0, "%ld resources held after the grids", cgrt_test_live() - live0);
 
   /* Every CUDA call of create failing in turn, with vpos and vtwo on the
    * device. */
