@@ -2804,8 +2804,11 @@ static cgrt_status rebuild(cgrt_graph *g) {
   if (g->loads)
     memcpy(&head, g->loads, sizeof head);
   uint8_t *grid_off = xcalloc(d->nnodes, 1); /* the old exec's, for a failure */
+  uint32_t *grid_dims = xcalloc(3 * (size_t)d->nnodes, sizeof *grid_dims);
   if (grid_off)
     memcpy(grid_off, g->grid_off, d->nnodes);
+  if (grid_dims)
+    memcpy(grid_dims, g->grid_dims, 3 * (size_t)d->nnodes * sizeof *grid_dims);
   g->graph = NULL;
   g->exec = NULL;
   g->loader = NULL;
@@ -2815,7 +2818,8 @@ static cgrt_status rebuild(cgrt_graph *g) {
   g->bodies = xcalloc(g->ngraphs, sizeof *g->bodies);
   g->handles = xcalloc(per_node, sizeof *g->handles);
   g->shapes = xcalloc(d->nnodes, sizeof *g->shapes);
-  cgrt_status s = !g->nodes || !g->evals || !g->bodies || !g->handles || !g->shapes || !grid_off
+  cgrt_status s = !g->nodes || !g->evals || !g->bodies || !g->handles || !g->shapes ||
+                          !grid_off || !grid_dims
                       ? no_memory(d)
                       : make_graph(g, g->capture_stream);
   int ok = s == CGRT_OK;
@@ -2837,11 +2841,15 @@ static cgrt_status rebuild(cgrt_graph *g) {
     xfree(handles);
     xfree(shapes);
     xfree(grid_off);
+    xfree(grid_dims);
     return CGRT_OK;
   }
   if (grid_off)
     memcpy(g->grid_off, grid_off, d->nnodes);
+  if (grid_dims)
+    memcpy(g->grid_dims, grid_dims, 3 * (size_t)d->nnodes * sizeof *grid_dims);
   xfree(grid_off);
+  xfree(grid_dims);
   xfree(g->nodes);
   xfree(g->evals);
   xfree(g->bodies);
