@@ -71,8 +71,12 @@ int module_format(const unsigned char *b, size_t n, const char **why) {
     return MOD_CUBIN;
   }
   if (n >= 4 && !memcmp(b, fatbin, 4)) {
-    uint64_t header = le16(b + 6), fat = n >= FATBIN_HEADER ? le64(b + 8) : 0;
-    if (n < FATBIN_HEADER || header < FATBIN_HEADER || header > n || fat > n - header) {
+    if (n < FATBIN_HEADER) {
+      *why = "is a truncated fatbin (shorter than a fatbin's 16-byte header)";
+      return -1;
+    }
+    uint64_t header = le16(b + 6), fat = le64(b + 8);
+    if (header < FATBIN_HEADER || header > n || fat > n - header) {
       *why = "is a truncated fatbin (its header promises more bytes than the file holds)";
       return -1;
     }
