@@ -10,18 +10,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <vector>
 
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
+#include "check.h"
 
 __global__ void entry() {}
 
@@ -38,13 +30,13 @@ static double now_us() {
 
 static cudaGraphExec_t make(int k, bool updatable, float *x, cudaStream_t s) {
   cudaGraph_t g;
-  CK(cudaGraphCreate(&g, 0));
+  CUDA(cudaGraphCreate(&g, 0));
   cudaKernelNodeParams p = {};
   p.func = (void *)entry;
   p.gridDim = dim3(1);
   p.blockDim = dim3(32);
   cudaGraphNode_t first;
-  CK(cudaGraphAddKernelNode(&first, g, nullptr, 0, &p));
+  CUDA(cudaGraphAddKernelNode(&first, g, nullptr, 0, &p));
   for (int i = 0; i < k; i++) {
     float *xi = x + 32 * i;
     void *args[] = {&xi};
@@ -54,26 +46,26 @@ static cudaGraphExec_t make(int k, bool updatable, float *x, cudaStream_t s) {
     q.blockDim = dim3(32);
     q.kernelParams = args;
     cudaGraphNode_t n;
-    CK(cudaGraphAddKernelNode(&n, g, &first, 1, &q));
+    CUDA(cudaGraphAddKernelNode(&n, g, &first, 1, &q));
     if (updatable) {
       cudaLaunchAttributeValue a = {};
       a.deviceUpdatableKernelNode.deviceUpdatable = 1;
-      CK(cudaGraphKernelNodeSetAttribute(n, cudaLaunchAttributeDeviceUpdatableKernelNode, &a));
+      CUDA(cudaGraphKernelNodeSetAttribute(n, cudaLaunchAttributeDeviceUpdatableKernelNode, &a));
     }
   }
   cudaGraphExec_t exec;
-  CK(cudaGraphInstantiate(&exec, g, 0));
-  CK(cudaGraphUpload(exec, s)); // required before the first launch of device-updatable nodes
-  CK(cudaStreamSynchronize(s));
-  CK(cudaGraphDestroy(g));
+  CUDA(cudaGraphInstantiate(&exec, g, 0));
+  CUDA(cudaGraphUpload(exec, s)); // required before the first launch of device-updatable nodes
+  CUDA(cudaStreamSynchronize(s));
+  CUDA(cudaGraphDestroy(g));
   return exec;
 }
 
 int main() {
   cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   float *x;
-  CK(cudaMalloc(&x, 32 * 128 * sizeof(float)));
+  CUDA(cudaMalloc(&x, 32 * 128 * sizeof(float)));
   static const char *const ways[] = {"plain", "device_updatable"};
   std::printf("section,case,way,metric,value\n");
   for (int k : {8, 16, 32, 48, 56, 64, 100}) {
@@ -82,20 +74,20 @@ int main() {
     for (int r = 0; r < 21; r++)
       for (int i = 0; i < 2; i++) {
         int w = (i + r) % 2;
-        CK(cudaStreamSynchronize(s));
+        CUDA(cudaStreamSynchronize(s));
         double t0 = now_us();
         for (int j = 0; j < 200; j++)
-          CK(cudaGraphLaunch(exec[w], s));
+          CUDA(cudaGraphLaunch(exec[w], s));
         host[w].push_back((now_us() - t0) / 200);
-        CK(cudaStreamSynchronize(s));
+        CUDA(cudaStreamSynchronize(s));
       }
     for (int w = 0; w < 2; w++) {
       std::sort(host[w].begin(), host[w].end());
       std::printf("device_nodes,%d_nodes,%s,host_us,%.4f\n", k, ways[w], host[w][10]);
-      CK(cudaGraphExecDestroy(exec[w]));
+      CUDA(cudaGraphExecDestroy(exec[w]));
     }
   }
-  CK(cudaFree(x));
-  CK(cudaStreamDestroy(s));
+  CUDA(cudaFree(x));
+  CUDA(cudaStreamDestroy(s));
   return 0;
 }

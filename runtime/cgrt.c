@@ -22,7 +22,7 @@
 #include "cgrt_cond.h"
 #include "cgrt_testing.h"
 
-#include <cuda.h> /* the driver's types, for the upload's update (driver_update) */
+#include <cuda.h> /* the driver's types, for kernel node updates (find_driver) */
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -670,7 +670,7 @@ static cgrt_status add_params(cgrt_graph *g, uint32_t v, const NodeParams *p, cu
 
 /* Gives kernel node `node` parameters p in the executable graph, which run
  * f: one call for the fault hook, the driver's where it was found (see
- * driver_update) and f is known, else or where it fails the runtime's
+ * find_driver) and f is known, else or where it fails the runtime's
  * (which then says why). */
 static cudaError_t update_kernel(cgrt_graph *g, cudaGraphNode_t node,
                                  const struct cudaKernelNodeParams *p, CUfunction f) {
@@ -704,9 +704,11 @@ static cgrt_status set_params(cgrt_graph *g, uint32_t v, const NodeParams *p,
   case KERNEL_PARAMS:
     call = p->condition ? "cudaGraphExecKernelNodeSetParams (condition)"
                         : "cudaGraphExecKernelNodeSetParams";
-    err = node_kind(&g->d->nodes[v]) == CGRT_KERNEL_NODE
-              ? update_kernel(g, node, &p->kernel, g->drv_funcs[g->d->nodes[v].kernel])
-              : CU(cudaGraphExecKernelNodeSetParams(g->exec, node, &p->kernel));
+    /* A condition or fill kernel is the runtime's own: no CUfunction. */
+    err = update_kernel(g, node, &p->kernel,
+                        node_kind(&g->d->nodes[v]) == CGRT_KERNEL_NODE
+                            ? g->drv_funcs[g->d->nodes[v].kernel]
+                            : NULL);
     break;
   case COPY_PARAMS:
     call = "cudaGraphExecMemcpyNodeSetParams1D";
@@ -2200,6 +2202,21 @@ static cgrt_status load_module_kernel(cgrt_graph *g, uint32_t k, uint32_t node) 
   return check_params(d, k, node, kernel);
 }
 
+#if CUDART_VERSION >= 12050
+/* The driver's function `name` as of CUDA 12.0, or NULL (the failure
+ * cleared: it is not sticky, and the runtime's call stays). */
+static void *driver_entry(const char *name) {
+  void *fn = NULL;
+  enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess) {
+    (void)cudaGetLastError();
+    return NULL;
+  }
+  return fn;
+}
+#endif
+
 /* Kernel nodes are updated in the executable graph through the driver's
  * cuGraphExecKernelNodeSetParams where it can be found (CUDA 12.5 and
  * later), with each kernel's CUfunction and the graph's context found here
@@ -2213,29 +2230,14 @@ static cgrt_status find_driver(cgrt_graph *g) {
   if (!(g->drv_funcs = xcalloc(d->nkernels, sizeof *g->drv_funcs)))
     return no_memory(d);
 #if CUDART_VERSION >= 12050
-  void *update = NULL, *current = NULL;
-  enum cudaDriverEntryPointQueryResult q1 = cudaDriverEntryPointSymbolNotFound, q2 = q1;
+  void *update = driver_entry("cuGraphExecKernelNodeSetParams");
+  void *current = driver_entry("cuCtxGetCurrent");
+  void *get = driver_entry("cuKernelGetFunction"); /* for a module's kernels */
   CUcontext ctx = NULL;
-  if (cudaGetDriverEntryPointByVersion("cuGraphExecKernelNodeSetParams", &update, 12000,
-                                       cudaEnableDefault, &q1) != cudaSuccess ||
-      q1 != cudaDriverEntryPointSuccess ||
-      cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &current, 12000, cudaEnableDefault,
-                                       &q2) != cudaSuccess ||
-      q2 != cudaDriverEntryPointSuccess ||
-      ((CUresult(*)(CUcontext *))current)(&ctx) != CUDA_SUCCESS || !ctx) {
-    (void)cudaGetLastError(); /* not sticky: the runtime's call stays */
+  if (!update || !current || ((CUresult(*)(CUcontext *))current)(&ctx) != CUDA_SUCCESS || !ctx)
     return CGRT_OK;
-  }
   g->drv_update = (CUresult(*)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *))update;
   g->ctx = ctx;
-  void *get = NULL; /* cuKernelGetFunction, for a module's kernels */
-  enum cudaDriverEntryPointQueryResult q3 = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion("cuKernelGetFunction", &get, 12000, cudaEnableDefault,
-                                       &q3) != cudaSuccess ||
-      q3 != cudaDriverEntryPointSuccess) {
-    (void)cudaGetLastError();
-    get = NULL;
-  }
   for (uint32_t k = 0; k < d->nkernels; k++) {
     CUfunction f = NULL;
     if (!g->funcs[k])
@@ -2668,7 +2670,6 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
     }
     g->any_value_dirty = 0;
   }
-  g->nqueue = 0;
   if (g->any_grid_dirty && (s = queue_grids(g)) != CGRT_OK)
     return s; /* the scalars stay marked: the next launch works them out again */
   cudaError_t err;

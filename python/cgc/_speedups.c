@@ -119,52 +119,51 @@ static PyObject *launch_slow(PyObject *self, PyObject *const *args, size_t nargs
   return r;
 }
 
-/* METH_FASTCALL | METH_KEYWORDS: nargs is the count of positional
- * arguments, with no vectorcall flag in it. */
-static PyObject *core_launch(Core *self, PyObject *const *args, Py_ssize_t nargs,
-                             PyObject *kwnames) {
-  size_t nargsf = (size_t)nargs;
-  PyObject *stream = Py_None;
-  if (kwnames && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0 &&
-      PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0)) &&
-      PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "stream") == 0)
-    stream = args[0];
-  else if (nargs == 1 && (!kwnames || PyTuple_GET_SIZE(kwnames) == 0))
-    stream = args[0];
-  else if (nargs != 0 || (kwnames && PyTuple_GET_SIZE(kwnames) != 0))
-    return launch_slow((PyObject *)self, args, nargsf, kwnames);
-  if (!self->h)
-    return launch_slow((PyObject *)self, args, nargsf, kwnames);
-  void *s = NULL;
+/* The stream a launch with `stream` goes to: 1 with *s set, 0 when that
+ * is Python's to work out, -1 on an error. */
+static int stream_of(Core *self, PyObject *stream, void **s) {
+  *s = NULL;
   if (stream == Py_None) {
     PyObject *modules = PyImport_GetModuleDict(); /* borrowed */
     int torch = PyDict_Contains(modules, str_torch);
-    if (torch < 0)
-      return NULL;
-    if (torch) {
-      if (!self->stream_fn || self->stream_fn == Py_None) /* its first launch under PyTorch */
-        return launch_slow((PyObject *)self, args, nargsf, kwnames);
-      PyObject *r = PyObject_CallObject(self->stream_fn, NULL);
-      if (!r)
-        return NULL;
-      if (!PyLong_CheckExact(r)) {
-        Py_DECREF(r);
-        return launch_slow((PyObject *)self, args, nargsf, kwnames);
-      }
-      s = PyLong_AsVoidPtr(r);
-      Py_DECREF(r);
-      if (!s && PyErr_Occurred())
-        return NULL;
-    }
-  } else if (PyLong_CheckExact(stream)) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(stream, &overflow);
-    if (overflow || v < 0)
-      return launch_slow((PyObject *)self, args, nargsf, kwnames);
-    s = (void *)(uintptr_t)v;
-  } else {
-    return launch_slow((PyObject *)self, args, nargsf, kwnames);
+    if (torch <= 0)
+      return torch < 0 ? -1 : 1; /* no PyTorch: the legacy default stream */
+    if (!self->stream_fn || self->stream_fn == Py_None) /* its first launch under PyTorch */
+      return 0;
+    PyObject *r = PyObject_CallObject(self->stream_fn, NULL);
+    if (!r)
+      return -1;
+    int exact = PyLong_CheckExact(r);
+    if (exact)
+      *s = PyLong_AsVoidPtr(r);
+    Py_DECREF(r);
+    return !exact ? 0 : !*s && PyErr_Occurred() ? -1 : 1;
   }
+  if (!PyLong_CheckExact(stream))
+    return 0;
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(stream, &overflow);
+  if (overflow || v < 0)
+    return 0;
+  *s = (void *)(uintptr_t)v;
+  return 1;
+}
+
+/* METH_FASTCALL | METH_KEYWORDS: nargs is the count of positional
+ * arguments, with no vectorcall flag in it.  What this leaves to Python
+ * goes to _launch_slow with the arguments as given. */
+static PyObject *core_launch(Core *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  void *s = NULL;
+  int fast = self->h && nargs + nkw <= 1 &&
+             (nkw == 0 || (PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0)) &&
+                           !PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0),
+                                                             "stream")));
+  if (fast && (fast = stream_of(self, nargs + nkw ? args[0] : Py_None, &s)) < 0)
+    return NULL;
+  if (!fast)
+    return launch_slow((PyObject *)self, args, (size_t)nargs, kwnames);
   int status;
   set_launch_fn fn = self->set_launch;
   void *h = self->h;
