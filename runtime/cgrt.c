@@ -392,7 +392,8 @@ typedef struct NodeParams {
   struct cudaMemsetParams memset_node; /* MEMSET_PARAMS */
   void *dst, *src;                     /* COPY_PARAMS */
   size_t bytes;
-  cgrt_cond_args cond;  /* cgrt_cond */
+  cgrt_cond_args cond;   /* cgrt_cond */
+  cgrt_cond1_args cond1; /* cgrt_cond1_kernel: a condition of one comparison */
   uint64_t fill[3];     /* cgrt_fill64: dst, value, count */
   uint64_t slot, table; /* cgrt_switch */
   unsigned selector_type, ncases, fallback;
@@ -619,11 +620,23 @@ static void node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p)
   }
   case CGRT_WHILE_NODE:
   case CGRT_IF_NODE:
-    runtime_kernel(p, cgrt_cond, 1, 1);
     p->condition = 1;
     cond_args(g, v, step, &p->cond);
     p->ptrs[0] = &g->handles[v];
-    p->ptrs[1] = &p->cond;
+    if (nd->ncode == 1) { /* one comparison: a kernel of its own for the type and operator */
+      runtime_kernel(p, cgrt_cond1_kernel(p->cond.code[0]), 1, 1);
+      p->cond1.operand[0] = p->cond.operand[0];
+      p->cond1.operand[1] = p->cond.operand[1];
+      p->cond1.counter = p->cond.counter;
+      p->cond1.max = p->cond.max;
+      p->cond1.imm = p->cond.imm;
+      p->cond1.step = p->cond.step;
+      p->cond1.code = p->cond.code[0];
+      p->ptrs[1] = &p->cond1;
+    } else {
+      runtime_kernel(p, cgrt_cond, 1, 1);
+      p->ptrs[1] = &p->cond;
+    }
     break;
   case CGRT_CAPTURE_NODE:
   case CGRT_COLLECTIVE_NODE: break; /* its work is captured: capture_node */
@@ -1869,12 +1882,34 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
     least_args = 1;
     break;
   case CGRT_WHILE_NODE:
-  case CGRT_IF_NODE:
+  case CGRT_IF_NODE: {
     if (nd->nbodies == 0 || nd->ncode > CGRT_COND_CODE || nd->nargs > CGRT_COND_OPERANDS ||
         nd->code > d->ncode || nd->ncode > d->ncode - nd->code)
       return malformed(d, nd, "a condition of %u instructions from %u, %u operands, %u bodies",
                        nd->ncode, nd->code, nd->nargs, nd->nbodies);
+    /* Postfix code that leaves one value, of comparisons the kernels know,
+     * reading no operand past the node's (the kernels index by it). */
+    uint32_t depth = 0, operands = 0;
+    for (uint32_t i = 0; i < nd->ncode; i++) {
+      unsigned c = d->code[nd->code + i];
+      if (c == CGRT_COND_AND || c == CGRT_COND_OR) {
+        if (depth < 2)
+          return malformed(d, nd, "instruction %u of the condition joins two values, with %u on "
+                                  "the stack", i, depth);
+        depth--;
+      } else if (c > CGRT_COND_COMPARE(CGRT_F64, CGRT_NCMP - 1, 1)) {
+        return malformed(d, nd, "instruction %u of the condition (%u) is no comparison", i, c);
+      } else {
+        depth++;
+        operands += 2;
+      }
+    }
+    if (depth != 1)
+      return malformed(d, nd, "a condition that leaves %u values on the stack, not 1", depth);
+    if (operands > nd->nargs)
+      return malformed(d, nd, "a condition that reads %u operands of %u", operands, nd->nargs);
     break;
+  }
   case CGRT_SWITCH_NODE:
     if (nd->nbodies == 0 || nd->ncode != nd->nbodies || nd->code > d->ncases ||
         nd->ncode > d->ncases - nd->code || nd->default_body >= (int32_t)nd->ncode ||

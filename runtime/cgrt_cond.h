@@ -21,6 +21,21 @@ typedef struct cgrt_cond_args {
   unsigned ncode;
 } cgrt_cond_args;
 
+/* A condition of one comparison (most loops: `while it < n`): the fields
+ * mean what cgrt_cond_args' do.  Its kernel is cgrt_cond1_kernel(code),
+ * one for each type and operator. */
+typedef struct cgrt_cond1_args {
+  unsigned long long operand[2];
+  unsigned long long counter, max;
+  unsigned imm, step, code;
+} cgrt_cond1_args;
+
+#ifdef __cplusplus
+extern "C"
+#endif
+    cgrt_kernel
+    cgrt_cond1_kernel(unsigned code);
+
 /* The scalar upload's one kernel parameter: the values of the scalars set
  * since the previous launch, which the launch that follows the set copies
  * into their slots (the upload is disabled in launches with none).  `cap`

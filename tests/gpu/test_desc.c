@@ -34,6 +34,7 @@ typedef struct Table {
   cgrt_kernel_from kernel_from[1];
   cgrt_module_desc modules[1];
   uint64_t cases[2];
+  uint8_t code[3];
   int64_t grid_code[16];
   cgrt_graph_desc desc;
 } Table;
@@ -113,6 +114,20 @@ static void from_module(Table *t) {
   t->desc.modules = t->modules;
 }
 
+/* Node 2 as a while of one body whose condition is code[0 .. n) over
+ * arguments 2 (scalar s) and 3 (the constant 7). */
+static void as_while(Table *t, const uint8_t *code, uint32_t n) {
+  memcpy(t->code, code, n);
+  t->nodes[2].kind = CGRT_WHILE_NODE;
+  t->nodes[2].nargs = 2;
+  t->nodes[2].nbodies = 1;
+  t->nodes[2].code = 0;
+  t->nodes[2].ncode = n;
+  t->nodes[2].default_body = -1;
+  t->desc.ncode = n;
+  t->desc.code = t->code;
+}
+
 /* create must refuse t with a message containing `want`. */
 static void expect_refused(Table *t, const char *what, const char *want) {
   cgrt_graph *g = (cgrt_graph *)t;
@@ -188,6 +203,36 @@ int main(void) {
   table_init(&t);
   t.args[3] = (cgrt_arg_desc){CGRT_ARG_HANDLE, 8, 2, 0};
   expect_refused(&t, "a handle of a switch", "argument 0: the handle of node 2, which is no while");
+
+  /* The switch as a while on `s < 7` (its operands: args 2 and 3). */
+  const uint8_t lt = CGRT_COND_COMPARE(CGRT_U32, CGRT_CMP_LT, 0);
+  table_init(&t);
+  as_while(&t, (uint8_t[]){lt}, 1);
+  expect_accepted(&t, "a while of one comparison");
+
+  table_init(&t);
+  as_while(&t, (uint8_t[]){CGRT_COND_COMPARE(CGRT_F64, CGRT_CMP_GE, 1) + 1}, 1);
+  expect_refused(&t, "an instruction past the comparisons",
+                 "node sw: its description is malformed: instruction 0 of the condition (146) is "
+                 "no comparison");
+
+  table_init(&t);
+  as_while(&t, (uint8_t[]){lt, CGRT_COND_AND}, 2);
+  expect_refused(&t, "an and of one value",
+                 "node sw: its description is malformed: instruction 1 of the condition joins two "
+                 "values, with 1 on the stack");
+
+  table_init(&t);
+  as_while(&t, (uint8_t[]){lt, lt}, 2);
+  expect_refused(&t, "a condition that leaves two values",
+                 "node sw: its description is malformed: a condition that leaves 2 values on the "
+                 "stack, not 1");
+
+  table_init(&t);
+  as_while(&t, (uint8_t[]){lt}, 1);
+  t.nodes[2].nargs = 1;
+  expect_refused(&t, "a comparison short of an operand",
+                 "node sw: its description is malformed: a condition that reads 2 operands of 1");
 
   table_init(&t);
   t.nodes[1].body_sets_handle = 1;
