@@ -793,6 +793,7 @@ static cgrt_status loop1_l(void *g, cudaStream_t s) { return loop1_launch(g, s);
 static cgrt_status loop4_l(void *g, cudaStream_t s) { return loop4_launch(g, s); }
 static cgrt_status loop16_l(void *g, cudaStream_t s) { return loop16_launch(g, s); }
 static cgrt_status loop_handle_l(void *g, cudaStream_t s) { return loop_handle_launch(g, s); }
+static cgrt_status count_chain_l(void *g, cudaStream_t s) { return count_chain_launch(g, s); }
 
 /* The same loop written by hand against CUDA's graph API: a kernel sets
  * the counter and the handle, and the body's one kernel ticks, counts and
@@ -833,9 +834,9 @@ static void bench_loops(cudaStream_t s) {
   uint32_t *it;
   CUDA(cudaMalloc((void **)&x, N * sizeof *x));
   CUDA(cudaMalloc((void **)&it, sizeof *it));
-  enum { WAYS = 6 };
-  static const char *const ways[WAYS] = {"cgc_check1", "cgc_check4", "cgc_check16",
-                                         "hand_check1", "host_loop", "cgc_handle1"};
+  enum { WAYS = 7 };
+  static const char *const ways[WAYS] = {"cgc_check1", "cgc_check4",  "cgc_check16", "hand_check1",
+                                         "host_loop",  "cgc_handle1", "cgc_chain"};
   Loop l[WAYS] = {{0}};
   loop1_extern e1 = {x};
   loop4_extern e4 = {x};
@@ -850,7 +851,10 @@ static void bench_loops(cudaStream_t s) {
   CGRT(hstep_create(&l[4].h, &eh, &in_s));
   CGRT(loop_handle_create((loop_handle **)&l[5].g, &ehd, &in_s));
   l[5].launch = loop_handle_l;
-  Step f[WAYS] = {loop_cgc, loop_cgc, loop_cgc, loop_hand, loop_host, loop_cgc};
+  count_chain_extern ecc = {x};
+  CGRT(count_chain_create((count_chain **)&l[6].g, &ecc, &in_s));
+  l[6].launch = count_chain_l;
+  Step f[WAYS] = {loop_cgc, loop_cgc, loop_cgc, loop_hand, loop_host, loop_cgc, loop_cgc};
   void *ctx[WAYS];
   for (int w = 0; w < WAYS; w++)
     ctx[w] = &l[w];
@@ -864,6 +868,7 @@ static void bench_loops(cudaStream_t s) {
   CUDA(cudaMemcpy(&count[3], it, sizeof count[3], cudaMemcpyDeviceToHost));
   CGRT(hstep_get_it(l[4].h, &count[4]));
   CGRT(loop_handle_get_it(l[5].g, &count[5]));
+  CGRT(count_chain_get_it(l[6].g, &count[6]));
   for (int w = 0; w < WAYS; w++)
     if (count[w] != LOOP_ITERATIONS) {
       fprintf(stderr, "bench: %s ran %u iterations, not %d\n", ways[w], count[w],
@@ -879,6 +884,7 @@ static void bench_loops(cudaStream_t s) {
   loop16_destroy(l[2].g);
   hstep_destroy(l[4].h);
   loop_handle_destroy(l[5].g);
+  count_chain_destroy(l[6].g);
   CUDA(cudaGraphExecDestroy(l[3].exec));
   CUDA(cudaGraphDestroy(hand));
   CUDA(cudaFree(x));

@@ -50,14 +50,14 @@ def build(build_dir, arch):
     sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
         "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
     sh(["cmake", "--build", build_dir, "--target", "bench", "bench_dense", "bench_upload",
-        "bench_device_nodes", "cgc"],
+        "bench_device_nodes", "bench_loops", "cgc"],
        stdout=subprocess.DEVNULL)
     tensor_parallel.build_targets(build_dir)  # where NCCL is
 
 
 def run_c(build_dir):
     rows = []
-    for exe in ("bench", "bench_upload", "bench_device_nodes"):
+    for exe in ("bench", "bench_upload", "bench_device_nodes", "bench_loops"):
         out = sh([os.path.join(build_dir, "bench", exe)], stdout=subprocess.PIPE, text=True).stdout
         rows += [r for r in csv.DictReader(io.StringIO(out))]
     return rows
@@ -229,9 +229,26 @@ def ratio_lines(rows):
     add("while, body sets the handle: cgc / hand-written",
         get(rows, "loop", it, "cgc_handle1", "per_iteration_us"),
         get(rows, "loop", it, "hand_check1", "per_iteration_us"), "<= 1.05", lambda v: v <= 1.05)
-    add("while, check every 16: us an iteration / us a node of a chain",
-        get(rows, "loop", it, "cgc_check16", "per_iteration_us"),
-        get(rows, "chain", "chain1000", "cgc", "per_node_us"), "", lambda v: None)
+    for k in (1, 4, 16):
+        add("while, check every %d: us an iteration / us a node of a chain of its kernel" % k,
+            get(rows, "loop", it, "cgc_check%d" % k, "per_iteration_us"),
+            get(rows, "loop", it, "cgc_chain", "per_iteration_us"), "<= 1.2" if k == 16 else "",
+            (lambda v: v <= 1.2) if k == 16 else (lambda v: None))
+    def tick(way):
+        return get(rows, "loops", "1024_ticks", way, "per_tick_us")
+    for num, den, label in (
+            ("while_cond1", "while_set1",
+             "a condition kernel after the body / the body's kernel setting the handle"),
+            ("while_cgrt1", "while_cond1", "cgrt's one-comparison kernel / one written for it"),
+            ("while_generic1", "while_cgrt1",
+             "cgrt's general condition kernel / its one-comparison kernel"),
+            ("tail_set1", "while_set1", "a graph relaunching itself / WHILE, body sets handle"),
+            ("tail_cond1", "while_cond1",
+             "a graph relaunched by a condition kernel / WHILE with one"),
+            ("while_set16", "chain", "WHILE, 16 ticks a check, body sets handle / chain node"),
+            ("while_cgrt16", "chain", "WHILE, 16 ticks a check, then cgrt's kernel / chain node"),
+            ("tail_set16", "chain", "16 ticks relaunching their graph / chain node")):
+        add("loops by hand, a tick: " + label, tick(num), tick(den), "", lambda v: None)
     for n in (33, 1000):
         c = "chain%d" % n
         add("%s: module kernels / linked kernels (replay)" % c,
