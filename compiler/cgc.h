@@ -542,6 +542,9 @@ typedef struct Compiler {
                               would declare are not reported undefined */
   VEC(Pos) included_at;    /* parallel to files: the include that read each
                               (file -1 for the main file) */
+  Map lost;                /* Sym -> Sym: names in text that a syntax error's
+                              recovery discarded (`kernal k(...);`), which
+                              may have declared them: not reported undefined */
   /* The text to read in place of the file at `realpath` (an editor's
    * unsaved buffer, `cgc lsp`), or NULL to read the file; NULL: files only. */
   const char *(*overlay)(void *ctx, const char *realpath, size_t *len);
@@ -589,6 +592,8 @@ typedef struct ParseState {
   bool targs_bad;     /* an error was reported in them */
   CharVec targs;      /* their text so far, normalised */
   bool semicolon_inserted; /* the error being recovered from is a missing ';' */
+  bool recovering;         /* from a syntax error, up to the ';' or '}' where
+                              parsing resumes: the names scanned are lost */
   /* The last tokens scanned, newest at (ntokens - 1) % 4: an LR(1) parser
    * reduces a rule at most one token after its last, so a rule's tokens
    * and the lookahead are here. */
@@ -597,6 +602,7 @@ typedef struct ParseState {
     int32_t end_line, end_col; /* just past it */
     int kind;                  /* the parser's token number */
     char text[48];             /* clipped */
+    Sym *sym;                  /* an identifier's */
   } tokens[4];
   unsigned ntokens;
 } ParseState;

@@ -182,7 +182,17 @@ Type data_type(ParseState *ps, Pos p, Type type, const char *what) {
 bool semicolon_inserted(ParseState *ps) {
   bool inserted = ps->semicolon_inserted;
   ps->semicolon_inserted = false;
+  ps->recovering = false;
   return inserted;
+}
+
+void recovered(ParseState *ps) {
+  ps->recovering = false;
+}
+
+void lose_name(ParseState *ps, const struct ScannedToken *t) {
+  if (t && t->sym)
+    map_put(&ps->c->lost, t->sym, t->sym);
 }
 
 Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, List *body) {
@@ -687,6 +697,7 @@ void compiler_free(Compiler *c) {
   vec_free(&c->items);
   vec_free(&c->files);
   vec_free(&c->included_at);
+  map_free(&c->lost);
   symtab_free(c->syms);
   diag_free(c->diag);
   arena_free(c->arena);

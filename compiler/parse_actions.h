@@ -41,6 +41,11 @@ Type data_type(ParseState *ps, Pos p, Type type, const char *what);
 /* Whether the syntax error just recovered from was a ';' missing at the end
  * of a line (then the parser goes on as if it were there); clears it. */
 bool semicolon_inserted(ParseState *ps);
+/* Parsing resumes after a syntax error (at its ';' or '}'). */
+void recovered(ParseState *ps);
+/* Token t's name, if it is an identifier, is lost to a syntax error: it
+ * is not reported undefined (Compiler.lost). */
+void lose_name(ParseState *ps, const struct ScannedToken *t);
 Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, List *body);
 void item_variants(ParseState *ps, Item *graph, Sym *var, Pos vp, List *values);
 

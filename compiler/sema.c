@@ -115,6 +115,8 @@ typedef enum Undefined { UNDEFINED_NAME, UNDEFINED_KERNEL, UNDEFINED_NODE } Unde
 /* "undefined name 'x'", with "did you mean" and its fix when a name is
  * close to it. */
 static void report_undefined(Sema *s, Pos p, Undefined what, const Sym *name, const char *meant) {
+  if (map_get(&s->c->lost, name))
+    return; /* text a syntax error discarded named it, and may have declared it */
   const char *n = name->name;
   switch (what) {
   case UNDEFINED_NAME:

@@ -108,8 +108,8 @@ item
   | CONST IDENT '=' expr semi     { $$ = item_const(ps, @1, $2, @2, $4); }
   | kernel
   | graph
-  | error ';'                     { $$ = NULL; yyerrok; }
-  | error '}'                     { $$ = NULL; yyerrok; }
+  | error ';'                     { $$ = NULL; recovered(ps); yyerrok; }
+  | error '}'                     { $$ = NULL; recovered(ps); yyerrok; }
   ;
 
 kernel
@@ -207,7 +207,7 @@ stmt
                                   { $$ = stmt_named(stmt_if(ps, @4, $5, $7, $9), $2, @2); }
   | NODE IDENT '=' SWITCH expr '{' cases '}'
                                   { $$ = stmt_named(stmt_switch(ps, @4, $5, $7), $2, @2); }
-  | error ';'                     { $$ = NULL; yyerrok; }
+  | error ';'                     { $$ = NULL; recovered(ps); yyerrok; }
   ;
 
 /* A statement's end.  Missing at the end of a line, it is reported there
@@ -409,6 +409,15 @@ static Span token_span(const struct ScannedToken *t) {
                 .hi_col = t->end_col};
 }
 
+/* Recovery from this error discards tokens up to a ';' or '}', the
+ * lookahead and perhaps the identifier before it among them: names that
+ * may have been declared there, which are not reported undefined. */
+static void discarding(ParseState *ps) {
+  ps->recovering = true;
+  lose_name(ps, scanned(ps, 0));
+  lose_name(ps, scanned(ps, 1));
+}
+
 static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseState *ps) {
   (void)scanner;
   if (ps->stop)
@@ -416,8 +425,10 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
   Diag *d = ps->c->diag;
   Pos at = *yypcontext_location(ctx);
   /* The scanner already reported what went wrong on this line. */
-  if (at.line == ps->lex_error_line)
+  if (at.line == ps->lex_error_line) {
+    discarding(ps);
     return 0;
+  }
   yysymbol_kind_t tok = yypcontext_token(ctx);
   yysymbol_kind_t expected[YYNTOKENS];
   int n = yypcontext_expected_tokens(ctx, expected, YYNTOKENS);
@@ -435,8 +446,10 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
   /* A ';' missing at the end of a line: said there, not at the next
    * token, and inserted (the parser goes on as if it were there). */
   if (semicolon && prev && look && (tok == YYSYMBOL_YYEOF || look->at.line > prev->end_line)) {
-    if (prev->end_line == ps->lex_error_line)
+    if (prev->end_line == ps->lex_error_line) {
+      discarding(ps);
       return 0; /* what the scanner reported there is the mistake */
+    }
     Pos end = {.file = prev->at.file, .line = prev->end_line, .col = prev->end_col};
     Span sp = {.at = end, .lo_line = end.line, .lo_col = end.col, .hi_line = end.line,
                .hi_col = end.col};
@@ -445,6 +458,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
     ps->semicolon_inserted = true;
     return 0;
   }
+  discarding(ps);
   if (tok == YYSYMBOL_IDENT && look) {
     /* A misspelt keyword where keywords are expected. */
     char buf[YYNTOKENS][16];
