@@ -716,6 +716,68 @@ static void lookup_stmt(Stmt *st, void *ctx) {
     l->decl = st;
 }
 
+static bool pos_before(Pos a, Pos b) { return a.line < b.line || (a.line == b.line && a.col < b.col); }
+
+/* The first statement of body[0 .. n), or NULL. */
+static Stmt *first_stmt(Stmt **body, int n) {
+  for (int i = 0; i < n; i++)
+    if (body[i])
+      return body[i];
+  return NULL;
+}
+
+static Stmt *scoped_decl(Stmt **body, int n, const char *word, Pos at);
+
+/* The declaration of `word` visible at `at` inside compound statement st,
+ * which holds it: in the body (of an if's two, a switch's cases) that
+ * holds it, or st's own for variable. */
+static Stmt *decl_inside(Stmt *st, const char *word, Pos at) {
+  Stmt **body = st->body;
+  int n = st->nbody;
+  if (st->kind == ST_IF && first_stmt(st->else_body, st->nelse) &&
+      !pos_before(at, first_stmt(st->else_body, st->nelse)->pos))
+    body = st->else_body, n = st->nelse;
+  if (st->kind == ST_SWITCH) {
+    body = NULL, n = 0;
+    for (int k = 0; k < st->ncases; k++) {
+      Stmt *f = first_stmt(st->cases[k].body, st->cases[k].nbody);
+      if (f && !pos_before(at, f->pos))
+        body = st->cases[k].body, n = st->cases[k].nbody;
+    }
+  }
+  Stmt *d = scoped_decl(body, n, word, at);
+  if (!d && st->kind == ST_FOR && named(st->name, word))
+    d = st;
+  return d;
+}
+
+/* The declaration (buffer, scalar, const, for variable) of `word` that a
+ * use at `at` in body[0 .. n) sees: the innermost, so that two loops'
+ * `for i` or loop-body constants of one name each go to their own.  A
+ * statement holds the text from its start to the next one's. */
+static Stmt *scoped_decl(Stmt **body, int n, const char *word, Pos at) {
+  Stmt *seen = NULL;
+  for (int i = 0; i < n; i++) {
+    Stmt *st = body[i];
+    if (!st)
+      continue;
+    if (pos_before(at, st->pos))
+      break;
+    Stmt *next = first_stmt(body + i + 1, n - i - 1);
+    if ((st->kind == ST_CONST || st->kind == ST_SCALAR || st->kind == ST_BUFFER) &&
+        named(st->name, word))
+      seen = st;
+    bool compound = st->kind == ST_FOR || st->kind == ST_WHILE || st->kind == ST_IF ||
+                    st->kind == ST_SWITCH;
+    if (compound && (!next || pos_before(at, next->pos))) {
+      Stmt *d = decl_inside(st, word, at);
+      if (d)
+        return d;
+    }
+  }
+  return seen;
+}
+
 /* What the word at `at` names: a declaration of the graph or kernel it
  * stands in, else a top-level item of any file. */
 static Found resolve(Analysis *a, const char *word, Pos at) {
@@ -724,7 +786,12 @@ static Found resolve(Analysis *a, const char *word, Pos at) {
   if (in && in->kind == IT_GRAPH) {
     Lookup l = {.word = word, .at = at};
     each_stmt(in->body, in->nbody, lookup_stmt, &l);
-    Stmt *st = l.exact ? l.exact : l.in_edge && l.node ? l.node : l.decl ? l.decl : l.node;
+    Stmt *scoped = scoped_decl(in->body, in->nbody, word, at);
+    Stmt *st = l.exact               ? l.exact
+               : l.in_edge && l.node ? l.node
+               : scoped              ? scoped
+               : l.decl              ? l.decl
+                                     : l.node;
     if (st)
       return (Found){F_STMT, in, st, NULL};
     if (named(in->variant_var, word))
