@@ -817,6 +817,7 @@ static cgrt_status loop4_l(void *g, cudaStream_t s) { return loop4_launch(g, s);
 static cgrt_status loop16_l(void *g, cudaStream_t s) { return loop16_launch(g, s); }
 static cgrt_status loop_handle_l(void *g, cudaStream_t s) { return loop_handle_launch(g, s); }
 static cgrt_status count_chain_l(void *g, cudaStream_t s) { return count_chain_launch(g, s); }
+static cgrt_status loop_handle16_l(void *g, cudaStream_t s) { return loop_handle16_launch(g, s); }
 
 /* The same loop written by hand against CUDA's graph API: a kernel sets
  * the counter and the handle, and the body's one kernel ticks, counts and
@@ -857,9 +858,10 @@ static void bench_loops(cudaStream_t s) {
   uint32_t *it;
   CUDA(cudaMalloc((void **)&x, N * sizeof *x));
   CUDA(cudaMalloc((void **)&it, sizeof *it));
-  enum { WAYS = 7 };
-  static const char *const ways[WAYS] = {"cgc_check1", "cgc_check4",  "cgc_check16", "hand_check1",
-                                         "host_loop",  "cgc_handle1", "cgc_chain"};
+  enum { WAYS = 8 };
+  static const char *const ways[WAYS] = {"cgc_check1",  "cgc_check4", "cgc_check16",
+                                         "hand_check1", "host_loop",  "cgc_handle1",
+                                         "cgc_chain",   "cgc_handle16"};
   Loop l[WAYS] = {{0}};
   loop1_extern e1 = {x};
   loop4_extern e4 = {x};
@@ -877,7 +879,10 @@ static void bench_loops(cudaStream_t s) {
   count_chain_extern ecc = {x};
   CGRT(count_chain_create((count_chain **)&l[6].g, &ecc, &in_s));
   l[6].launch = count_chain_l;
-  Step f[WAYS] = {loop_cgc, loop_cgc, loop_cgc, loop_hand, loop_host, loop_cgc, loop_cgc};
+  loop_handle16_extern eh16 = {x};
+  CGRT(loop_handle16_create((loop_handle16 **)&l[7].g, &eh16, &in_s));
+  l[7].launch = loop_handle16_l;
+  Step f[WAYS] = {loop_cgc, loop_cgc, loop_cgc, loop_hand, loop_host, loop_cgc, loop_cgc, loop_cgc};
   void *ctx[WAYS];
   for (int w = 0; w < WAYS; w++)
     ctx[w] = &l[w];
@@ -892,6 +897,7 @@ static void bench_loops(cudaStream_t s) {
   CGRT(hstep_get_it(l[4].h, &count[4]));
   CGRT(loop_handle_get_it(l[5].g, &count[5]));
   CGRT(count_chain_get_it(l[6].g, &count[6]));
+  CGRT(loop_handle16_get_it(l[7].g, &count[7]));
   for (int w = 0; w < WAYS; w++)
     if (count[w] != LOOP_ITERATIONS) {
       fprintf(stderr, "bench: %s ran %u iterations, not %d\n", ways[w], count[w],
@@ -908,6 +914,7 @@ static void bench_loops(cudaStream_t s) {
   hstep_destroy(l[4].h);
   loop_handle_destroy(l[5].g);
   count_chain_destroy(l[6].g);
+  loop_handle16_destroy(l[7].g);
   CUDA(cudaGraphExecDestroy(l[3].exec));
   CUDA(cudaGraphDestroy(hand));
   CUDA(cudaFree(x));

@@ -234,6 +234,9 @@ def ratio_lines(rows):
             get(rows, "loop", it, "cgc_check%d" % k, "per_iteration_us"),
             get(rows, "loop", it, "cgc_chain", "per_iteration_us"), "<= 1.2" if k == 16 else "",
             (lambda v: v <= 1.2) if k == 16 else (lambda v: None))
+    add("while, check every 16, body sets the handle: us an iteration / us a chain's node",
+        get(rows, "loop", it, "cgc_handle16", "per_iteration_us"),
+        get(rows, "loop", it, "cgc_chain", "per_iteration_us"), "<= 1.2", lambda v: v <= 1.2)
     def tick(way):
         return get(rows, "loops", "1024_ticks", way, "per_tick_us")
     for num, den, label in (
