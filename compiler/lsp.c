@@ -726,14 +726,16 @@ static Stmt *first_stmt(Stmt **body, int n) {
   return NULL;
 }
 
-static Stmt *scoped_decl(Stmt **body, int n, const char *word, Pos at);
+static void each_visible(Stmt **body, int n, Pos at, StmtFn fn, void *ctx);
 
-/* The declaration of `word` visible at `at` inside compound statement st,
- * which holds it: in the body (of an if's two, a switch's cases) that
- * holds it, or st's own for variable. */
-static Stmt *decl_inside(Stmt *st, const char *word, Pos at) {
+/* The declarations inside compound statement st, which holds `at`, that
+ * are visible there: st's own for variable, then those of the body (of an
+ * if's two, a switch's cases) that holds it. */
+static void visible_inside(Stmt *st, Pos at, StmtFn fn, void *ctx) {
   Stmt **body = st->body;
   int n = st->nbody;
+  if (st->kind == ST_FOR)
+    fn(st, ctx);
   if (st->kind == ST_IF && first_stmt(st->else_body, st->nelse) &&
       !pos_before(at, first_stmt(st->else_body, st->nelse)->pos))
     body = st->else_body, n = st->nelse;
@@ -745,37 +747,48 @@ static Stmt *decl_inside(Stmt *st, const char *word, Pos at) {
         body = st->cases[k].body, n = st->cases[k].nbody;
     }
   }
-  Stmt *d = scoped_decl(body, n, word, at);
-  if (!d && st->kind == ST_FOR && named(st->name, word))
-    d = st;
-  return d;
+  each_visible(body, n, at, fn, ctx);
 }
 
-/* The declaration (buffer, scalar, const, for variable) of `word` that a
- * use at `at` in body[0 .. n) sees: the innermost, so that two loops'
- * `for i` or loop-body constants of one name each go to their own.  A
- * statement holds the text from its start to the next one's. */
-static Stmt *scoped_decl(Stmt **body, int n, const char *word, Pos at) {
-  Stmt *seen = NULL;
+/* Calls fn on each declaration (buffer, scalar, const, for variable) that
+ * a use at `at` in body[0 .. n) sees, outer blocks first and each block's
+ * in order, so the last of a name is the one the use means.  A statement
+ * holds the text from its start to the next one's. */
+static void each_visible(Stmt **body, int n, Pos at, StmtFn fn, void *ctx) {
   for (int i = 0; i < n; i++) {
     Stmt *st = body[i];
     if (!st)
       continue;
     if (pos_before(at, st->pos))
       break;
+    if (st->kind == ST_CONST || st->kind == ST_SCALAR || st->kind == ST_BUFFER)
+      fn(st, ctx);
     Stmt *next = first_stmt(body + i + 1, n - i - 1);
-    if ((st->kind == ST_CONST || st->kind == ST_SCALAR || st->kind == ST_BUFFER) &&
-        named(st->name, word))
-      seen = st;
     bool compound = st->kind == ST_FOR || st->kind == ST_WHILE || st->kind == ST_IF ||
                     st->kind == ST_SWITCH;
-    if (compound && (!next || pos_before(at, next->pos))) {
-      Stmt *d = decl_inside(st, word, at);
-      if (d)
-        return d;
-    }
+    if (compound && (!next || pos_before(at, next->pos)))
+      visible_inside(st, at, fn, ctx);
   }
-  return seen;
+}
+
+typedef struct Scoped {
+  const char *word;
+  Stmt *decl;
+} Scoped;
+
+static void scoped_stmt(Stmt *st, void *ctx) {
+  Scoped *sc = ctx;
+  if (named(st->name, sc->word))
+    sc->decl = st;
+}
+
+/* The declaration of `word` that a use at `at` in a graph's body sees:
+ * the innermost, so that two loops' `for i` or loop-body constants of one
+ * name each go to their own. */
+static Stmt *scoped_decl(Stmt **body, int n, const char *word, Pos at) {
+  Scoped sc = {word, NULL};
+  each_visible(body, n, at, scoped_stmt, &sc);
+  return sc.decl;
 }
 
 /* What the word at `at` names: a declaration of the graph or kernel it
@@ -1345,10 +1358,18 @@ static void complete_stmt(Stmt *st, void *ctx) {
   case ST_NODE:
   case ST_WHILE:
   case ST_IF:
-  case ST_SWITCH: complete(c, st->name->name, CK_EVENT, "node"); break;
+  case ST_SWITCH:
   case ST_EDGE: break;
   }
   vec_free(&detail);
+}
+
+/* A node's name: every node of the graph, wherever the cursor is (edges
+ * name nodes declared anywhere in it). */
+static void complete_node(Stmt *st, void *ctx) {
+  if (st->name && (st->kind == ST_NODE || st->kind == ST_WHILE || st->kind == ST_IF ||
+                   st->kind == ST_SWITCH))
+    complete(ctx, st->name->name, CK_EVENT, "node");
 }
 
 static const char *const keywords[] = {
@@ -1378,7 +1399,9 @@ static void on_completion(Request *r) {
   CharVec detail = {0};
   Item *in = a ? item_at(a, pos_of_offset(d->text, d->len, a->file, lo)) : NULL;
   if (in && in->kind == IT_GRAPH) {
-    each_stmt(in->body, in->nbody, complete_stmt, &c);
+    Pos at = pos_of_offset(d->text, d->len, a->file, lo);
+    each_visible(in->body, in->nbody, at, complete_stmt, &c);
+    each_stmt(in->body, in->nbody, complete_node, &c);
     if (in->variant_var)
       complete(&c, in->variant_var->name, CK_CONSTANT, "variant");
   }
