@@ -92,6 +92,31 @@ static void time_interleaved(int nways, const Step *f, void *const *ctx, cudaStr
   free(t);
 }
 
+/* The host time of a launch of each of nways ways, `iters` launches at a
+ * time, the ways taking turns in a rotating order for `rounds` rounds: the
+ * median of each. */
+static void host_interleaved(int nways, const Step *f, void *const *ctx, cudaStream_t s,
+                             int rounds, int iters, double *out) {
+  double *t = malloc((size_t)rounds * nways * sizeof *t);
+  if (!t) {
+    fprintf(stderr, "bench: out of memory\n");
+    exit(1);
+  }
+  for (int r = 0; r < rounds; r++)
+    for (int i = 0; i < nways; i++) {
+      int w = (i + r) % nways;
+      CUDA(cudaStreamSynchronize(s));
+      double t0 = now_us();
+      for (int k = 0; k < iters; k++)
+        f[w](ctx[w], s);
+      t[w * rounds + r] = (now_us() - t0) / iters;
+      CUDA(cudaStreamSynchronize(s));
+    }
+  for (int w = 0; w < nways; w++)
+    out[w] = median(t + w * rounds, rounds);
+  free(t);
+}
+
 /* Times f(ctx) followed by a wait on `s`: warm-up, then the median. */
 static double time_step(Step f, void *ctx, cudaStream_t s, int reps) {
   double *t = malloc((size_t)reps * sizeof *t);
@@ -513,46 +538,30 @@ static void scal_step(void *ctx, cudaStream_t s) {
   CGRT(c->launch(c->g, s));
 }
 
-/* Host time of `iters` set-and-launch calls issued without waiting, a
- * launch, then the wait after them all. */
-static double host_cost(Scal *c, cudaStream_t s, int iters) {
-  double t[9];
-  for (int r = 0; r < 9; r++) {
-    CUDA(cudaStreamSynchronize(s));
-    double t0 = now_us();
-    for (int i = 0; i < iters; i++)
-      scal_step(c, s);
-    t[r] = (now_us() - t0) / iters;
-    CUDA(cudaStreamSynchronize(s));
-  }
-  return median(t, 9);
-}
-
-/* Host cost (as host_cost) and latency (as time_step) of n ways, taking
+/* Host cost (host_interleaved) and latency (as time_step) of n ways, taking
  * turns round by round in a rotating order, so that the machine's drift
  * falls on all of them alike: their ratios are what the targets read. */
 static void interleaved(Scal *cases, int n, cudaStream_t s, double *host, double *lat) {
-  enum { ROUNDS = 15, ITERS = 200, REPS = 300 };
-  double *h = malloc((size_t)n * ROUNDS * sizeof *h), *l = malloc((size_t)n * REPS * sizeof *l);
-  if (!h || !l) {
+  enum { ROUNDS = 15, ITERS = 200, REPS = 300, MOST = 8 };
+  if (n > MOST) {
+    fprintf(stderr, "bench: %d ways of scalars, at most %d\n", n, MOST);
+    exit(1);
+  }
+  double *l = malloc((size_t)n * REPS * sizeof *l);
+  if (!l) {
     fprintf(stderr, "bench: out of memory\n");
     exit(1);
   }
-  for (int w = 0; w < n; w++)
+  Step f[MOST];
+  void *ctx[MOST];
+  for (int w = 0; w < n; w++) {
+    f[w] = scal_step, ctx[w] = &cases[w];
     for (int i = 0; i < 20; i++) {
       scal_step(&cases[w], s);
       CUDA(cudaStreamSynchronize(s));
     }
-  for (int r = 0; r < ROUNDS; r++)
-    for (int i = 0; i < n; i++) {
-      int w = (i + r) % n;
-      CUDA(cudaStreamSynchronize(s));
-      double t0 = now_us();
-      for (int k = 0; k < ITERS; k++)
-        scal_step(&cases[w], s);
-      h[w * ROUNDS + r] = (now_us() - t0) / ITERS;
-      CUDA(cudaStreamSynchronize(s));
-    }
+  }
+  host_interleaved(n, f, ctx, s, ROUNDS, ITERS, host);
   for (int r = 0; r < REPS; r++)
     for (int i = 0; i < n; i++) {
       int w = (i + r) % n;
@@ -561,11 +570,8 @@ static void interleaved(Scal *cases, int n, cudaStream_t s, double *host, double
       CUDA(cudaStreamSynchronize(s));
       l[w * REPS + r] = now_us() - t0;
     }
-  for (int w = 0; w < n; w++) {
-    host[w] = median(h + w * ROUNDS, ROUNDS);
+  for (int w = 0; w < n; w++)
     lat[w] = median(l + w * REPS, REPS);
-  }
-  free(h);
   free(l);
 }
 
@@ -617,7 +623,11 @@ static void bench_scalars(cudaStream_t s) {
       Scal c = {.g = &h, .launch = hand_wide_launch};
       char name[32];
       snprintf(name, sizeof name, "%d_nodes", nodes);
-      row("scalars", name, "hand_bare_launch", "host_us", host_cost(&c, s, 200));
+      Step f = scal_step;
+      void *ctx = &c;
+      double host;
+      host_interleaved(1, &f, &ctx, s, 9, 200, &host);
+      row("scalars", name, "hand_bare_launch", "host_us", host);
       row("scalars", name, "hand_bare_launch", "latency_us", time_step(scal_step, &c, s, 300));
       CUDA(cudaGraphExecDestroy(h.exec));
       CUDA(cudaGraphDestroy(graph));
@@ -701,24 +711,6 @@ static void grid_way(void *ctx, cudaStream_t s) {
   grid_step(w->c, s);
 }
 
-/* The host time of a launch, each way `iters` launches at a time, the ways
- * taking turns for 9 rounds: the median of each. */
-static void grid_host_cost(GridWay *ways, int nways, cudaStream_t s, int iters, double *out) {
-  double t[3][9];
-  for (int r = 0; r < 9; r++)
-    for (int k = 0; k < nways; k++) {
-      int w = (k + r) % nways;
-      CUDA(cudaStreamSynchronize(s));
-      double t0 = now_us();
-      for (int i = 0; i < iters; i++)
-        grid_way(&ways[w], s);
-      t[w][r] = (now_us() - t0) / iters;
-      CUDA(cudaStreamSynchronize(s));
-    }
-  for (int w = 0; w < nways; w++)
-    out[w] = median(t[w], 9);
-}
-
 #define GRID_CASE(k)                                                                        \
   static cgrt_status grid##k##_l(void *g, cudaStream_t s) { return grid##k##_launch(g, s); } \
   static cgrt_status grid##k##_s(void *g, uint32_t v) { return grid##k##_set_g(g, v); }
@@ -756,7 +748,7 @@ static void bench_grids(cudaStream_t s) {
     Step f[3] = {grid_way, grid_way, grid_way};
     void *ctx[3] = {&way[0], &way[1], &way[2]};
     double host[3], latency[3];
-    grid_host_cost(way, 3, s, 200, host);
+    host_interleaved(3, f, ctx, s, 9, 200, host);
     time_interleaved(3, f, ctx, s, 300, latency);
     char name[32];
     snprintf(name, sizeof name, "%d_nodes", nodes);
