@@ -146,7 +146,7 @@ static __device__ bool comparison(int type, int op, unsigned long long x, unsign
   }
 }
 
-static __device__ int type_size(int type) {
+static constexpr __host__ __device__ int type_size(int type) {
   // 1, 2, 4, 8 for i8 ... u64 (two bits each), then f16, bf16, f32, f64.
   return type < CGRT_F16 ? 1 << (type & 3) : type == CGRT_F32 ? 4 : type == CGRT_F64 ? 8 : 2;
 }
@@ -201,10 +201,7 @@ extern "C" __global__ void cgrt_cond(cudaGraphConditionalHandle handle, cgrt_con
 // H200 (bench/loops.cu); a smaller parameter alone saved 0.02.
 template <int Type, int Op>
 __global__ void cond1(cudaGraphConditionalHandle handle, cgrt_cond1_args a) {
-  constexpr int size = Type < CGRT_F16   ? 1 << (Type & 3)
-                       : Type == CGRT_F32 ? 4
-                       : Type == CGRT_F64 ? 8
-                                          : 2;
+  constexpr int size = type_size(Type);
   bool go = comparison(Type, Op, operand(a.operand[0], a.imm & 1, size),
                        operand(a.operand[1], a.imm >> 1 & 1, size)) != CGRT_COND_NEGATE(a.code);
   set_handle(handle, go, a.counter, a.max, a.step);
