@@ -1,0 +1,15 @@
+// llm_config.cuh: the tile shapes the library's kernels are built with,
+// chosen by bench/kernels.cu's sweep (doc/kernels.md has the measurements).
+// llm.cgraph's launch rules follow from them: LLM_GEMV_ROWS = WARPS * GEMV_R.
+#ifndef LLM_CONFIG_CUH
+#define LLM_CONFIG_CUH
+
+#include "llm_device.cuh"
+
+namespace llm {
+constexpr int GEMV_R = 2; // output units a warp
+constexpr int GEMV_U = 4; // 16-byte chunks of each row a lane has in flight
+constexpr int GEMV_ROWS = WARPS * GEMV_R;
+} // namespace llm
+
+#endif

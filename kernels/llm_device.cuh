@@ -1,0 +1,283 @@
+// llm_device.cuh: the building blocks of the decode kernels (kernels/*.cu)
+// and of the variants bench/kernels.cu times against them.
+//
+// Conventions (doc/kernels.md): weights are bf16, row-major, a row's k
+// values contiguous; activations are bf16 and arithmetic f32; m tokens
+// (1 to 8) are m rows of an activation, one after another.  Where the
+// published PyTorch code of a model rounds to bf16 (a linear layer's output,
+// a norm's output, a residual add), these kernels round at the same place,
+// so that both compute the same numbers up to the order of f32 sums.
+#ifndef LLM_DEVICE_CUH
+#define LLM_DEVICE_CUH
+
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdint.h>
+
+namespace llm {
+
+typedef __nv_bfloat16 bf16;
+
+constexpr int THREADS = 256;             // every kernel's block, unless it says otherwise
+constexpr int WARPS = THREADS / 32;
+constexpr int MAX_TOKENS = 8;
+
+// Programmatic dependent launch.  Before wait() a kernel may read only what
+// no kernel before it writes (its weights); after trigger() the kernel after
+// it may start and prefetch its own.  Built for GPUs before sm_90 both are
+// nothing, and the graph keeps full edges into these kernels.
+__device__ __forceinline__ void wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+}
+__device__ __forceinline__ void trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
+// A weight chunk of 8 bf16, read once: kept out of L1.
+__device__ __forceinline__ uint4 load_weight(const bf16 *p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ float bf(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ bf16 to_bf(float v) { return __float2bfloat16_rn(v); }
+// f32 -> bf16 -> f32: the value PyTorch keeps where it rounds a tensor.
+__device__ __forceinline__ float round_bf(float v) { return bf(to_bf(v)); }
+
+__device__ __forceinline__ void unpack8(uint4 v, float *f) {
+  const __nv_bfloat162 *p = reinterpret_cast<const __nv_bfloat162 *>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    float2 t = __bfloat1622float2(p[i]);
+    f[2 * i] = t.x;
+    f[2 * i + 1] = t.y;
+  }
+}
+
+__device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc) {
+  float a[8], b[8];
+  unpack8(w, a);
+  unpack8(x, b);
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    acc = fmaf(a[i], b[i], acc);
+  return acc;
+}
+
+// Butterfly reductions: every lane ends with the same bits.
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// The sum over the block of one value a thread; every thread gets it.
+// `red` holds WARPS floats; the block must call it together.
+__device__ __forceinline__ float block_sum(float v, float *red) {
+  v = warp_sum(v);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  __syncthreads(); // red may still be read from a call before
+  if (lane == 0)
+    red[warp] = v;
+  __syncthreads();
+  float s = 0;
+  for (int w = 0; w < (int)(blockDim.x >> 5); w++)
+    s += red[w];
+  return s;
+}
+
+// silu(x) = x / (1 + e^-x), as PyTorch computes it for a bf16 tensor (in f32).
+__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+
+// An argmax candidate as one 64-bit key: larger value first, then the lower
+// index, so that the largest key is the first index of the largest value.
+__device__ __forceinline__ unsigned long long argmax_key(float v, uint32_t index) {
+  uint32_t b = __float_as_uint(v);
+  b = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  return ((unsigned long long)b << 32) | (uint32_t)~index;
+}
+__device__ __forceinline__ uint32_t argmax_index(unsigned long long key) {
+  return ~(uint32_t)key;
+}
+__device__ __forceinline__ unsigned long long warp_max_key(unsigned long long v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) {
+    unsigned long long u = __shfl_xor_sync(0xffffffffu, v, o);
+    v = u > v ? u : v;
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------
+// Staging activations in shared memory.
+
+// xs[t][0..k) = x[t * x_token .. + k) for t < m (m <= MB).  With
+// a norm weight g, each row becomes RMSNorm(x) as the published code
+// computes it: bf16(g * bf16(x * rsqrt(mean(x^2) + eps))).  k is a multiple
+// of 8 and x 16-byte aligned on this path; xs rows are k apart.  The block
+// calls it together.
+template <int MB>
+__device__ void stage_rows(bf16 *xs, const bf16 *x, int x_token, int k, int m, const bf16 *g,
+                           float eps, float *red) {
+  const int nch = k >> 3;
+  for (int t = 0; t < m && t < MB; t++) {
+    uint4 *dst = reinterpret_cast<uint4 *>(xs + (size_t)t * k);
+    const uint4 *src = reinterpret_cast<const uint4 *>(x + (size_t)t * x_token);
+    float ss = 0;
+    for (int c = threadIdx.x; c < nch; c += blockDim.x) {
+      uint4 v = src[c];
+      dst[c] = v;
+      if (g) {
+        float f[8];
+        unpack8(v, f);
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+          ss = fmaf(f[i], f[i], ss);
+      }
+    }
+    if (g) { // block-uniform
+      const float r = rsqrtf(block_sum(ss, red) / (float)k + eps);
+      for (int c = threadIdx.x; c < nch; c += blockDim.x) {
+        uint4 v = dst[c], gv = reinterpret_cast<const uint4 *>(g)[c];
+        float f[8], h[8];
+        unpack8(v, f);
+        unpack8(gv, h);
+        __nv_bfloat162 *o = reinterpret_cast<__nv_bfloat162 *>(&v);
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+          o[i] = __floats2bfloat162_rn(round_bf(h[2 * i] * round_bf(f[2 * i] * r)),
+                                       round_bf(h[2 * i + 1] * round_bf(f[2 * i + 1] * r)));
+        dst[c] = v;
+      }
+    }
+  }
+  __syncthreads();
+}
+
+// ---------------------------------------------------------------------------
+// Dot products of weight rows with staged activations, a warp a set of NR
+// rows.  Lane l takes the 16-byte chunks l, l + 32, ... of every row, U of
+// them a row at a time, with the next U in flight while these are summed.
+// ready() runs once, after the first chunks are in flight: it waits for the
+// kernel before and stages the activations (the block calls it together).
+//
+// rows[r] is row r's first weight, nullptr for a row the warp does not
+// have; xs[r] its activations for token 0, token t < m at xs[r] + t * xtok.
+template <int MB, int NR, int U> struct RowDot {
+  uint4 buf[U][NR];
+
+  __device__ __forceinline__ void load(const bf16 *const *rows, int c0, int nch) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int c = c0 + lane + 32 * u;
+#pragma unroll
+      for (int r = 0; r < NR; r++)
+        buf[u][r] = (rows[r] && c < nch) ? load_weight(rows[r] + 8 * (size_t)c)
+                                         : make_uint4(0, 0, 0, 0);
+    }
+  }
+
+  template <class Ready>
+  __device__ __forceinline__ void run(const bf16 *const *rows, int k, const bf16 *const *xs,
+                                      int xtok, int m, float (&acc)[NR][MB], Ready ready) {
+    const int lane = threadIdx.x & 31;
+    const int nch = k >> 3;
+#pragma unroll
+    for (int r = 0; r < NR; r++)
+#pragma unroll
+      for (int t = 0; t < MB; t++)
+        acc[r][t] = 0;
+    load(rows, 0, nch);
+    ready();
+    for (int c0 = 0; c0 < nch; c0 += 32 * U) {
+      uint4 cur[U][NR];
+#pragma unroll
+      for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int r = 0; r < NR; r++)
+          cur[u][r] = buf[u][r];
+      if (c0 + 32 * U < nch)
+        load(rows, c0 + 32 * U, nch);
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const int c = c0 + lane + 32 * u;
+        if (c < nch) {
+#pragma unroll
+          for (int r = 0; r < NR; r++) {
+            if (!rows[r])
+              continue;
+#pragma unroll
+            for (int t = 0; t < MB; t++) {
+              if (MB > 1 && t >= m) // tokens past m are not staged
+                break;
+              const uint4 xv = reinterpret_cast<const uint4 *>(xs[r] + (size_t)t * xtok)[c];
+              acc[r][t] = dot8(cur[u][r], xv, acc[r][t]);
+            }
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < NR; r++)
+#pragma unroll
+      for (int t = 0; t < MB; t++)
+        acc[r][t] = warp_sum(acc[r][t]);
+  }
+};
+
+// The same dot products for any k and alignment, a value at a time (rows
+// whose k is not a multiple of 8); nothing is prefetched.
+template <int MB, int NR>
+__device__ void dot_rows_any(const bf16 *const *rows, int k, const bf16 *const *xs, int xtok,
+                             int m, float (&acc)[NR][MB]) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int r = 0; r < NR; r++)
+#pragma unroll
+    for (int t = 0; t < MB; t++) {
+      float a = 0;
+      if (rows[r] && t < m)
+        for (int i = lane; i < k; i += 32)
+          a = fmaf(bf(rows[r][i]), bf(xs[r][(size_t)t * xtok + i]), a);
+      acc[r][t] = warp_sum(a);
+    }
+}
+
+// Stages rows of any k (no vector loads), as stage_rows does.
+template <int MB>
+__device__ void stage_rows_any(bf16 *xs, const bf16 *x, int x_token, int k, int m, const bf16 *g,
+                               float eps, float *red) {
+  for (int t = 0; t < m && t < MB; t++) {
+    float ss = 0;
+    for (int i = threadIdx.x; i < k; i += blockDim.x) {
+      bf16 v = x[(size_t)t * x_token + i];
+      xs[(size_t)t * k + i] = v;
+      ss = fmaf(bf(v), bf(v), ss);
+    }
+    if (g) {
+      const float r = rsqrtf(block_sum(ss, red) / (float)k + eps);
+      for (int i = threadIdx.x; i < k; i += blockDim.x)
+        xs[(size_t)t * k + i] = to_bf(bf(g[i]) * round_bf(bf(xs[(size_t)t * k + i]) * r));
+    }
+  }
+  __syncthreads();
+}
+
+} // namespace llm
+
+#endif

@@ -1,0 +1,311 @@
+// llm_mla.cuh: multi-head latent attention for decode, in the absorbed form
+// (DeepSeek-V2's MLA): queries are taken into the compressed space through
+// the key half of kv_b_proj, attention runs over the compressed cache (KVR
+// latent and ROPE RoPE values a position, shared by every head), and its
+// output is taken back through the value half.  The head count and the
+// dimensions are DeepSeek-V2's (H = 16 heads in a block: the rows of one
+// tensor-core tile).
+#ifndef LLM_MLA_CUH
+#define LLM_MLA_CUH
+
+#include "llm_gemv.cuh"
+
+namespace llm {
+
+constexpr int MLA_H = 16, MLA_NOPE = 128, MLA_ROPE = 64, MLA_VD = 128, MLA_KVR = 512;
+constexpr int MLA_QK = MLA_NOPE + MLA_ROPE;                              // a head's query
+constexpr int MLA_CH = MLA_KVR + MLA_ROPE;                               // a cache row
+constexpr int MLA_QKV = MLA_H * MLA_QK + MLA_KVR + MLA_ROPE;             // q_proj + kv_a rows
+constexpr int MLA_TILE = 32;                                             // keys a tile
+constexpr int MLA_THREADS = 128;                                         // mla_decode's block
+constexpr int MLA_PAD = MLA_CH + 8;           // a row in shared memory: no bank conflicts
+constexpr int MLA_PPAD = MLA_TILE + 8;
+constexpr size_t MLA_DECODE_SMEM = (size_t)(MLA_H + MLA_TILE) * MLA_PAD * 2 +
+                                   (size_t)MLA_H * MLA_TILE * 4 + (size_t)MLA_H * MLA_PPAD * 2 +
+                                   3 * MLA_H * 4;
+static_assert(MLA_THREADS / 32 * 128 == MLA_KVR, "a warp's share of the latent output");
+
+__device__ __forceinline__ unsigned dynamic_smem() {
+  unsigned r;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+}
+
+// A launch with less shared memory than a kernel needs would overrun it:
+// stop with an error instead (the launch rule in doc/kernels.md gives it).
+__device__ __forceinline__ void require_smem(size_t bytes) {
+  if (dynamic_smem() < bytes)
+    __trap();
+}
+
+// RoPE with precomputed frequencies on one 64-value vector, as DeepSeek-V2's
+// published code applies it: the pairs (x[2i], x[2i + 1]) are first laid out
+// as (x'[i], x'[32 + i]), then x' * cos + rotate_half(x') * sin, with cos and
+// sin rounded to bf16 and each product and the sum rounded to bf16.  Lane i
+// of a warp (i < 32) does frequency i.
+__device__ __forceinline__ void rope64(const bf16 *in, bf16 *out, float p, const float *inv_freq,
+                                       float mscale, int i) {
+  float s, c;
+  sincosf(p * inv_freq[i], &s, &c);
+  const float cb = round_bf(c * mscale), sb = round_bf(s * mscale);
+  const float x1 = bf(in[2 * i]), x2 = bf(in[2 * i + 1]);
+  out[i] = to_bf(round_bf(x1 * cb) + round_bf(-x2 * sb));
+  out[MLA_ROPE / 2 + i] = to_bf(round_bf(x2 * cb) + round_bf(x1 * sb));
+}
+
+// ---------------------------------------------------------------------------
+// Tensor-core fragments (mma.sync m16n8k16, bf16 in, f32 accumulate).
+
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void *p, bool trans) {
+  const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+  if (trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                         uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  __trap(); // kernels/CMakeLists.txt builds the library for sm_80 and later only
+#endif
+}
+
+// The address a lane gives ldmatrix.x4 for the 16 x 16 tile at (row0, col0)
+// of a row-major bf16 matrix with `stride` elements a row: matrices (rows
+// 0-7, cols 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15).
+__device__ __forceinline__ const bf16 *ldsm_addr(const bf16 *base, int stride, int row0, int col0) {
+  const int lane = threadIdx.x & 31;
+  return base + (size_t)(row0 + (lane & 7) + ((lane >> 3) & 1) * 8) * stride + col0 +
+         (lane >> 4) * 8;
+}
+
+// ---------------------------------------------------------------------------
+// mla_decode: one block a (split of the keys, token).  Token t attends to
+// its pos[t] + 1 keys (at most maxpos); gridDim.x splits share them, a split
+// a contiguous range.  A block writes its unnormalised output (H x KVR), its
+// running maximum and its sum of exponentials; mla_combine joins the splits.
+struct MlaDecodeArgs {
+  const bf16 *q_lat;  // [m][H][KVR]
+  const bf16 *q_pe;   // [m][H][ROPE], RoPE applied
+  const bf16 *cache;  // [m][maxpos][KVR + ROPE]
+  const uint32_t *pos;
+  float *part;        // [m][splits][H][KVR]
+  float *ml;          // [m][splits][H][2]
+  int m, maxpos;
+  float scale;        // the softmax scale
+};
+
+__device__ void mla_decode_block(const MlaDecodeArgs &a) {
+  extern __shared__ __align__(16) unsigned char llm_smem[];
+  bf16 *qs = reinterpret_cast<bf16 *>(llm_smem);     // [H][PAD]
+  bf16 *ks = qs + MLA_H * MLA_PAD;                   // [TILE][PAD]
+  float *ss = reinterpret_cast<float *>(ks + MLA_TILE * MLA_PAD); // [H][TILE]
+  bf16 *ps = reinterpret_cast<bf16 *>(ss + MLA_H * MLA_TILE);     // [H][PPAD]
+  float *m_run = reinterpret_cast<float *>(ps + MLA_H * MLA_PPAD);
+  float *l_run = m_run + MLA_H, *alpha = l_run + MLA_H;
+  require_smem(MLA_DECODE_SMEM);
+
+  const int t = blockIdx.y, s = blockIdx.x, splits = gridDim.x;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, q = lane & 3;
+  wait();
+  trigger();
+  if (t >= a.m)
+    return;
+  const int nk = min((int)a.pos[t] + 1, a.maxpos);
+  const int per = (nk + splits - 1) / splits;
+  const int k0 = min(s * per, nk), k1 = min(k0 + per, nk);
+
+  // The queries: latent then RoPE part, a row a head.
+  for (int c = tid; c < MLA_H * (MLA_CH / 8); c += MLA_THREADS) {
+    const int h = c / (MLA_CH / 8), j = c % (MLA_CH / 8);
+    const uint4 *src = j < MLA_KVR / 8
+                           ? reinterpret_cast<const uint4 *>(a.q_lat + ((size_t)t * MLA_H + h) * MLA_KVR) + j
+                           : reinterpret_cast<const uint4 *>(a.q_pe + ((size_t)t * MLA_H + h) * MLA_ROPE) +
+                                 (j - MLA_KVR / 8);
+    reinterpret_cast<uint4 *>(qs + h * MLA_PAD)[j] = *src;
+  }
+  if (tid < MLA_H) {
+    m_run[tid] = -INFINITY;
+    l_run[tid] = 0;
+  }
+  float o[16][4]; // this warp's 128 latent outputs: 16 tiles of 8
+#pragma unroll
+  for (int n = 0; n < 16; n++)
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+      o[n][i] = 0;
+
+  const bf16 *cache = a.cache + (size_t)t * a.maxpos * MLA_CH;
+  for (int kt = k0; kt < k1; kt += MLA_TILE) {
+    const int nt = min(MLA_TILE, k1 - kt);
+    __syncthreads(); // the tile before is read
+    for (int c = tid; c < MLA_TILE * (MLA_CH / 8); c += MLA_THREADS) {
+      const int j = c / (MLA_CH / 8), i = c % (MLA_CH / 8);
+      reinterpret_cast<uint4 *>(ks + j * MLA_PAD)[i] =
+          j < nt ? reinterpret_cast<const uint4 *>(cache + (size_t)(kt + j) * MLA_CH)[i]
+                 : make_uint4(0, 0, 0, 0);
+    }
+    __syncthreads();
+
+    // Scores: warp w takes keys 8w .. 8w + 7 of the tile.
+    float sc[4] = {0, 0, 0, 0};
+    const int n0 = warp * 8;
+#pragma unroll 4
+    for (int c0 = 0; c0 < MLA_CH; c0 += 16) {
+      uint32_t af[4];
+      ldsm_x4(af, ldsm_addr(qs, MLA_PAD, 0, c0), false);
+      const bf16 *kr = ks + (n0 + g) * MLA_PAD + c0 + 2 * q;
+      mma16816(sc, af, *reinterpret_cast<const uint32_t *>(kr),
+               *reinterpret_cast<const uint32_t *>(kr + 8));
+    }
+    {
+      const int j = n0 + 2 * q;
+      ss[g * MLA_TILE + j] = j < nt ? sc[0] * a.scale : -INFINITY;
+      ss[g * MLA_TILE + j + 1] = j + 1 < nt ? sc[1] * a.scale : -INFINITY;
+      ss[(g + 8) * MLA_TILE + j] = j < nt ? sc[2] * a.scale : -INFINITY;
+      ss[(g + 8) * MLA_TILE + j + 1] = j + 1 < nt ? sc[3] * a.scale : -INFINITY;
+    }
+    __syncthreads();
+
+    // Online softmax: 8 threads a head, 4 keys a thread.
+    {
+      const int h = tid >> 3, sub = tid & 7;
+      float v[4], mx = -INFINITY;
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        v[i] = ss[h * MLA_TILE + sub * 4 + i];
+        mx = fmaxf(mx, v[i]);
+      }
+#pragma unroll
+      for (int o2 = 4; o2 > 0; o2 /= 2)
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o2));
+      const float m_old = m_run[h], m_new = fmaxf(m_old, mx);
+      float sum = 0;
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        const float p = v[i] == -INFINITY ? 0.0f : __expf(v[i] - m_new);
+        ps[h * MLA_PPAD + sub * 4 + i] = to_bf(p);
+        sum += p;
+      }
+#pragma unroll
+      for (int o2 = 4; o2 > 0; o2 /= 2)
+        sum += __shfl_xor_sync(0xffffffffu, sum, o2);
+      __syncwarp();
+      if (sub == 0) {
+        const float al = m_old == -INFINITY ? 0.0f : __expf(m_old - m_new);
+        alpha[h] = al;
+        l_run[h] = l_run[h] * al + sum;
+        m_run[h] = m_new;
+      }
+    }
+    __syncthreads();
+
+    // Output: O = O * alpha + P V over this warp's 128 latent values.
+    const float a_lo = alpha[g], a_hi = alpha[g + 8];
+#pragma unroll
+    for (int n = 0; n < 16; n++) {
+      o[n][0] *= a_lo;
+      o[n][1] *= a_lo;
+      o[n][2] *= a_hi;
+      o[n][3] *= a_hi;
+    }
+#pragma unroll
+    for (int kb = 0; kb < MLA_TILE; kb += 16) {
+      uint32_t af[4];
+      ldsm_x4(af, ldsm_addr(ps, MLA_PPAD, 0, kb), false);
+#pragma unroll
+      for (int n = 0; n < 16; n += 2) {
+        uint32_t bfr[4];
+        ldsm_x4(bfr, ldsm_addr(ks, MLA_PAD, kb, warp * 128 + n * 8), true);
+        mma16816(o[n], af, bfr[0], bfr[1]);
+        mma16816(o[n + 1], af, bfr[2], bfr[3]);
+      }
+    }
+  }
+  __syncthreads();
+
+  float *part = a.part + (((size_t)t * splits + s) * MLA_H) * MLA_KVR;
+#pragma unroll
+  for (int n = 0; n < 16; n++) {
+    const int c = warp * 128 + n * 8 + 2 * q;
+    *reinterpret_cast<float2 *>(part + (size_t)g * MLA_KVR + c) = make_float2(o[n][0], o[n][1]);
+    *reinterpret_cast<float2 *>(part + (size_t)(g + 8) * MLA_KVR + c) =
+        make_float2(o[n][2], o[n][3]);
+  }
+  if (tid < MLA_H) {
+    float *ml = a.ml + (((size_t)t * splits + s) * MLA_H + tid) * 2;
+    ml[0] = m_run[tid];
+    ml[1] = l_run[tid];
+  }
+}
+
+// mla_combine: block (head, token) joins the splits' outputs of its head,
+// a thread a latent value, and rounds the attention output to bf16.
+__device__ void mla_combine_block(const float *part, const float *ml, bf16 *out, int splits, int m) {
+  const int h = blockIdx.x, t = blockIdx.y;
+  wait();
+  trigger();
+  if (t >= m)
+    return;
+  float mx = -INFINITY;
+  for (int s = 0; s < splits; s++)
+    mx = fmaxf(mx, ml[(((size_t)t * splits + s) * MLA_H + h) * 2]);
+  for (int c = threadIdx.x; c < MLA_KVR; c += blockDim.x) {
+    float num = 0, den = 0;
+    for (int s = 0; s < splits; s++) {
+      const float *e = ml + (((size_t)t * splits + s) * MLA_H + h) * 2;
+      if (e[1] == 0.0f) // a split with no keys
+        continue;
+      const float w = __expf(e[0] - mx);
+      num += w * part[(((size_t)t * splits + s) * MLA_H + h) * MLA_KVR + c];
+      den += w * e[1];
+    }
+    out[((size_t)t * MLA_H + h) * MLA_KVR + c] = to_bf(num / den);
+  }
+}
+
+// mla_prep's last block: the compressed KV of each token normalised and its
+// shared RoPE key rotated, both written to the cache at pos[t]; each head's
+// query RoPE part rotated into q_pe.
+__device__ void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
+                                     const uint32_t *pos, bf16 *q_pe, bf16 *cache, int m,
+                                     int maxpos, float eps, float mscale) {
+  __shared__ float red[WARPS];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  for (int t = 0; t < m; t++) {
+    const int p = (int)pos[t];
+    const bf16 *row = qkv + (size_t)t * MLA_QKV;
+    const bf16 *ckv = row + MLA_H * MLA_QK;
+    float ss = 0;
+    for (int i = threadIdx.x; i < MLA_KVR; i += blockDim.x)
+      ss = fmaf(bf(ckv[i]), bf(ckv[i]), ss);
+    const float r = rsqrtf(block_sum(ss, red) / (float)MLA_KVR + eps);
+    if (p >= maxpos) // no row to write: the graph was made for fewer positions
+      continue;
+    bf16 *dst = cache + ((size_t)t * maxpos + p) * MLA_CH;
+    for (int i = threadIdx.x; i < MLA_KVR; i += blockDim.x)
+      dst[i] = to_bf(bf(kv_norm[i]) * round_bf(bf(ckv[i]) * r));
+    // warp 0: the shared key; warps 1.. : the heads' queries
+    for (int h = warp - 1; h < MLA_H; h += WARPS) {
+      if (h < 0)
+        rope64(ckv + MLA_KVR, dst + MLA_KVR, (float)p, inv_freq, mscale, lane);
+      else
+        rope64(row + h * MLA_QK + MLA_NOPE, q_pe + ((size_t)t * MLA_H + h) * MLA_ROPE, (float)p,
+               inv_freq, mscale, lane);
+    }
+  }
+}
+
+} // namespace llm
+
+#endif

@@ -1,0 +1,189 @@
+// llm_moe.cuh: mixture of experts on the device (DeepSeek-V2's MoE layer):
+// the router's softmax and top-k, then the chosen experts and the shared
+// ones, their ids read from device memory.  Nothing goes back to the host.
+#ifndef LLM_MOE_CUH
+#define LLM_MOE_CUH
+
+#include "llm_gemv.cuh"
+
+namespace llm {
+
+constexpr int MOE_MAX_EXPERTS = 256; // the router's last block holds every logit of a token
+constexpr int MOE_MAX_TOPK = 8;
+
+template <int R, int U> struct Moe {
+  static constexpr int PER_BLOCK = WARPS * R;
+
+  // Router: blocks (gridDim.x of them) share token blockIdx.y's expert
+  // logits, f32 from the normalised activations as the published code
+  // computes them; the last block to finish takes the softmax and the top k
+  // (k <= 8, largest first; no renormalisation), and sets count[t] back to 0.
+  static __device__ void route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits,
+                               uint32_t *count, uint32_t *ids, float *weights, int experts, int k,
+                               int m, int topk, float eps) {
+    __shared__ bool last;
+    const int t = blockIdx.y;
+    if (experts > MOE_MAX_EXPERTS || topk > MOE_MAX_TOPK || topk > experts)
+      __trap();
+    if (t >= m) {
+      wait();
+      trigger();
+      return;
+    }
+    GemvArgs a{w, x + (size_t)t * k, g, nullptr, logits + (size_t)t * experts, nullptr, experts, k, 1,
+               eps, 0, 0, k, 0};
+    gemv_blocks<1, R, U, Epi::F32>(a, blockIdx.x, gridDim.x);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+      last = atomicAdd(&count[t], 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last || threadIdx.x >= 32)
+      return;
+    __threadfence();
+    const int lane = threadIdx.x;
+    float v[MOE_MAX_EXPERTS / 32], mx = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++) {
+      const int e = lane + 32 * i;
+      v[i] = e < experts ? __ldcg(logits + (size_t)t * experts + e) : -INFINITY;
+      mx = fmaxf(mx, v[i]);
+    }
+    mx = warp_max(mx);
+    float sum = 0;
+#pragma unroll
+    for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++) {
+      v[i] = lane + 32 * i < experts ? expf(v[i] - mx) : 0.0f;
+      sum += v[i];
+    }
+    sum = warp_sum(sum);
+#pragma unroll
+    for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++)
+      v[i] = lane + 32 * i < experts ? v[i] / sum : -1.0f;
+    for (int j = 0; j < topk; j++) {
+      unsigned long long best = 0;
+#pragma unroll
+      for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++) {
+        const unsigned long long key = argmax_key(v[i], (uint32_t)(lane + 32 * i));
+        best = key > best ? key : best;
+      }
+      best = warp_max_key(best);
+      const uint32_t e = argmax_index(best);
+      if ((int)(e & 31) == lane) {
+#pragma unroll
+        for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++)
+          if (i == (int)(e >> 5)) {
+            ids[(size_t)t * topk + j] = e;
+            weights[(size_t)t * topk + j] = v[i];
+            v[i] = -1.0f;
+          }
+      }
+    }
+    if (lane == 0)
+      count[t] = 0;
+  }
+
+  // Gate and up projections with SwiGLU of the shared experts (fs units,
+  // every token) and of each token's topk routed experts (fe units each):
+  // act[t] = [expert ids[t][0]'s fe | ... | ids[t][topk - 1]'s | shared fs].
+  // Shared blocks come first and prefetch their weights before the router
+  // finishes; a routed block knows its rows only once it has.
+  static __device__ void gate_up(const bf16 *w, const bf16 *w_shared, const bf16 *x, const bf16 *g,
+                                 const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k,
+                                 int m, float eps) {
+    const int nbs = (fs + PER_BLOCK - 1) / PER_BLOCK, nbr = (fe + PER_BLOCK - 1) / PER_BLOCK;
+    const int total = nbs + m * topk * nbr;
+    const int act_token = topk * fe + fs;
+    for (int b = blockIdx.x; b < total || b == (int)blockIdx.x; b += gridDim.x) {
+      if (b != (int)blockIdx.x)
+        __syncthreads(); // every warp is done with the staged activations
+      if (b >= total) { // nothing for this block: it still waits and lets the next start
+        wait();
+        trigger();
+      } else if (b < nbs) {
+        GemvArgs a{w_shared, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, m, eps,
+                   0, 0, k, act_token};
+        gemv_dispatch<R, U, Epi::Swiglu>(a, b, nbs);
+      } else {
+        const int r = b - nbs, t = r / (topk * nbr), slot = r / nbr % topk, rb = r % nbr;
+        wait();
+        const uint32_t e = ids[(size_t)t * topk + slot];
+        GemvArgs a{w + (size_t)e * 2 * fe * k, x + (size_t)t * k, g,
+                   act + (size_t)t * act_token + (size_t)slot * fe, nullptr, nullptr, fe, k, 1, eps,
+                   0, 0, k, 0};
+        gemv_blocks<1, R, U, Epi::Swiglu>(a, rb, nbr);
+      }
+    }
+  }
+
+  // Down projections of token blockIdx.y's experts, each rounded to bf16,
+  // weighted in f32 and summed, rounded; the shared experts' added, rounded;
+  // all added into the residual x, rounded (as the published code does).
+  static __device__ void down(const bf16 *w, const bf16 *w_shared, const bf16 *act,
+                              const uint32_t *ids, const float *weights, bf16 *x, int fe, int fs,
+                              int topk, int n, int m) {
+    extern __shared__ __align__(16) unsigned char llm_smem[];
+    bf16 *xs = reinterpret_cast<bf16 *>(llm_smem);
+    __shared__ float red[WARPS];
+    const int t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int act_token = topk * fe + fs;
+    const bool fast = (fe & 7) == 0 && (fs & 7) == 0;
+    if (t >= m || !fast) { // the launch rules ask for fe and fs multiples of 8
+      wait();
+      trigger();
+      if (t < m)
+        __trap();
+      return;
+    }
+    for (int b = blockIdx.x, first = 1; first || b * PER_BLOCK < n; b += gridDim.x, first = 0) {
+      const bf16 *rows[R], *xp[R];
+      const int d0 = b * PER_BLOCK + warp * R;
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        rows[r] = d0 + r < n ? w_shared + (size_t)(d0 + r) * fs : nullptr;
+        xp[r] = xs + (size_t)topk * fe;
+      }
+      float shared[R][1];
+      RowDot<1, R, U> dot;
+      dot.run(rows, fs, xp, 0, 1, shared, [&] {
+        if (first) {
+          wait();
+          stage_rows<1>(xs, act + (size_t)t * act_token, act_token, act_token, 1, nullptr, 0.0f,
+                        red);
+          trigger();
+        }
+      });
+      float routed[R];
+#pragma unroll
+      for (int r = 0; r < R; r++)
+        routed[r] = 0;
+      for (int s = 0; s < topk; s++) {
+        const uint32_t e = ids[(size_t)t * topk + s];
+        const float ws = weights[(size_t)t * topk + s];
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+          rows[r] = d0 + r < n ? w + ((size_t)e * n + d0 + r) * fe : nullptr;
+          xp[r] = xs + (size_t)s * fe;
+        }
+        float acc[R][1];
+        RowDot<1, R, U> dot2;
+        dot2.run(rows, fe, xp, 0, 1, acc, [] {});
+#pragma unroll
+        for (int r = 0; r < R; r++)
+          routed[r] += ws * round_bf(acc[r][0]);
+      }
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        const int d = d0 + r;
+        if (d < n && lane == r) {
+          const float y = round_bf(round_bf(routed[r]) + round_bf(shared[r][0]));
+          x[(size_t)t * n + d] = to_bf(bf(x[(size_t)t * n + d]) + y);
+        }
+      }
+    }
+  }
+};
+
+} // namespace llm
+
+#endif

@@ -1,0 +1,43 @@
+// mla.cu: multi-head latent attention kernels of llm.cgraph.
+#include "llm_graph.h"
+
+#include "llm_config.cuh"
+#include "llm_mla.cuh"
+
+using namespace llm;
+
+static_assert(MLA_H * MLA_KVR % GEMV_ROWS == 0, "a block's queries are one head's");
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    llm_mla_prep(const bf16 *w_ukt, const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
+                 const uint32_t *pos, bf16 *q_lat, bf16 *q_pe, bf16 *cache, uint32_t m,
+                 uint32_t maxpos, float eps, float mscale) {
+  const int gemv_blocks_n = (int)gridDim.x - 1;
+  if (gemv_blocks_n < 1 || m > MAX_TOKENS)
+    __trap();
+  if ((int)blockIdx.x == gemv_blocks_n) {
+    wait();
+    trigger();
+    mla_rope_cache_block(qkv, kv_norm, inv_freq, pos, q_pe, cache, (int)m, (int)maxpos, eps,
+                         mscale);
+    return;
+  }
+  // q_lat[t][h][c] = sum_i w_ukt[h][c][i] q_nope[t][h][i]: a GEMV of H * KVR
+  // rows of NOPE, row h * KVR + c reading head h's q_nope.
+  GemvArgs a{w_ukt, qkv, nullptr, q_lat, nullptr, nullptr, MLA_H * MLA_KVR, MLA_NOPE, (int)m, 0,
+             MLA_KVR, MLA_QK, MLA_QKV, 0};
+  gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gemv_blocks_n);
+}
+
+extern "C" __global__ void __launch_bounds__(MLA_THREADS)
+    llm_mla_decode(const bf16 *q_lat, const bf16 *q_pe, const bf16 *cache, const uint32_t *pos,
+                   float *part, float *ml, uint32_t m, uint32_t maxpos, float scale) {
+  if (blockDim.x != MLA_THREADS)
+    __trap();
+  mla_decode_block(MlaDecodeArgs{q_lat, q_pe, cache, pos, part, ml, (int)m, (int)maxpos, scale});
+}
+
+extern "C" __global__ void __launch_bounds__(1024)
+    llm_mla_combine(const float *part, const float *ml, bf16 *o, uint32_t splits, uint32_t m) {
+  mla_combine_block(part, ml, o, (int)splits, (int)m);
+}

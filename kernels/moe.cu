@@ -1,0 +1,34 @@
+// moe.cu: mixture-of-experts kernels of llm.cgraph.
+#include "llm_graph.h"
+
+#include "llm_config.cuh"
+#include "llm_moe.cuh"
+
+using namespace llm;
+
+typedef Moe<GEMV_R, GEMV_U> MoeKernels;
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    llm_moe_route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *count,
+                  uint32_t *ids, float *weights, uint32_t experts, uint32_t k, uint32_t m,
+                  uint32_t topk, float eps) {
+  MoeKernels::route(w, x, g, logits, count, ids, weights, (int)experts, (int)k, (int)m, (int)topk,
+                    eps);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    llm_moe_gate_up(const bf16 *w, const bf16 *w_shared, const bf16 *x, const bf16 *g,
+                    const uint32_t *ids, bf16 *act, uint32_t fe, uint32_t fs, uint32_t topk,
+                    uint32_t k, uint32_t m, float eps) {
+  if (m > MAX_TOKENS || topk > MOE_MAX_TOPK)
+    __trap();
+  MoeKernels::gate_up(w, w_shared, x, g, ids, act, (int)fe, (int)fs, (int)topk, (int)k, (int)m,
+                      eps);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    llm_moe_down(const bf16 *w, const bf16 *w_shared, const bf16 *act, const uint32_t *ids,
+                 const float *weights, bf16 *x, uint32_t fe, uint32_t fs, uint32_t topk,
+                 uint32_t n, uint32_t m) {
+  MoeKernels::down(w, w_shared, act, ids, weights, x, (int)fe, (int)fs, (int)topk, (int)n, (int)m);
+}
