@@ -105,7 +105,7 @@ struct MlaDecodeArgs {
   float scale;        // the softmax scale
 };
 
-__device__ void mla_decode_block(const MlaDecodeArgs &a) {
+__device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
   extern __shared__ __align__(16) unsigned char llm_smem[];
   bf16 *qs = reinterpret_cast<bf16 *>(llm_smem);     // [H][PAD]
   bf16 *ks = qs + MLA_H * MLA_PAD;                   // [TILE][PAD]
@@ -251,7 +251,7 @@ __device__ void mla_decode_block(const MlaDecodeArgs &a) {
 
 // mla_combine: block (head, token) joins the splits' outputs of its head,
 // a thread a latent value, and rounds the attention output to bf16.
-__device__ void mla_combine_block(const float *part, const float *ml, bf16 *out, int splits, int m) {
+__device__ inline void mla_combine_block(const float *part, const float *ml, bf16 *out, int splits, int m) {
   const int h = blockIdx.x, t = blockIdx.y;
   wait();
   trigger();
@@ -277,7 +277,7 @@ __device__ void mla_combine_block(const float *part, const float *ml, bf16 *out,
 // mla_prep's last block: the compressed KV of each token normalised and its
 // shared RoPE key rotated, both written to the cache at pos[t]; each head's
 // query RoPE part rotated into q_pe.
-__device__ void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
+__device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
                                      const uint32_t *pos, bf16 *q_pe, bf16 *cache, int m,
                                      int maxpos, float eps, float mscale) {
   __shared__ float red[WARPS];

@@ -1,0 +1,509 @@
+// llm_kernels: kernels/ (cgc::kernels) at DeepSeek-V2-Lite's decode shapes,
+// each timed as CALLS back-to-back calls in one CUDA graph (stream-captured,
+// with programmatic dependent launch where the kernel takes part in it),
+// each call reading another copy of its weights so that the 50 MB L2 does not
+// hold them; against cuBLAS's GEMM timed the same way and a read-only kernel
+// over the same bytes timed the same way, in the same run.  Also the GEMV's
+// tile shapes swept (warps' rows R, chunks in flight U), the read-only
+// kernel over 8 GB, and one whole MoE layer as a chain.
+//
+//   bench_llm_kernels [--quick]
+//
+// Prints CSV rows (section,case,way,metric,value) for bench/llm_kernels.py.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "llm_graph.h" // the library's kernels, as llm.cgraph declares them
+
+#include "llm_config.cuh"
+#include "llm_gemv.cuh"
+#include "llm_mla.cuh"
+
+using namespace llm;
+
+#define CUDA(call)                                                                         \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                               \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      exit(1);                                                                             \
+    }                                                                                      \
+  } while (0)
+#define CUBLAS(call)                                                                       \
+  do {                                                                                     \
+    cublasStatus_t s_ = (call);                                                            \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                     \
+      fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_); \
+      exit(1);                                                                             \
+    }                                                                                      \
+  } while (0)
+
+static int CALLS = 200;         // calls in a timed graph
+static int REPS = 15;           // timed launches of it (the median is reported)
+static const size_t ROTATE = 512u << 20; // copies of the weights span at least this
+
+// ---------------------------------------------------------------------------
+// The read-only kernel: every 16-byte chunk loaded once (kept out of L1),
+// four in flight a thread, folded into a value that is stored only if it
+// is impossible, so that the loads cannot be dropped.
+__global__ void __launch_bounds__(512) read_only(const uint4 *p, size_t n, uint4 *sink) {
+  wait();
+  trigger();
+  uint32_t acc = 0;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    uint4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++)
+      v[u] = load_weight(reinterpret_cast<const bf16 *>(p + i + u * stride));
+#pragma unroll
+    for (int u = 0; u < 4; u++)
+      acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < n; i += stride) {
+    uint4 v = load_weight(reinterpret_cast<const bf16 *>(p + i));
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u && threadIdx.x == 1023)
+    sink[0] = make_uint4(acc, 0, 0, 0);
+}
+
+// The GEMV at other tile shapes (one token), for the sweep.
+template <int R, int U>
+__global__ void __launch_bounds__(THREADS) gemv_variant(const bf16 *w, const bf16 *x, bf16 *y, int n,
+                                                        int k) {
+  GemvArgs a{w, x, nullptr, y, nullptr, nullptr, n, k, 1, 0, 0, 0, k, 0};
+  gemv_blocks<1, R, U, Epi::Plain>(a, blockIdx.x, gridDim.x);
+}
+
+// ---------------------------------------------------------------------------
+static cudaStream_t stream;
+static int sms;
+static uint4 *sink;
+
+static void *dalloc(size_t bytes) {
+  void *p;
+  CUDA(cudaMalloc(&p, bytes));
+  return p;
+}
+
+// Fills bf16 memory with small values (a hash of the index), on the device.
+__global__ void fill_bf16(bf16 *p, size_t n, uint32_t seed, float scale) {
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    uint32_t h = (uint32_t)i * 0x9e3779b1u ^ seed;
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    p[i] = __float2bfloat16((((h >> 8) & 0xffff) / 32768.0f - 1.0f) * scale);
+  }
+}
+static bf16 *random_bf16(size_t n, float scale) {
+  bf16 *p = (bf16 *)dalloc(n * 2);
+  fill_bf16<<<1024, 256>>>(p, n, (uint32_t)n, scale);
+  CUDA(cudaGetLastError());
+  return p;
+}
+
+// Copies of `bytes` of weights: enough that they span ROTATE bytes, at least 2.
+struct Copies {
+  std::vector<bf16 *> p;
+  size_t elems;
+  Copies(size_t elems_, float scale = 0.02f) : elems(elems_) {
+    size_t n = std::max<size_t>(2, (ROTATE + elems * 2 - 1) / (elems * 2));
+    for (size_t i = 0; i < n; i++)
+      p.push_back(random_bf16(elems, scale));
+  }
+  ~Copies() {
+    for (bf16 *q : p)
+      cudaFree(q);
+  }
+  bf16 *operator[](int i) const { return p[(size_t)i % p.size()]; }
+};
+
+template <typename... Params, typename... Args>
+static void launch(void (*k)(Params...), dim3 grid, dim3 block, size_t smem, bool pdl,
+                   Args... args) {
+  cudaLaunchConfig_t c = {};
+  c.gridDim = grid;
+  c.blockDim = block;
+  c.dynamicSmemBytes = smem;
+  c.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  c.attrs = attr;
+  c.numAttrs = pdl ? 1 : 0;
+  if (smem > 48 * 1024)
+    CUDA(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              (int)smem));
+  CUDA(cudaLaunchKernelEx(&c, k, ((Params)args)...));
+}
+
+// Captures body(i) for i < calls into a graph, then times its launches:
+// the median time a call, in microseconds.
+template <class F> static double time_calls(F body, int calls = 0) {
+  if (!calls)
+    calls = CALLS;
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < calls; i++)
+    body(i);
+  CUDA(cudaStreamEndCapture(stream, &g));
+  CUDA(cudaGraphInstantiate(&ge, g, 0));
+  cudaEvent_t e0, e1;
+  CUDA(cudaEventCreate(&e0));
+  CUDA(cudaEventCreate(&e1));
+  for (int i = 0; i < 3; i++)
+    CUDA(cudaGraphLaunch(ge, stream));
+  std::vector<float> t;
+  for (int r = 0; r < REPS; r++) {
+    CUDA(cudaEventRecord(e0, stream));
+    CUDA(cudaGraphLaunch(ge, stream));
+    CUDA(cudaEventRecord(e1, stream));
+    CUDA(cudaEventSynchronize(e1));
+    float ms;
+    CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  CUDA(cudaEventDestroy(e0));
+  CUDA(cudaEventDestroy(e1));
+  CUDA(cudaGraphExecDestroy(ge));
+  CUDA(cudaGraphDestroy(g));
+  return t[t.size() / 2] * 1e3 / calls;
+}
+
+static void row(const char *section, const char *c, const char *way, const char *metric,
+                double v) {
+  printf("%s,%s,%s,%s,%.4f\n", section, c, way, metric, v);
+  fflush(stdout);
+}
+
+// The read-only kernel over `bytes` a call, rotating over copies as a
+// kernel over those bytes does.
+static double read_time(size_t bytes) {
+  Copies c((bytes + 1) / 2);
+  const size_t n = bytes / 16;
+  return time_calls([&](int i) {
+    launch(read_only, dim3(sms * 4), dim3(512), 0, true, (const uint4 *)c[i], n, sink);
+  });
+}
+
+static cublasHandle_t blas;
+static void *blas_ws;
+static const size_t BLAS_WS = 32u << 20;
+
+// y[m][n] = x[m][k] . W[n][k]^T through cuBLAS (the GEMM alone).
+static double cublas_time(const Copies &w, int n, int k, int m) {
+  bf16 *x = random_bf16((size_t)m * k, 1), *y = (bf16 *)dalloc((size_t)m * n * 2);
+  const float one = 1, zero = 0;
+  double us = time_calls([&](int i) {
+    CUBLAS(cublasSetWorkspace(blas, blas_ws, BLAS_WS));
+    CUBLAS(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w[i], CUDA_R_16BF, k, x,
+                        CUDA_R_16BF, k, &zero, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT));
+  });
+  cudaFree(x);
+  cudaFree(y);
+  return us;
+}
+
+enum Kind { PLAIN, RESIDUAL, NORM, SWIGLU_NORM, ARGMAX_NORM };
+
+struct GemvCase {
+  const char *name;
+  Kind kind;
+  int n, k;
+};
+
+static void gemv_case(const GemvCase &c, int m, bool with_cublas) {
+  const int rows = c.kind == SWIGLU_NORM ? 2 * c.n : c.n;
+  Copies w((size_t)rows * c.k);
+  const size_t bytes = (size_t)rows * c.k * 2;
+  bf16 *x = random_bf16((size_t)m * c.k, 1), *g = random_bf16(c.k, 1);
+  bf16 *y = (bf16 *)dalloc((size_t)m * c.n * 2);
+  float *yf = (float *)dalloc((size_t)m * c.n * 4);
+  const int parts = sms * 8;
+  uint64_t *best = (uint64_t *)dalloc((size_t)m * parts * 8);
+  const unsigned grid = c.kind == ARGMAX_NORM ? parts : (c.n + GEMV_ROWS - 1) / GEMV_ROWS;
+  const size_t smem = (size_t)m * c.k * 2;
+  double us = time_calls([&](int i) {
+    switch (c.kind) {
+    case PLAIN:
+      launch(llm_gemv, grid, THREADS, smem, true, w[i], x, y, c.n, c.k, m);
+      break;
+    case RESIDUAL:
+      launch(llm_gemv_residual, grid, THREADS, smem, true, w[i], x, y, c.n, c.k, m);
+      break;
+    case NORM:
+      launch(llm_norm_gemv, grid, THREADS, smem, true, w[i], x, g, y, c.n, c.k, m, 1e-6f);
+      break;
+    case SWIGLU_NORM:
+      launch(llm_norm_gemv_swiglu, grid, THREADS, smem, true, w[i], x, g, y, c.n, c.k, m, 1e-6f);
+      break;
+    case ARGMAX_NORM:
+      launch(llm_norm_gemv_argmax, grid, THREADS, smem, true, w[i], x, g, yf, best, c.n, c.k, m,
+             1e-6f);
+      break;
+    }
+  });
+  char name[64];
+  snprintf(name, sizeof name, "%s_m%d", c.name, m);
+  row("kernels", name, "bytes", "MB", bytes / 1e6);
+  row("kernels", name, "cgc_kernels", "us", us);
+  row("kernels", name, "read_only", "us", read_time(bytes));
+  if (with_cublas)
+    row("kernels", name, "cublas", "us", cublas_time(w, rows, c.k, m));
+  cudaFree(x);
+  cudaFree(g);
+  cudaFree(y);
+  cudaFree(yf);
+  cudaFree(best);
+}
+
+template <int R, int U> static void sweep_one(const char *name, const Copies &w, int n, int k) {
+  bf16 *x = random_bf16(k, 1), *y = (bf16 *)dalloc((size_t)n * 2);
+  const unsigned grid = (n + WARPS * R - 1) / (WARPS * R);
+  double us = time_calls([&](int i) {
+    launch(gemv_variant<R, U>, grid, THREADS, (size_t)k * 2, true, (const bf16 *)w[i],
+           (const bf16 *)x, y, n, k);
+  });
+  char way[32];
+  snprintf(way, sizeof way, "R%d_U%d", R, U);
+  row("sweep", name, way, "us", us);
+  cudaFree(x);
+  cudaFree(y);
+}
+
+static void sweep(const char *name, int n, int k) {
+  Copies w((size_t)n * k);
+  row("sweep", name, "bytes", "MB", (double)n * k * 2 / 1e6);
+  row("sweep", name, "read_only", "us", read_time((size_t)n * k * 2));
+  sweep_one<1, 2>(name, w, n, k);
+  sweep_one<1, 4>(name, w, n, k);
+  sweep_one<1, 8>(name, w, n, k);
+  sweep_one<2, 2>(name, w, n, k);
+  sweep_one<2, 4>(name, w, n, k);
+  sweep_one<2, 8>(name, w, n, k);
+  sweep_one<4, 2>(name, w, n, k);
+  sweep_one<4, 4>(name, w, n, k);
+}
+
+// Attention over `keys` keys for m tokens: prep, decode, combine.
+static void attention_case(int keys, int m, int splits) {
+  const int maxpos = keys;
+  bf16 *cache = random_bf16((size_t)m * maxpos * MLA_CH, 1);
+  Copies w_ukt((size_t)MLA_H * MLA_KVR * MLA_NOPE);
+  bf16 *qkv = random_bf16((size_t)m * MLA_QKV, 1), *kvn = random_bf16(MLA_KVR, 1);
+  bf16 *q_lat = (bf16 *)dalloc((size_t)m * MLA_H * MLA_KVR * 2);
+  bf16 *q_pe = (bf16 *)dalloc((size_t)m * MLA_H * MLA_ROPE * 2);
+  bf16 *o = (bf16 *)dalloc((size_t)m * MLA_H * MLA_KVR * 2);
+  float *part = (float *)dalloc((size_t)m * splits * MLA_H * MLA_KVR * 4);
+  float *ml = (float *)dalloc((size_t)m * splits * MLA_H * 2 * 4);
+  float *inv = (float *)dalloc(32 * 4);
+  CUDA(cudaMemset(inv, 0, 32 * 4));
+  std::vector<uint32_t> pos(m, (uint32_t)keys - 1);
+  uint32_t *dpos = (uint32_t *)dalloc(m * 4);
+  CUDA(cudaMemcpy(dpos, pos.data(), m * 4, cudaMemcpyHostToDevice));
+  // Only decode and combine: the cache bytes are the ones at stake (every
+  // call reads the same cache, as a step of each layer reads its own; at
+  // 4096 keys and 8 tokens it is 38 MB, so L2 holds part of it).
+  double us = time_calls([&](int i) {
+    (void)i;
+    launch(llm_mla_decode, dim3(splits, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true, q_lat, q_pe,
+           cache, dpos, part, ml, m, maxpos, 0.1147f);
+    launch(llm_mla_combine, dim3(MLA_H, m), dim3(MLA_KVR), 0, true, part, ml, o, splits, m);
+  });
+  double prep = time_calls([&](int i) {
+    launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / GEMV_ROWS + 1), dim3(THREADS),
+           (size_t)m * MLA_NOPE * 2, true, w_ukt[i], qkv, kvn, inv, dpos, q_lat, q_pe, cache, m,
+           maxpos, 1e-6f, 1.0f);
+  });
+  char name[64];
+  snprintf(name, sizeof name, "keys%d_m%d_splits%d", keys, m, splits);
+  const size_t bytes = (size_t)m * keys * MLA_CH * 2;
+  row("attention", name, "bytes", "MB", bytes / 1e6);
+  row("attention", name, "decode_combine", "us", us);
+  row("attention", name, "prep", "us", prep);
+  row("attention", name, "read_only", "us", read_time(bytes));
+  for (void *p : {(void *)cache, (void *)qkv, (void *)kvn, (void *)q_lat, (void *)q_pe, (void *)o,
+                  (void *)part, (void *)ml, (void *)inv, (void *)dpos})
+    cudaFree(p);
+}
+
+// The routed experts (6 a token, host-chosen) and the shared ones: gate/up
+// then down, and the router; m tokens.
+static void moe_case(int m) {
+  const int E = 64, FE = 1408, FS = 2816, D = 2048, TOPK = 6;
+  Copies gu((size_t)E * 2 * FE * D), down((size_t)E * D * FE);
+  Copies sgu((size_t)2 * FS * D), sdown((size_t)D * FS), router((size_t)E * D);
+  bf16 *x = random_bf16((size_t)m * D, 1), *g = random_bf16(D, 1);
+  bf16 *act = (bf16 *)dalloc((size_t)m * (TOPK * FE + FS) * 2);
+  std::vector<uint32_t> ids(m * TOPK);
+  std::vector<float> wts(m * TOPK, 1.0f / TOPK);
+  std::vector<int> used(E, 0);
+  for (int t = 0; t < m; t++)
+    for (int s = 0; s < TOPK; s++) {
+      ids[t * TOPK + s] = (uint32_t)((t * 11 + s * 7) % E);
+      used[ids[t * TOPK + s]] = 1;
+    }
+  int distinct = 0;
+  for (int e = 0; e < E; e++)
+    distinct += used[e];
+  uint32_t *dids = (uint32_t *)dalloc(ids.size() * 4), *count = (uint32_t *)dalloc(m * 4);
+  float *dw = (float *)dalloc(wts.size() * 4), *logits = (float *)dalloc((size_t)m * E * 4);
+  float *rw = (float *)dalloc((size_t)m * TOPK * 4);
+  uint32_t *rids = (uint32_t *)dalloc((size_t)m * TOPK * 4);
+  CUDA(cudaMemcpy(dids, ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
+  CUDA(cudaMemcpy(dw, wts.data(), wts.size() * 4, cudaMemcpyHostToDevice));
+  CUDA(cudaMemset(count, 0, m * 4));
+  const unsigned gu_grid = (FS + GEMV_ROWS - 1) / GEMV_ROWS + m * TOPK * ((FE + GEMV_ROWS - 1) / GEMV_ROWS);
+  const size_t expert = (size_t)3 * FE * D * 2;
+  const size_t bytes = distinct * expert + (size_t)3 * FS * D * 2;
+  double us = time_calls([&](int i) {
+    launch(llm_moe_gate_up, dim3(gu_grid), dim3(THREADS), (size_t)m * D * 2, true, gu[i], sgu[i],
+           x, g, dids, act, FE, FS, TOPK, D, m, 1e-6f);
+    launch(llm_moe_down, dim3((D + GEMV_ROWS - 1) / GEMV_ROWS, m), dim3(THREADS),
+           (size_t)(TOPK * FE + FS) * 2, true, down[i], sdown[i], act, dids, dw, x, FE, FS, TOPK,
+           D, m);
+  });
+  double route = time_calls([&](int i) {
+    launch(llm_moe_route, dim3((E + GEMV_ROWS - 1) / GEMV_ROWS, m), dim3(THREADS), (size_t)D * 2,
+           true, router[i], x, g, logits, count, rids, rw, E, D, m, TOPK, 1e-6f);
+  });
+  char name[64];
+  snprintf(name, sizeof name, "experts_m%d", m);
+  row("moe", name, "bytes", "MB", bytes / 1e6);
+  row("moe", name, "cgc_kernels", "us", us);
+  row("moe", name, "read_only", "us", read_time(bytes));
+  snprintf(name, sizeof name, "router_m%d", m);
+  row("moe", name, "bytes", "MB", (double)E * D * 2 / 1e6);
+  row("moe", name, "cgc_kernels", "us", route);
+  row("moe", name, "read_only", "us", read_time((size_t)E * D * 2));
+  for (void *p : {(void *)x, (void *)g, (void *)act, (void *)dids, (void *)count, (void *)dw,
+                  (void *)logits, (void *)rw, (void *)rids})
+    cudaFree(p);
+}
+
+// One MoE layer of the step as a chain, at 512 keys, one token: attention
+// (the stacked projection with its norm, prep, decode, combine, the value
+// half, o_proj into the residual), the router, the experts.
+static void layer_case(int keys) {
+  const int E = 64, FE = 1408, FS = 2816, D = 2048, TOPK = 6, SPLITS = 64, m = 1;
+  Copies wqkv((size_t)MLA_QKV * D), wukt((size_t)MLA_H * MLA_KVR * MLA_NOPE),
+      wuv((size_t)MLA_H * MLA_VD * MLA_KVR), wo((size_t)D * MLA_H * MLA_VD), router((size_t)E * D),
+      gu((size_t)E * 2 * FE * D, 0.02f), down((size_t)E * D * FE, 0.02f), sgu((size_t)2 * FS * D),
+      sdown((size_t)D * FS);
+  bf16 *x = random_bf16(D, 1), *g = random_bf16(D, 1), *kvn = random_bf16(MLA_KVR, 1);
+  bf16 *cache = random_bf16((size_t)keys * MLA_CH, 1);
+  bf16 *qkv = (bf16 *)dalloc(MLA_QKV * 2), *q_lat = (bf16 *)dalloc(MLA_H * MLA_KVR * 2),
+       *q_pe = (bf16 *)dalloc(MLA_H * MLA_ROPE * 2), *o = (bf16 *)dalloc(MLA_H * MLA_KVR * 2),
+       *attn = (bf16 *)dalloc(MLA_H * MLA_VD * 2), *act = (bf16 *)dalloc((TOPK * FE + FS) * 2);
+  float *part = (float *)dalloc((size_t)SPLITS * MLA_H * MLA_KVR * 4),
+        *ml = (float *)dalloc(SPLITS * MLA_H * 2 * 4), *inv = (float *)dalloc(32 * 4),
+        *logits = (float *)dalloc(E * 4), *wts = (float *)dalloc(TOPK * 4);
+  uint32_t *pos = (uint32_t *)dalloc(4), *count = (uint32_t *)dalloc(4),
+           *ids = (uint32_t *)dalloc(TOPK * 4);
+  const uint32_t p = (uint32_t)keys - 1;
+  CUDA(cudaMemcpy(pos, &p, 4, cudaMemcpyHostToDevice));
+  CUDA(cudaMemset(count, 0, 4));
+  CUDA(cudaMemset(inv, 0, 32 * 4));
+  const int R = GEMV_ROWS;
+  double us = time_calls(
+      [&](int i) {
+        launch(llm_norm_gemv, dim3((MLA_QKV + R - 1) / R), dim3(THREADS), (size_t)D * 2, true,
+               wqkv[i], x, g, qkv, MLA_QKV, D, m, 1e-6f);
+        launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / R + 1), dim3(THREADS), (size_t)MLA_NOPE * 2,
+               true, wukt[i], qkv, kvn, inv, pos, q_lat, q_pe, cache, m, keys, 1e-6f, 1.0f);
+        launch(llm_mla_decode, dim3(SPLITS, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true, q_lat,
+               q_pe, cache, pos, part, ml, m, keys, 0.1147f);
+        launch(llm_mla_combine, dim3(MLA_H, m), dim3(MLA_KVR), 0, true, part, ml, o, SPLITS, m);
+        launch(llm_gemv_grouped, dim3(MLA_H * MLA_VD / R), dim3(THREADS), (size_t)MLA_KVR * 2, true,
+               wuv[i], o, attn, MLA_H * MLA_VD, MLA_KVR, m, MLA_VD, MLA_KVR, MLA_H * MLA_KVR);
+        launch(llm_gemv_residual, dim3(D / R), dim3(THREADS), (size_t)MLA_H * MLA_VD * 2, true,
+               wo[i], attn, x, D, MLA_H * MLA_VD, m);
+        launch(llm_moe_route, dim3((E + R - 1) / R, m), dim3(THREADS), (size_t)D * 2, true,
+               router[i], x, g, logits, count, ids, wts, E, D, m, TOPK, 1e-6f);
+        launch(llm_moe_gate_up, dim3((FS + R - 1) / R + m * TOPK * ((FE + R - 1) / R)),
+               dim3(THREADS), (size_t)D * 2, true, gu[i], sgu[i], x, g, ids, act, FE, FS, TOPK, D,
+               m, 1e-6f);
+        launch(llm_moe_down, dim3(D / R, m), dim3(THREADS), (size_t)(TOPK * FE + FS) * 2, true,
+               down[i], sdown[i], act, ids, wts, x, FE, FS, TOPK, D, m);
+      },
+      CALLS / 10);
+  const size_t bytes = ((size_t)MLA_QKV * D + (size_t)MLA_H * MLA_KVR * MLA_NOPE +
+                        (size_t)MLA_H * MLA_VD * MLA_KVR + (size_t)D * MLA_H * MLA_VD +
+                        (size_t)E * D + (size_t)TOPK * 3 * FE * D + (size_t)3 * FS * D +
+                        (size_t)keys * MLA_CH) *
+                       2;
+  char name[64];
+  snprintf(name, sizeof name, "moe_layer_keys%d", keys);
+  row("layer", name, "bytes", "MB", bytes / 1e6);
+  row("layer", name, "cgc_kernels", "us", us);
+  row("layer", name, "read_only", "us", read_time(bytes));
+}
+
+int main(int argc, char **argv) {
+  bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    printf("bench_llm_kernels: skipped: no GPU\n");
+    return 77;
+  }
+  if (quick) {
+    CALLS = 40;
+    REPS = 5;
+  }
+  CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  sink = (uint4 *)dalloc(16);
+  CUBLAS(cublasCreate(&blas));
+  CUBLAS(cublasSetStream(blas, stream));
+  blas_ws = dalloc(BLAS_WS);
+  printf("section,case,way,metric,value\n");
+
+  { // the read-only kernel's bandwidth over 8 GB
+    const size_t bytes = quick ? (1ull << 30) : (8ull << 30);
+    uint4 *p = (uint4 *)dalloc(bytes);
+    CUDA(cudaMemset(p, 1, bytes));
+    double us = time_calls(
+        [&](int) { launch(read_only, dim3(sms * 4), dim3(512), 0, true, (const uint4 *)p, bytes / 16, sink); },
+        5);
+    row("read", quick ? "1GB" : "8GB", "read_only", "TB/s", bytes / us / 1e6);
+    cudaFree(p);
+  }
+  const GemvCase cases[] = {
+      {"kv_a", PLAIN, 576, 2048},           {"q_proj", PLAIN, 3072, 2048},
+      {"qkv_norm", NORM, MLA_QKV, 2048},    {"o_proj", RESIDUAL, 2048, 2048},
+      {"expert_down", PLAIN, 2048, 1408},   {"dense_down", RESIDUAL, 2048, 10944},
+      {"dense_gate_up", SWIGLU_NORM, 10944, 2048}, {"lm_head", ARGMAX_NORM, 102400, 2048},
+      {"odd_37x1000", PLAIN, 37, 1000},
+  };
+  for (const GemvCase &c : cases)
+    for (int m : {1, 8})
+      gemv_case(c, m, c.kind != ARGMAX_NORM || m == 1);
+  sweep("q_proj", 3072, 2048);
+  sweep("dense_down", 2048, 10944);
+  sweep("lm_head", 102400, 2048);
+  for (int m : {1, 8}) {
+    attention_case(4096, m, 64);
+    attention_case(4096, m, 128);
+    attention_case(512, m, 64);
+    moe_case(m);
+  }
+  layer_case(512);
+  CUBLAS(cublasDestroy(blas));
+  CUDA(cudaFree(blas_ws));
+  CUDA(cudaFree(sink));
+  CUDA(cudaStreamDestroy(stream));
+  return 0;
+}
