@@ -234,7 +234,8 @@ static void gemv_case(const GemvCase &c, int m, bool with_cublas) {
   float *yf = (float *)dalloc((size_t)m * c.n * 4);
   const int parts = sms * 8;
   uint64_t *best = (uint64_t *)dalloc((size_t)m * parts * 8);
-  const unsigned grid = c.kind == ARGMAX_NORM ? parts : (c.n + GEMV_ROWS - 1) / GEMV_ROWS;
+  const int per = c.kind == SWIGLU_NORM ? SWIGLU_ROWS : GEMV_ROWS;
+  const unsigned grid = c.kind == ARGMAX_NORM ? parts : (c.n + per - 1) / per;
   const size_t smem = (size_t)m * c.k * 2;
   double us = time_calls([&](int i) {
     switch (c.kind) {
@@ -321,7 +322,7 @@ static void attention_case(int keys, int m, int splits) {
     (void)i;
     launch(llm_mla_decode, dim3(splits, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true, q_lat, q_pe,
            cache, dpos, part, ml, m, maxpos, 0.1147f);
-    launch(llm_mla_combine, dim3(MLA_H, m), dim3(MLA_KVR), 0, true, part, ml, o, splits, m);
+    launch(llm_mla_combine, dim3(MLA_H * MLA_KVR / MLA_COMBINE_THREADS, m), dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, splits, m);
   });
   double prep = time_calls([&](int i) {
     launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / GEMV_ROWS + 1), dim3(THREADS),
@@ -366,18 +367,19 @@ static void moe_case(int m) {
   CUDA(cudaMemcpy(dids, ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
   CUDA(cudaMemcpy(dw, wts.data(), wts.size() * 4, cudaMemcpyHostToDevice));
   CUDA(cudaMemset(count, 0, m * 4));
-  const unsigned gu_grid = (FS + GEMV_ROWS - 1) / GEMV_ROWS + m * TOPK * ((FE + GEMV_ROWS - 1) / GEMV_ROWS);
+  const int S = SWIGLU_ROWS;
+  const unsigned gu_grid = (FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S);
   const size_t expert = (size_t)3 * FE * D * 2;
   const size_t bytes = distinct * expert + (size_t)3 * FS * D * 2;
   double us = time_calls([&](int i) {
     launch(llm_moe_gate_up, dim3(gu_grid), dim3(THREADS), (size_t)m * D * 2, true, gu[i], sgu[i],
            x, g, dids, act, FE, FS, TOPK, D, m, 1e-6f);
-    launch(llm_moe_down, dim3((D + GEMV_ROWS - 1) / GEMV_ROWS, m), dim3(THREADS),
+    launch(llm_moe_down, dim3((D + S - 1) / S, m), dim3(THREADS),
            (size_t)(TOPK * FE + FS) * 2, true, down[i], sdown[i], act, dids, dw, x, FE, FS, TOPK,
            D, m);
   });
   double route = time_calls([&](int i) {
-    launch(llm_moe_route, dim3((E + GEMV_ROWS - 1) / GEMV_ROWS, m), dim3(THREADS), (size_t)D * 2,
+    launch(llm_moe_route, dim3((E + SWIGLU_ROWS - 1) / SWIGLU_ROWS, m), dim3(THREADS), (size_t)D * 2,
            true, router[i], x, g, logits, count, rids, rw, E, D, m, TOPK, 1e-6f);
   });
   char name[64];
@@ -417,7 +419,7 @@ static void layer_case(int keys) {
   CUDA(cudaMemcpy(pos, &p, 4, cudaMemcpyHostToDevice));
   CUDA(cudaMemset(count, 0, 4));
   CUDA(cudaMemset(inv, 0, 32 * 4));
-  const int R = GEMV_ROWS;
+  const int R = GEMV_ROWS, S = SWIGLU_ROWS;
   double us = time_calls(
       [&](int i) {
         launch(llm_norm_gemv, dim3((MLA_QKV + R - 1) / R), dim3(THREADS), (size_t)D * 2, true,
@@ -426,17 +428,17 @@ static void layer_case(int keys) {
                true, wukt[i], qkv, kvn, inv, pos, q_lat, q_pe, cache, m, keys, 1e-6f, 1.0f);
         launch(llm_mla_decode, dim3(SPLITS, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true, q_lat,
                q_pe, cache, pos, part, ml, m, keys, 0.1147f);
-        launch(llm_mla_combine, dim3(MLA_H, m), dim3(MLA_KVR), 0, true, part, ml, o, SPLITS, m);
+        launch(llm_mla_combine, dim3(MLA_H * MLA_KVR / MLA_COMBINE_THREADS, m), dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, SPLITS, m);
         launch(llm_gemv_grouped, dim3(MLA_H * MLA_VD / R), dim3(THREADS), (size_t)MLA_KVR * 2, true,
                wuv[i], o, attn, MLA_H * MLA_VD, MLA_KVR, m, MLA_VD, MLA_KVR, MLA_H * MLA_KVR);
         launch(llm_gemv_residual, dim3(D / R), dim3(THREADS), (size_t)MLA_H * MLA_VD * 2, true,
                wo[i], attn, x, D, MLA_H * MLA_VD, m);
-        launch(llm_moe_route, dim3((E + R - 1) / R, m), dim3(THREADS), (size_t)D * 2, true,
+        launch(llm_moe_route, dim3((E + S - 1) / S, m), dim3(THREADS), (size_t)D * 2, true,
                router[i], x, g, logits, count, ids, wts, E, D, m, TOPK, 1e-6f);
-        launch(llm_moe_gate_up, dim3((FS + R - 1) / R + m * TOPK * ((FE + R - 1) / R)),
+        launch(llm_moe_gate_up, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
                dim3(THREADS), (size_t)D * 2, true, gu[i], sgu[i], x, g, ids, act, FE, FS, TOPK, D,
                m, 1e-6f);
-        launch(llm_moe_down, dim3(D / R, m), dim3(THREADS), (size_t)(TOPK * FE + FS) * 2, true,
+        launch(llm_moe_down, dim3(D / S, m), dim3(THREADS), (size_t)(TOPK * FE + FS) * 2, true,
                down[i], sdown[i], act, ids, wts, x, FE, FS, TOPK, D, m);
       },
       CALLS / 10);

@@ -15,25 +15,25 @@ __device__ __forceinline__ GemvArgs args(const bf16 *w, const bf16 *x, const bf1
 }
 } // namespace
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_gemv(const bf16 *w, const bf16 *x, bf16 *y, uint32_t n, uint32_t k, uint32_t m) {
   gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(args(w, x, nullptr, y, nullptr, nullptr, n, k, m, 0),
                                             blockIdx.x, gridDim.x);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_gemv_residual(const bf16 *w, const bf16 *x, bf16 *y, uint32_t n, uint32_t k, uint32_t m) {
   gemv_dispatch<GEMV_R, GEMV_U, Epi::Residual>(
       args(w, x, nullptr, y, nullptr, nullptr, n, k, m, 0), blockIdx.x, gridDim.x);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_gemv_swiglu(const bf16 *w, const bf16 *x, bf16 *y, uint32_t n, uint32_t k, uint32_t m) {
-  gemv_dispatch<GEMV_R, GEMV_U, Epi::Swiglu>(args(w, x, nullptr, y, nullptr, nullptr, n, k, m, 0),
+  gemv_dispatch<SWIGLU_R, GEMV_U, Epi::Swiglu>(args(w, x, nullptr, y, nullptr, nullptr, n, k, m, 0),
                                              blockIdx.x, gridDim.x);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_gemv_grouped(const bf16 *w, const bf16 *x, bf16 *y, uint32_t n, uint32_t k, uint32_t m,
                      uint32_t group, uint32_t x_group, uint32_t x_token) {
   if (group % GEMV_ROWS != 0) // a block's rows must read one group
@@ -45,21 +45,21 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gridDim.x);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_norm_gemv(const bf16 *w, const bf16 *x, const bf16 *g, bf16 *y, uint32_t n, uint32_t k,
                   uint32_t m, float eps) {
   gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(args(w, x, g, y, nullptr, nullptr, n, k, m, eps),
                                             blockIdx.x, gridDim.x);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_norm_gemv_swiglu(const bf16 *w, const bf16 *x, const bf16 *g, bf16 *y, uint32_t n,
                          uint32_t k, uint32_t m, float eps) {
-  gemv_dispatch<GEMV_R, GEMV_U, Epi::Swiglu>(args(w, x, g, y, nullptr, nullptr, n, k, m, eps),
+  gemv_dispatch<SWIGLU_R, GEMV_U, Epi::Swiglu>(args(w, x, g, y, nullptr, nullptr, n, k, m, eps),
                                              blockIdx.x, gridDim.x);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_norm_gemv_argmax(const bf16 *w, const bf16 *x, const bf16 *g, float *y, uint64_t *best,
                          uint32_t n, uint32_t k, uint32_t m, float eps) {
   gemv_dispatch<GEMV_R, GEMV_U, Epi::Argmax>(args(w, x, g, nullptr, y, best, n, k, m, eps),

@@ -10,6 +10,11 @@ namespace llm {
 constexpr int GEMV_R = 2; // output units a warp
 constexpr int GEMV_U = 4; // 16-byte chunks of each row a lane has in flight
 constexpr int GEMV_ROWS = WARPS * GEMV_R;
+// SwiGLU reads two rows a unit (gate and up), and the experts' kernels are
+// built on it: a warp takes one unit, so that the registers allow two
+// blocks a multiprocessor (llm.cgraph's LLM_SWIGLU_ROWS = WARPS * SWIGLU_R).
+constexpr int SWIGLU_R = 1;
+constexpr int SWIGLU_ROWS = WARPS * SWIGLU_R;
 } // namespace llm
 
 #endif

@@ -170,26 +170,23 @@ __device__ void stage_rows(bf16 *xs, const bf16 *x, int x_token, int k, int m, c
 
 // ---------------------------------------------------------------------------
 // Dot products of weight rows with staged activations, a warp a set of NR
-// rows.  Lane l takes the 16-byte chunks l, l + 32, ... of every row, U of
-// them a row at a time, with the next U in flight while these are summed.
-// ready() runs once, after the first chunks are in flight: it waits for the
-// kernel before and stages the activations (the block calls it together).
+// rows.  Lane l takes the 16-byte chunks l, l + 32, ... of every row.  Its U
+// buffers form a ring: each is consumed and at once refilled with the chunk
+// 32 * U further on, so that U chunks a row stay in flight with U + 1 sets
+// of registers (not 2U, as with a buffer and its copy).  ready() runs once,
+// after the first chunks are in flight: it waits for the kernel before and
+// stages the activations (the block calls it together).
 //
 // rows[r] is row r's first weight, nullptr for a row the warp does not
 // have; xs[r] its activations for token 0, token t < m at xs[r] + t * xtok.
 template <int MB, int NR, int U> struct RowDot {
   uint4 buf[U][NR];
 
-  __device__ __forceinline__ void load(const bf16 *const *rows, int c0, int nch) {
-    const int lane = threadIdx.x & 31;
+  __device__ __forceinline__ void fetch(const bf16 *const *rows, int u, int c, int nch) {
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-      const int c = c0 + lane + 32 * u;
-#pragma unroll
-      for (int r = 0; r < NR; r++)
-        buf[u][r] = (rows[r] && c < nch) ? load_weight(rows[r] + 8 * (size_t)c)
-                                         : make_uint4(0, 0, 0, 0);
-    }
+    for (int r = 0; r < NR; r++)
+      buf[u][r] = (rows[r] && c < nch) ? load_weight(rows[r] + 8 * (size_t)c)
+                                       : make_uint4(0, 0, 0, 0);
   }
 
   template <class Ready>
@@ -202,20 +199,19 @@ template <int MB, int NR, int U> struct RowDot {
 #pragma unroll
       for (int t = 0; t < MB; t++)
         acc[r][t] = 0;
-    load(rows, 0, nch);
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      fetch(rows, u, lane + 32 * u, nch);
     ready();
     for (int c0 = 0; c0 < nch; c0 += 32 * U) {
-      uint4 cur[U][NR];
-#pragma unroll
-      for (int u = 0; u < U; u++)
-#pragma unroll
-        for (int r = 0; r < NR; r++)
-          cur[u][r] = buf[u][r];
-      if (c0 + 32 * U < nch)
-        load(rows, c0 + 32 * U, nch);
 #pragma unroll
       for (int u = 0; u < U; u++) {
         const int c = c0 + lane + 32 * u;
+        uint4 cur[NR];
+#pragma unroll
+        for (int r = 0; r < NR; r++)
+          cur[r] = buf[u][r];
+        fetch(rows, u, c + 32 * U, nch);
         if (c < nch) {
 #pragma unroll
           for (int r = 0; r < NR; r++) {
@@ -226,7 +222,7 @@ template <int MB, int NR, int U> struct RowDot {
               if (MB > 1 && t >= m) // tokens past m are not staged
                 break;
               const uint4 xv = reinterpret_cast<const uint4 *>(xs[r] + (size_t)t * xtok)[c];
-              acc[r][t] = dot8(cur[u][r], xv, acc[r][t]);
+              acc[r][t] = dot8(cur[r], xv, acc[r][t]);
             }
           }
         }

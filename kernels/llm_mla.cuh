@@ -18,6 +18,9 @@ constexpr int MLA_CH = MLA_KVR + MLA_ROPE;                               // a ca
 constexpr int MLA_QKV = MLA_H * MLA_QK + MLA_KVR + MLA_ROPE;             // q_proj + kv_a rows
 constexpr int MLA_TILE = 32;                                             // keys a tile
 constexpr int MLA_THREADS = 128;                                         // mla_decode's block
+constexpr int MLA_MIN_KEYS = 64;   // keys a split takes at least: fewer splits for short contexts
+constexpr int MLA_MAX_SPLITS = 256;
+constexpr int MLA_COMBINE_THREADS = 128;                                 // mla_combine's block
 constexpr int MLA_PAD = MLA_CH + 8;           // a row in shared memory: no bank conflicts
 constexpr int MLA_PPAD = MLA_TILE + 8;
 constexpr size_t MLA_DECODE_SMEM = (size_t)(MLA_H + MLA_TILE) * MLA_PAD * 2 +
@@ -122,8 +125,16 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
   if (t >= a.m)
     return;
   const int nk = min((int)a.pos[t] + 1, a.maxpos);
-  const int per = (nk + splits - 1) / splits;
+  const int per = max(MLA_MIN_KEYS, (nk + splits - 1) / splits);
   const int k0 = min(s * per, nk), k1 = min(k0 + per, nk);
+  if (k0 >= k1) { // a split past the keys: its sum is 0, and mla_combine stops before it
+    if (tid < MLA_H) {
+      float *ml = a.ml + (((size_t)t * splits + s) * MLA_H + tid) * 2;
+      ml[0] = -INFINITY;
+      ml[1] = 0;
+    }
+    return;
+  }
 
   // The queries: latent then RoPE part, a row a head.
   for (int c = tid; c < MLA_H * (MLA_CH / 8); c += MLA_THREADS) {
@@ -249,28 +260,59 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
   }
 }
 
-// mla_combine: block (head, token) joins the splits' outputs of its head,
-// a thread a latent value, and rounds the attention output to bf16.
-__device__ inline void mla_combine_block(const float *part, const float *ml, bf16 *out, int splits, int m) {
-  const int h = blockIdx.x, t = blockIdx.y;
+// mla_combine: joins the splits of token blockIdx.y, a block a unit of
+// (head, 128 latent values) at a time (any grid.x; MLA_H * MLA_KVR / 128
+// blocks make one pass), a thread a value, and rounds the attention output
+// to bf16.  The splits with keys come first (mla_decode gives the keys out
+// in order), so the sum stops at the first without.
+__device__ inline void mla_combine_block(const float *part, const float *ml, bf16 *out, int splits,
+                                         int m) {
+  __shared__ float wgt[MLA_MAX_SPLITS];
+  __shared__ float inv_den;
+  __shared__ int used;
+  const int t = blockIdx.y, tid = threadIdx.x, lane = tid & 31;
+  if (blockDim.x != MLA_COMBINE_THREADS || splits > MLA_MAX_SPLITS)
+    __trap();
   wait();
   trigger();
   if (t >= m)
     return;
-  float mx = -INFINITY;
-  for (int s = 0; s < splits; s++)
-    mx = fmaxf(mx, ml[(((size_t)t * splits + s) * MLA_H + h) * 2]);
-  for (int c = threadIdx.x; c < MLA_KVR; c += blockDim.x) {
-    float num = 0, den = 0;
-    for (int s = 0; s < splits; s++) {
-      const float *e = ml + (((size_t)t * splits + s) * MLA_H + h) * 2;
-      if (e[1] == 0.0f) // a split with no keys
-        continue;
-      const float w = __expf(e[0] - mx);
-      num += w * part[(((size_t)t * splits + s) * MLA_H + h) * MLA_KVR + c];
-      den += w * e[1];
+  constexpr int PER_HEAD = MLA_KVR / MLA_COMBINE_THREADS;
+  for (int unit = blockIdx.x; unit < MLA_H * PER_HEAD; unit += gridDim.x) {
+    const int h = unit / PER_HEAD, c = (unit % PER_HEAD) * MLA_COMBINE_THREADS + tid;
+    __syncthreads(); // wgt of the unit before is read
+    if (tid < 32) {
+      float mx = -INFINITY;
+      for (int s = lane; s < splits; s += 32) {
+        const float *e = ml + (((size_t)t * splits + s) * MLA_H + h) * 2;
+        if (e[1] > 0.0f)
+          mx = fmaxf(mx, e[0]);
+      }
+      mx = warp_max(mx);
+      float den = 0, n = 0;
+      for (int s = lane; s < splits; s += 32) {
+        const float *e = ml + (((size_t)t * splits + s) * MLA_H + h) * 2;
+        const float w = e[1] > 0.0f ? __expf(e[0] - mx) : 0.0f;
+        wgt[s] = w;
+        den += w * e[1];
+        n += e[1] > 0.0f ? 1.0f : 0.0f;
+      }
+      den = warp_sum(den);
+      n = warp_sum(n);
+      if (lane == 0) {
+        inv_den = 1.0f / den;
+        used = (int)n;
+      }
     }
-    out[((size_t)t * MLA_H + h) * MLA_KVR + c] = to_bf(num / den);
+    __syncthreads();
+    const float *p = part + ((size_t)t * splits * MLA_H + h) * MLA_KVR + c;
+    const size_t stride = (size_t)MLA_H * MLA_KVR;
+    float num = 0;
+    const int nu = used;
+#pragma unroll 8
+    for (int s = 0; s < nu; s++)
+      num += wgt[s] * p[(size_t)s * stride];
+    out[((size_t)t * MLA_H + h) * MLA_KVR + c] = to_bf(num * inv_den);
   }
 }
 

@@ -119,6 +119,12 @@ template <int R, int U> struct Moe {
   // Down projections of token blockIdx.y's experts, each rounded to bf16,
   // weighted in f32 and summed, rounded; the shared experts' added, rounded;
   // all added into the residual x, rounded (as the published code does).
+  // A warp takes one output d, and reads its weights as one stream: the
+  // shared row (fs values), then the row of each of the token's experts (fe
+  // values each), lane l taking the 16-byte chunks l, l + 32, ... of that
+  // stream, with DU chunks in flight across the rows' ends, so that the
+  // weights never wait for the row before to finish.
+  static constexpr int DU = 2 * U;
   static __device__ void down(const bf16 *w, const bf16 *w_shared, const bf16 *act,
                               const uint32_t *ids, const float *weights, bf16 *x, int fe, int fs,
                               int topk, int n, int m) {
@@ -135,51 +141,110 @@ template <int R, int U> struct Moe {
         __trap();
       return;
     }
-    for (int b = blockIdx.x, first = 1; first || b * PER_BLOCK < n; b += gridDim.x, first = 0) {
-      const bf16 *rows[R], *xp[R];
-      const int d0 = b * PER_BLOCK + warp * R;
-#pragma unroll
-      for (int r = 0; r < R; r++) {
-        rows[r] = d0 + r < n ? w_shared + (size_t)(d0 + r) * fs : nullptr;
-        xp[r] = xs + (size_t)topk * fe;
+    const int nsh = fs >> 3, nfe = fe >> 3, total = nsh + topk * nfe;
+    uint32_t eid[MOE_MAX_TOPK];
+    bool have_ids = false;
+    auto seg_chunks = [&](int s) { return s == 0 ? nsh : nfe; };
+    for (int b = blockIdx.x, first = 1; first || b * WARPS < n; b += gridDim.x, first = 0) {
+      const int d = b * WARPS + warp;
+      const bool valid = d < n;
+      const size_t dd = valid ? (size_t)d : 0;
+      // Segment s's row of output d: the shared experts' (s = 0), known
+      // before the kernel before finishes, or expert ids[t][s - 1]'s, known
+      // only after (the router writes ids); nullptr until then.
+      bool known = !first;
+      auto seg_row = [&](int s) -> const bf16 * {
+        if (s == 0)
+          return w_shared + dd * fs;
+        if (s > topk || !known)
+          return nullptr;
+        return w + ((size_t)eid[s - 1] * n + dd) * fe;
+      };
+      if (known && !have_ids) {
+        for (int s = 0; s < topk; s++)
+          eid[s] = ids[(size_t)t * topk + s];
+        have_ids = true;
       }
-      float shared[R][1];
-      RowDot<1, R, U> dot;
-      dot.run(rows, fs, xp, 0, 1, shared, [&] {
-        if (first) {
-          wait();
-          stage_rows<1>(xs, act + (size_t)t * act_token, act_token, act_token, 1, nullptr, 0.0f,
-                        red);
-          trigger();
+      uint4 buf[DU];
+      float acc[MOE_MAX_TOPK + 1];
+#pragma unroll
+      for (int s = 0; s <= MOE_MAX_TOPK; s++)
+        acc[s] = 0;
+      // The fetch position (segment, chunk in it, its row), DU * 32 chunks
+      // ahead of the consumption position.
+      int f_seg = 0, f_off = lane;
+      const bf16 *f_row = seg_row(0);
+      auto fetch = [&](uint4 &dst) {
+        while (f_seg <= topk && f_off >= seg_chunks(f_seg)) {
+          f_off -= seg_chunks(f_seg);
+          f_row = seg_row(++f_seg);
         }
-      });
-      float routed[R];
+        dst = (valid && f_row && f_seg <= topk) ? load_weight(f_row + 8 * (size_t)f_off)
+                                                 : make_uint4(0, 0, 0, 0);
+        f_off += 32;
+      };
 #pragma unroll
-      for (int r = 0; r < R; r++)
-        routed[r] = 0;
-      for (int s = 0; s < topk; s++) {
-        const uint32_t e = ids[(size_t)t * topk + s];
-        const float ws = weights[(size_t)t * topk + s];
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-          rows[r] = d0 + r < n ? w + ((size_t)e * n + d0 + r) * fe : nullptr;
-          xp[r] = xs + (size_t)s * fe;
+      for (int u = 0; u < DU; u++)
+        fetch(buf[u]);
+      if (first) {
+        wait();
+        stage_rows<1>(xs, act + (size_t)t * act_token, act_token, act_token, 1, nullptr, 0.0f,
+                      red);
+        trigger();
+        if (!have_ids) {
+          for (int s = 0; s < topk; s++)
+            eid[s] = ids[(size_t)t * topk + s];
+          have_ids = true;
         }
-        float acc[R][1];
-        RowDot<1, R, U> dot2;
-        dot2.run(rows, fe, xp, 0, 1, acc, [] {});
+        known = true;
+        // Fetch again what was fetched past the shared row before the ids were known.
+        int ps = 0, po = lane;
 #pragma unroll
-        for (int r = 0; r < R; r++)
-          routed[r] += ws * round_bf(acc[r][0]);
+        for (int u = 0; u < DU; u++) {
+          while (ps <= topk && po >= seg_chunks(ps)) {
+            po -= seg_chunks(ps);
+            ps++;
+          }
+          if (ps >= 1 && ps <= topk && valid)
+            buf[u] = load_weight(seg_row(ps) + 8 * (size_t)po);
+          po += 32;
+        }
+        if (f_seg >= 1)
+          f_row = seg_row(f_seg);
       }
+      int c_seg = 0, c_off = lane; // the consumption position
+      const bf16 *c_x = xs + (size_t)topk * fe;
+      for (int j0 = 0; j0 < total; j0 += 32 * DU) {
 #pragma unroll
-      for (int r = 0; r < R; r++) {
-        const int d = d0 + r;
-        if (d < n && lane == r) {
-          const float y = round_bf(round_bf(routed[r]) + round_bf(shared[r][0]));
-          x[(size_t)t * n + d] = to_bf(bf(x[(size_t)t * n + d]) + y);
+        for (int u = 0; u < DU; u++) {
+          const uint4 cur = buf[u];
+          fetch(buf[u]);
+          while (c_seg <= topk && c_off >= seg_chunks(c_seg)) {
+            c_off -= seg_chunks(c_seg);
+            c_x = xs + (size_t)c_seg * fe; // segment c_seg + 1 is expert slot c_seg
+            c_seg++;
+          }
+          if (c_seg <= topk) {
+            const float v = dot8(cur, reinterpret_cast<const uint4 *>(c_x)[c_off], 0.0f);
+#pragma unroll
+            for (int s = 0; s <= MOE_MAX_TOPK; s++)
+              if (s == c_seg)
+                acc[s] += v;
+          }
+          c_off += 32;
         }
       }
+      float routed = 0;
+#pragma unroll
+      for (int s = 1; s <= MOE_MAX_TOPK; s++)
+        if (s <= topk)
+          routed += weights[(size_t)t * topk + s - 1] * round_bf(warp_sum(acc[s]));
+      const float shared = warp_sum(acc[0]);
+      if (valid && lane == 0) {
+        const float y = round_bf(round_bf(routed) + round_bf(shared));
+        x[(size_t)t * n + d] = to_bf(bf(x[(size_t)t * n + d]) + y);
+      }
+      __syncwarp();
     }
   }
 };

@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(MLA_THREADS)
   mla_decode_block(MlaDecodeArgs{q_lat, q_pe, cache, pos, part, ml, (int)m, (int)maxpos, scale});
 }
 
-extern "C" __global__ void __launch_bounds__(1024)
+extern "C" __global__ void __launch_bounds__(MLA_COMBINE_THREADS)
     llm_mla_combine(const float *part, const float *ml, bf16 *o, uint32_t splits, uint32_t m) {
   mla_combine_block(part, ml, o, (int)splits, (int)m);
 }

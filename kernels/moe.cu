@@ -6,9 +6,9 @@
 
 using namespace llm;
 
-typedef Moe<GEMV_R, GEMV_U> MoeKernels;
+typedef Moe<SWIGLU_R, GEMV_U> MoeKernels; // the router too: its logits are few
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_moe_route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *count,
                   uint32_t *ids, float *weights, uint32_t experts, uint32_t k, uint32_t m,
                   uint32_t topk, float eps) {
@@ -16,7 +16,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
                     eps);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_moe_gate_up(const bf16 *w, const bf16 *w_shared, const bf16 *x, const bf16 *g,
                     const uint32_t *ids, bf16 *act, uint32_t fe, uint32_t fs, uint32_t topk,
                     uint32_t k, uint32_t m, float eps) {
@@ -26,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
                       eps);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_moe_down(const bf16 *w, const bf16 *w_shared, const bf16 *act, const uint32_t *ids,
                  const float *weights, bf16 *x, uint32_t fe, uint32_t fs, uint32_t topk,
                  uint32_t n, uint32_t m) {
