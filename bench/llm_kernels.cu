@@ -7,7 +7,7 @@
 // tile shapes swept (warps' rows R, chunks in flight U), the read-only
 // kernel over 8 GB, and one whole MoE layer as a chain.
 //
-//   bench_llm_kernels [--quick]
+//   bench_llm_kernels [--quick | --read]
 //
 // Prints CSV rows (section,case,way,metric,value) for bench/llm_kernels.py.
 #include <cublas_v2.h>
@@ -455,7 +455,8 @@ static void layer_case(int keys) {
 }
 
 int main(int argc, char **argv) {
-  bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+  const bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+  const bool read_only_run = argc > 1 && !strcmp(argv[1], "--read"); // the 8 GB row alone
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
     printf("bench_llm_kernels: skipped: no GPU\n");
@@ -483,6 +484,8 @@ int main(int argc, char **argv) {
     row("read", quick ? "1GB" : "8GB", "read_only", "TB/s", bytes / us / 1e6);
     cudaFree(p);
   }
+  if (read_only_run)
+    return 0;
   const GemvCase cases[] = {
       {"kv_a", PLAIN, 576, 2048},           {"q_proj", PLAIN, 3072, 2048},
       {"qkv_norm", NORM, MLA_QKV, 2048},    {"o_proj", RESIDUAL, 2048, 2048},
