@@ -5,7 +5,9 @@
  *
  *   test_weights DIR           the tests, files under DIR
  *   test_weights --sample      prints sampled random weights for
- *                              test_reference.py to check its formula against */
+ *                              test_reference.py to check its formula against
+ *   test_weights --write A B SEED   writes the seed's checkpoint of the small
+ *                              model in two files, for test_reference.py */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -557,8 +559,18 @@ int main(int argc, char **argv) {
     print_sample();
     return 0;
   }
+  if (argc == 5 && !strcmp(argv[1], "--write")) {
+    const char *paths[2] = {argv[2], argv[3]};
+    char err[512];
+    if (dsv2_write_checkpoint_files(&small, paths, 2, (uint32_t)strtoul(argv[4], NULL, 10), err,
+                                    sizeof err)) {
+      fprintf(stderr, "test_weights: %s\n", err);
+      return 1;
+    }
+    return 0;
+  }
   if (argc != 2) {
-    fprintf(stderr, "usage: test_weights DIR | --sample\n");
+    fprintf(stderr, "usage: test_weights DIR | --sample | --write A B SEED\n");
     return 2;
   }
   dir = argv[1];
