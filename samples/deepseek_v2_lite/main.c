@@ -2,6 +2,7 @@
  *
  *   deepseek_v2_lite [--batch B] [--prompt 1,2,3] [--tokens N] [--keys K]
  *                    [--seed S] [--eos ID] [CHECKPOINT.safetensors ...]
+ *   deepseek_v2_lite --write-checkpoint FILE [--seed S]
  *
  * The weights are the checkpoint's files (the published tensor names,
  * weights.h) or, without files, random ones made on the GPU from the seed.
@@ -12,7 +13,9 @@
  * K - 1 positions of filler, so that the timed tokens attend to about K
  * keys.  Then it makes N tokens again, a launch a token from the host.
  * It prints the tokens of each sequence and the time a token
- * (bench/deepseek_v2_lite.py reads these lines). */
+ * (bench/deepseek_v2_lite.py reads these lines).  --write-checkpoint writes
+ * the seed's random weights as a safetensors file in the published names
+ * (at the sizes this program was built for) and stops. */
 #include "check.h"
 #include "deepseek_v2_lite_graph.h"
 #include "llm.h"
@@ -199,7 +202,8 @@ static int parse_prompt(const char *s, uint32_t *ids, int *n) {
 
 static void usage(void) {
   fprintf(stderr, "usage: deepseek_v2_lite [--batch 1|2|4|8] [--prompt ID,ID,...] [--tokens N] "
-                  "[--keys K] [--seed S] [--eos ID] [CHECKPOINT.safetensors ...]\n");
+                  "[--keys K] [--seed S] [--eos ID] [CHECKPOINT.safetensors ...]\n"
+                  "       deepseek_v2_lite --write-checkpoint FILE [--seed S]\n");
   exit(2);
 }
 
@@ -207,6 +211,7 @@ int main(int argc, char **argv) {
   unsigned long batch = 1, ntok = 32, keys = 0, seed = 1, eos = DSV2_VOCAB;
   static uint32_t prompt[MAX_PROMPT];
   int nprompt = 0;
+  const char *write_to = NULL;
   char **files = calloc((size_t)argc, sizeof *files);
   int nfiles = 0;
   if (!files)
@@ -224,6 +229,8 @@ int main(int argc, char **argv) {
       ok = val && parse_uint(val, 0xffffffffu, &seed), i++;
     else if (!strcmp(a, "--eos"))
       ok = val && parse_uint(val, DSV2_VOCAB, &eos), i++;
+    else if (!strcmp(a, "--write-checkpoint"))
+      ok = (write_to = val) != NULL, i++;
     else if (!strcmp(a, "--prompt"))
       ok = val && parse_prompt(val, prompt, &nprompt), i++;
     else if (a[0] == '-')
@@ -234,6 +241,17 @@ int main(int argc, char **argv) {
       fprintf(stderr, "deepseek_v2_lite: bad or missing value for '%s'\n", a);
       usage();
     }
+  }
+  if (write_to) {
+    char err[512];
+    const Dsv2Config cfg = graph_config();
+    free(files);
+    if (dsv2_write_checkpoint(&cfg, write_to, (uint32_t)seed, err, sizeof err) != 0) {
+      fprintf(stderr, "deepseek_v2_lite: %s\n", err);
+      return 1;
+    }
+    printf("wrote %s: the random weights of seed %lu\n", write_to, seed);
+    return 0;
   }
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
