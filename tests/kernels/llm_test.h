@@ -46,13 +46,13 @@ static const char *test_name;
 
 static std::vector<void *> dev_blocks;
 
-static void dev_release_all(void) {
+static inline void dev_release_all(void) {
   for (void *p : dev_blocks)
     cudaFree(p); // after a failed kernel these may fail too; the process ends next
   dev_blocks.clear();
 }
 
-[[noreturn]] static void test_abort(void) {
+[[noreturn]] static inline void test_abort(void) {
   dev_release_all();
   fprintf(stderr, "%s: stopped after %d checks, %d failed\n", test_name, test_checks,
           test_failures);
@@ -174,7 +174,7 @@ static inline float rbf(float f) { return bf2f(f2bf(f)); }
 // n values uniform in [-a, a], as bf16.  Four values a random draw, so
 // that the largest weights (the LM head's 210 M, the experts' 554 M) fill
 // in about a second.
-static std::vector<bf16_bits> rand_bf16(size_t n, float a) {
+static inline std::vector<bf16_bits> rand_bf16(size_t n, float a) {
   std::vector<bf16_bits> v(n);
   const float step = 2.0f * a / 65536.0f;
   size_t i = 0;
@@ -186,7 +186,7 @@ static std::vector<bf16_bits> rand_bf16(size_t n, float a) {
   return v;
 }
 
-static std::vector<float> to_float(const std::vector<bf16_bits> &v) {
+static inline std::vector<float> to_float(const std::vector<bf16_bits> &v) {
   std::vector<float> f(v.size());
   for (size_t i = 0; i < v.size(); i++)
     f[i] = bf2f(v[i]);
@@ -195,7 +195,7 @@ static std::vector<float> to_float(const std::vector<bf16_bits> &v) {
 
 // Runs body(i) for i < n on the host's cores (the references of the large
 // shapes), each thread a contiguous range.
-template <class F> static void parallel_for(size_t n, F body) {
+template <class F> static inline void parallel_for(size_t n, F body) {
   unsigned nt = std::thread::hardware_concurrency();
   nt = nt < 1 ? 1 : nt > 32 ? 32 : nt;
   if (n < 64 || nt == 1) {
@@ -219,21 +219,14 @@ template <class F> static void parallel_for(size_t n, F body) {
 // sum_i a[i] * b[i] in double (the reference's sums: exact enough that the
 // kernel's f32 sums in another order differ from them by ~1e-6 relative).
 static inline double dot(const float *a, const float *b, size_t k) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  size_t i = 0;
-  for (; i + 4 <= k; i += 4) {
-    s0 += (double)a[i] * b[i];
-    s1 += (double)a[i + 1] * b[i + 1];
-    s2 += (double)a[i + 2] * b[i + 2];
-    s3 += (double)a[i + 3] * b[i + 3];
-  }
-  for (; i < k; i++)
-    s0 += (double)a[i] * b[i];
-  return (s0 + s1) + (s2 + s3);
+  double s[4] = {0, 0, 0, 0}; // four chains: the host's adders in parallel
+  for (size_t i = 0; i < k; i++)
+    s[i & 3] += (double)a[i] * b[i];
+  return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 // RMSNorm as the kernels compute it: bf16(g * bf16(x * rsqrt(mean(x^2) + eps))).
-static void ref_rmsnorm(const float *x, const float *g, float *y, size_t k, float eps) {
+static inline void ref_rmsnorm(const float *x, const float *g, float *y, size_t k, float eps) {
   double ss = 0;
   for (size_t i = 0; i < k; i++)
     ss += (double)x[i] * x[i];
@@ -257,7 +250,7 @@ static inline float ref_silu(float v) { return v / (1.0f + expf(-v)); }
 // token, a missing term of the sum or a wrong scale misses by about rms(ref).
 static const double TOL_REL = 1.0 / 128, TOL_RMS = 1e-2;
 
-static double rms(const std::vector<float> &v) {
+static inline double rms(const std::vector<float> &v) {
   double s = 0;
   for (float f : v)
     s += (double)f * f;
@@ -266,7 +259,7 @@ static double rms(const std::vector<float> &v) {
 
 // Checks every got[i] against ref[i] (with extra[i] added to the bound
 // where given), prints the worst error as a fraction of its bound.
-static void expect_close(const char *what, const std::vector<float> &got,
+static inline void expect_close(const char *what, const std::vector<float> &got,
                          const std::vector<float> &ref, double rel = TOL_REL,
                          double rms_frac = TOL_RMS, const std::vector<float> *extra = nullptr) {
   EXPECT(got.size() == ref.size(), "%s: %zu values, the reference %zu", what, got.size(),
@@ -291,7 +284,7 @@ static void expect_close(const char *what, const std::vector<float> &got,
          bad, got.size(), worst, at);
 }
 
-static void expect_close_bf16(const char *what, const std::vector<bf16_bits> &got,
+static inline void expect_close_bf16(const char *what, const std::vector<bf16_bits> &got,
                               const std::vector<float> &ref, double rel = TOL_REL,
                               double rms_frac = TOL_RMS,
                               const std::vector<float> *extra = nullptr) {
