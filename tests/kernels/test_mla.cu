@@ -1,0 +1,202 @@
+// test_mla.cu: multi-head latent attention of kernels/llm.cgraph: llm_mla_prep
+// (queries into the latent space, RoPE, the cache row), then llm_mla_decode
+// split over keys and llm_mla_combine, against CPU attention in the
+// absorbed form.
+#include "llm.h"
+#include "llm_test.h"
+
+namespace {
+
+const unsigned H = LLM_MLA_H, NOPE = LLM_MLA_NOPE, ROPE = LLM_MLA_ROPE, KVR = LLM_MLA_KVR;
+const unsigned QK = NOPE + ROPE, CH = KVR + ROPE, QKV = H * QK + KVR + ROPE;
+const float EPS = 1e-6f;
+
+auto B(bf16_bits *p) { return reinterpret_cast<__nv_bfloat16 *>(p); }
+
+// As tests/kernels/test_norm.cu's ref_rope: rope64's formula.
+void ref_rope(const float *in, float *out, uint32_t pos, const float *inv_freq, float mscale) {
+  for (int i = 0; i < 32; i++) {
+    const float angle = (float)pos * inv_freq[i];
+    const float c = rbf((float)cos((double)angle) * mscale);
+    const float s = rbf((float)sin((double)angle) * mscale);
+    const float x1 = in[2 * i], x2 = in[2 * i + 1];
+    out[i] = rbf(rbf(x1 * c) + rbf(-x2 * s));
+    out[32 + i] = rbf(rbf(x2 * c) + rbf(x1 * s));
+  }
+}
+
+// llm_mla_prep for m tokens at positions pos, cache rows of maxpos.
+void run_prep(const std::vector<uint32_t> &pos, unsigned maxpos, const float *inv_freq,
+              float mscale) {
+  const unsigned m = (unsigned)pos.size();
+  printf("llm_mla_prep m=%u maxpos=%u\n", m, maxpos);
+  const std::vector<bf16_bits> w = rand_bf16((size_t)H * KVR * NOPE, 1.7f / sqrtf((float)NOPE));
+  const std::vector<bf16_bits> qkv = rand_bf16((size_t)m * QKV, 2.0f);
+  std::vector<bf16_bits> kv_norm(KVR);
+  for (auto &v : kv_norm)
+    v = f2bf(0.5f + rand01());
+  const size_t cache_len = (size_t)m * maxpos * CH;
+  const std::vector<bf16_bits> cache0 = rand_bf16(cache_len, 1.0f);
+  Dev<bf16_bits> dw(w.size()), dqkv(qkv.size()), dnorm(KVR), dqlat((size_t)m * H * KVR),
+      dqpe((size_t)m * H * ROPE), dcache(cache_len);
+  Dev<float> dfreq(32);
+  Dev<uint32_t> dpos(m);
+  dw.put(w);
+  dqkv.put(qkv);
+  dnorm.put(kv_norm);
+  dcache.put(cache0);
+  dfreq.put(std::vector<float>(inv_freq, inv_freq + 32));
+  dpos.put(pos);
+  dqlat.put(std::vector<bf16_bits>(dqlat.n, 0x7fc1)); // NaN: a value left unwritten fails
+  dqpe.put(std::vector<bf16_bits>(dqpe.n, 0x7fc1));
+  const unsigned grid = cdiv(H * KVR, LLM_GEMV_ROWS) + 1;
+  llm_mla_prep<<<grid, LLM_THREADS, m * NOPE * 2>>>(B(dw.d), B(dqkv.d), B(dnorm.d), dfreq.d,
+                                                   dpos.d, B(dqlat.d), B(dqpe.d), B(dcache.d), m,
+                                                   maxpos, EPS, mscale);
+  CK_LAUNCH();
+
+  const std::vector<float> wf = to_float(w), qf = to_float(qkv), nf = to_float(kv_norm);
+  std::vector<float> qlat((size_t)m * H * KVR), qpe((size_t)m * H * ROPE);
+  parallel_for((size_t)H * KVR, [&](size_t row) { // row h * KVR + c reads head h's q_nope
+    const size_t h = row / KVR;
+    for (unsigned t = 0; t < m; t++)
+      qlat[(size_t)t * H * KVR + row] =
+          rbf((float)dot(wf.data() + row * NOPE, qf.data() + (size_t)t * QKV + h * QK, NOPE));
+  });
+  std::vector<float> cache_ref = to_float(cache0);
+  for (unsigned t = 0; t < m; t++) {
+    const float *row = qf.data() + (size_t)t * QKV;
+    for (unsigned h = 0; h < H; h++)
+      ref_rope(row + h * QK + NOPE, qpe.data() + ((size_t)t * H + h) * ROPE, pos[t], inv_freq,
+               mscale);
+    float *dst = cache_ref.data() + ((size_t)t * maxpos + pos[t]) * CH;
+    ref_rmsnorm(row + H * QK, nf.data(), dst, KVR, EPS);
+    ref_rope(row + H * QK + KVR, dst + KVR, pos[t], inv_freq, mscale);
+  }
+  expect_close_bf16("q_lat", dqlat.get(), qlat);
+  expect_close_bf16("q_pe", dqpe.get(), qpe);
+  const std::vector<bf16_bits> cache = dcache.get();
+  size_t moved = 0;
+  std::vector<float> rows_got, rows_ref;
+  for (unsigned t = 0; t < m; t++)
+    for (unsigned p = 0; p < maxpos; p++) {
+      const size_t at = ((size_t)t * maxpos + p) * CH;
+      for (unsigned i = 0; i < CH; i++) {
+        if (p == pos[t]) {
+          rows_got.push_back(bf2f(cache[at + i]));
+          rows_ref.push_back(cache_ref[at + i]);
+        } else
+          moved += cache[at + i] != cache0[at + i];
+      }
+    }
+  EXPECT(moved == 0, "%zu cache values outside the rows at pos[t] changed", moved);
+  expect_close("cache rows at pos[t]", rows_got, rows_ref);
+}
+
+// llm_mla_decode over `splits` blocks a token, then llm_mla_combine, for
+// tokens at positions pos (pos[t] + 1 live keys each) in a cache of maxpos
+// rows.  Rows past pos[t] hold NaN: a kernel that reads one fails.  With
+// `count`, the queries are 0 (every live key weighs the same) and the
+// latent value d of key j is 1 where j % KVR == d, else 0: o[t][h][d] is
+// the share of the live keys j with j % KVR == d, so a key lost or taken
+// twice shows.
+void run_decode(const std::vector<uint32_t> &pos, unsigned maxpos, unsigned splits, float scale,
+                bool count) {
+  const unsigned m = (unsigned)pos.size();
+  printf("llm_mla_decode + llm_mla_combine%s: m=%u keys=%u.. splits=%u maxpos=%u\n",
+         count ? " (counting keys)" : "", m, pos[0] + 1, splits, maxpos);
+  std::vector<bf16_bits> qlat = rand_bf16((size_t)m * H * KVR, 1.0f);
+  std::vector<bf16_bits> qpe = rand_bf16((size_t)m * H * ROPE, 1.0f);
+  std::vector<bf16_bits> cache = rand_bf16((size_t)m * maxpos * CH, 1.0f);
+  for (unsigned t = 0; t < m; t++)
+    for (unsigned p = 0; p < maxpos; p++)
+      for (unsigned i = 0; i < CH; i++) {
+        bf16_bits &v = cache[((size_t)t * maxpos + p) * CH + i];
+        if (p > pos[t])
+          v = 0x7fc1;
+        else if (count && i < KVR)
+          v = f2bf(p % KVR == i ? 1.0f : 0.0f);
+      }
+  if (count) {
+    std::fill(qlat.begin(), qlat.end(), 0);
+    std::fill(qpe.begin(), qpe.end(), 0);
+  }
+  Dev<bf16_bits> dqlat(qlat.size()), dqpe(qpe.size()), dcache(cache.size()),
+      dout((size_t)m * H * KVR);
+  Dev<uint32_t> dpos(m);
+  Dev<float> dpart((size_t)m * splits * H * KVR), dml((size_t)m * splits * H * 2);
+  dqlat.put(qlat);
+  dqpe.put(qpe);
+  dcache.put(cache);
+  dpos.put(pos);
+  dout.put(std::vector<bf16_bits>(dout.n, 0x7fc1));
+  allow_smem(llm_mla_decode, LLM_MLA_SMEM);
+  llm_mla_decode<<<dim3(splits, m), LLM_MLA_THREADS, LLM_MLA_SMEM>>>(
+      B(dqlat.d), B(dqpe.d), B(dcache.d), dpos.d, dpart.d, dml.d, m, maxpos, scale);
+  CK_LAUNCH();
+  llm_mla_combine<<<dim3(H, m), LLM_THREADS>>>(dpart.d, dml.d, B(dout.d), splits, m);
+  CK_LAUNCH();
+
+  // scores_h(j) = scale (q_lat[h] . c[j][:KVR] + q_pe[h] . c[j][KVR:]),
+  // softmax over j <= pos[t], o[h] = sum_j p_j c[j][:KVR].  The kernel rounds
+  // each p_j to bf16 before P.V (2^-9 of it at most) and its exponentials
+  // are __expf's: the bound adds 2^-8 sum_j p_j |c_j[d]| to each value's.
+  const std::vector<float> qlf = to_float(qlat), qpf = to_float(qpe), cf = to_float(cache);
+  std::vector<float> ref((size_t)m * H * KVR), extra(ref.size());
+  parallel_for((size_t)m * H, [&](size_t th) {
+    const size_t t = th / H, nk = pos[t] + 1;
+    const float *c = cf.data() + t * maxpos * CH;
+    std::vector<double> s(nk);
+    double mx = -INFINITY;
+    for (size_t j = 0; j < nk; j++) {
+      s[j] = scale * (dot(qlf.data() + th * KVR, c + j * CH, KVR) +
+                      dot(qpf.data() + th * ROPE, c + j * CH + KVR, ROPE));
+      mx = std::max(mx, s[j]);
+    }
+    double l = 0;
+    for (size_t j = 0; j < nk; j++)
+      l += s[j] = exp(s[j] - mx);
+    std::vector<double> o(KVR, 0.0), a(KVR, 0.0);
+    for (size_t j = 0; j < nk; j++)
+      for (unsigned d = 0; d < KVR; d++) {
+        o[d] += s[j] * c[j * CH + d];
+        a[d] += s[j] * fabs(c[j * CH + d]);
+      }
+    for (unsigned d = 0; d < KVR; d++) {
+      ref[th * KVR + d] = (float)(o[d] / l);
+      extra[th * KVR + d] = count ? 0.0f : (float)(a[d] / l / 256);
+    }
+  });
+  // Counting: 0 and 1 are exact in bf16 and every p is 1, so only the
+  // output's rounding (2^-8 of it) and f32 division remain.
+  expect_close_bf16("o", dout.get(), ref, TOL_REL, count ? 0.0 : 1e-3, &extra);
+}
+
+} // namespace
+
+int main() {
+  test_start("gpu.kernels.mla");
+  float inv_freq[32]; // DeepSeek-V2-Lite's YaRN (test_norm.cu checks these)
+  llm_yarn_inv_freq(inv_freq, 64, 10000, 40, 4096, 32, 1);
+  const float mscale = llm_yarn_rope_mscale(40, 0.707, 0.707);
+  const float scale = llm_mla_softmax_scale(QK, 40, 0.707);
+
+  run_prep({4095}, 4096, inv_freq, mscale);
+  run_prep({0}, 3, inv_freq, mscale);
+  std::vector<uint32_t> eight;
+  for (unsigned t = 0; t < 8; t++)
+    eight.push_back(rand_below(64));
+  run_prep(eight, 64, inv_freq, mscale);
+  run_prep({163839, 5, 0}, 163840, inv_freq, 1.25f); // the last position, cos and sin scaled
+
+  for (unsigned keys : {1u, 37u, 4096u})
+    for (unsigned splits : {1u, 5u, 128u})
+      for (unsigned m : {1u, 8u})
+        for (bool count : {false, true}) {
+          std::vector<uint32_t> pos;
+          for (unsigned t = 0; t < m; t++) // token 0 at keys - 1, the others fewer
+            pos.push_back(t == 0 ? keys - 1 : rand_below(keys));
+          run_decode(pos, keys + 3, splits, scale, count);
+        }
+  return test_end();
+}

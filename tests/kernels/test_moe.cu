@@ -1,0 +1,250 @@
+// test_moe.cu: the mixture-of-experts kernels of kernels/llm.cgraph:
+// llm_moe_route (logits, softmax, top k on the device), then llm_moe_gate_up
+// and llm_moe_down on the experts the router chose, against a CPU reference,
+// at DeepSeek-V2-Lite's sizes and at small awkward ones.
+#include "llm_test.h"
+
+namespace {
+
+const float EPS = 1e-6f;
+
+auto B(bf16_bits *p) { return reinterpret_cast<__nv_bfloat16 *>(p); }
+
+struct Moe {
+  unsigned experts, k, topk, fe, fs; // n, the down projections' outputs, is k
+};
+
+// The router's state on the device, kept across calls (count must come back
+// to zero for the next call).
+struct Router {
+  const Moe &s;
+  unsigned m;
+  std::vector<bf16_bits> w, g;
+  Dev<bf16_bits> dw, dg, dx;
+  Dev<float> dlogits, dweights;
+  Dev<uint32_t> dcount, dids;
+  Router(const Moe &shape, unsigned tokens)
+      : s(shape), m(tokens), w(rand_bf16((size_t)shape.experts * shape.k,
+                                         1.7f / sqrtf((float)shape.k))),
+        g(shape.k), dw(w.size()), dg(shape.k), dx((size_t)tokens * shape.k),
+        dlogits((size_t)tokens * shape.experts), dweights((size_t)tokens * shape.topk),
+        dcount(tokens), dids((size_t)tokens * shape.topk) {
+    for (auto &v : g)
+      v = f2bf(0.5f + rand01());
+    dw.put(w);
+    dg.put(g);
+    CK(cudaMemset(dcount.d, 0, m * sizeof(uint32_t)));
+  }
+
+  // Routes x ([m][k]) and checks the ids and weights against the CPU's.
+  void route(const std::vector<bf16_bits> &x, std::vector<uint32_t> &ids,
+             std::vector<float> &weights) {
+    dx.put(x);
+    CK(cudaMemset(dids.d, 0xff, dids.n * sizeof(uint32_t)));
+    llm_moe_route<<<dim3(cdiv(s.experts, LLM_GEMV_ROWS), m), LLM_THREADS, s.k * 2>>>(
+        B(dw.d), B(dx.d), B(dg.d), dlogits.d, dcount.d, dids.d, dweights.d, s.experts, s.k, m,
+        s.topk, EPS);
+    CK_LAUNCH();
+    ids = dids.get();
+    weights = dweights.get();
+    const std::vector<uint32_t> count = dcount.get();
+    const std::vector<float> logits = dlogits.get();
+
+    const std::vector<float> wf = to_float(w), gf = to_float(g), xf = to_float(x);
+    std::vector<float> xn(s.k), lref(s.experts);
+    for (unsigned t = 0; t < m; t++) {
+      EXPECT(count[t] == 0, "token %u: count left at %u", t, count[t]);
+      ref_rmsnorm(xf.data() + (size_t)t * s.k, gf.data(), xn.data(), s.k, EPS);
+      std::vector<double> p(s.experts);
+      double mx = -INFINITY, sum = 0;
+      for (unsigned e = 0; e < s.experts; e++) {
+        lref[e] = (float)dot(wf.data() + (size_t)e * s.k, xn.data(), s.k);
+        mx = std::max(mx, (double)lref[e]);
+      }
+      for (unsigned e = 0; e < s.experts; e++)
+        sum += p[e] = exp(lref[e] - mx);
+      for (auto &v : p)
+        v /= sum;
+      std::vector<uint32_t> order(s.experts);
+      for (unsigned e = 0; e < s.experts; e++)
+        order[e] = e;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](uint32_t a, uint32_t b) { return p[a] > p[b]; });
+      expect_close("router logits",
+                   std::vector<float>(logits.begin() + (size_t)t * s.experts,
+                                      logits.begin() + (size_t)(t + 1) * s.experts),
+                   lref);
+      // The top k, largest first.  Another expert in a place only where the
+      // CPU's probabilities of the two are within 1e-5 of each other
+      // (relative): the f32 logits of the kernel and the double ones of the
+      // reference differ by ~1e-6.  The weights are those probabilities: a
+      // bound of 1e-3 relative leaves room for a normalised input rounded
+      // the other way (rsqrtf against the exact root), ~1.5e-4.
+      for (unsigned j = 0; j < s.topk; j++) {
+        const uint32_t e = ids[(size_t)t * s.topk + j], want = order[j];
+        const float wgt = weights[(size_t)t * s.topk + j];
+        if (e >= s.experts) {
+          EXPECT(e < s.experts, "token %u slot %u: expert id %u", t, j, e);
+          continue;
+        }
+        for (unsigned i = 0; i < j; i++)
+          EXPECT(ids[(size_t)t * s.topk + i] != e, "token %u: expert %u chosen twice", t, e);
+        EXPECT(e == want || fabs(p[e] - p[want]) <= 1e-5 * p[want],
+               "token %u slot %u: expert %u (p %.9g), the CPU's %u (p %.9g)", t, j, e, p[e],
+               want, p[want]);
+        EXPECT(fabs(wgt - p[e]) <= 1e-3 * p[e] + 1e-7, "token %u slot %u: weight %.9g, p %.9g",
+               t, j, wgt, p[e]);
+        if (j)
+          EXPECT(wgt <= weights[(size_t)t * s.topk + j - 1],
+                 "token %u: slot %u weighs more than slot %u", t, j, j - 1);
+      }
+    }
+  }
+};
+
+// The router at these sizes, then the experts it chose.
+void run_moe(const Moe &s, unsigned m) {
+  printf("MoE experts=%u k=%u topk=%u fe=%u fs=%u m=%u\n", s.experts, s.k, s.topk, s.fe, s.fs, m);
+  Router router(s, m);
+  const std::vector<bf16_bits> x = rand_bf16((size_t)m * s.k, 2.0f);
+  std::vector<uint32_t> ids;
+  std::vector<float> weights;
+  router.route(x, ids, weights);
+  for (auto &e : ids)
+    if (e >= s.experts)
+      return; // route reported it; the experts cannot run on it
+
+  // gate and up: w [experts][2 fe][k], w_shared [2 fs][k]
+  const std::vector<bf16_bits> wgu =
+      rand_bf16((size_t)s.experts * 2 * s.fe * s.k, 1.7f / sqrtf((float)s.k));
+  const std::vector<bf16_bits> wsgu = rand_bf16((size_t)2 * s.fs * s.k, 1.7f / sqrtf((float)s.k));
+  const size_t act_token = (size_t)s.topk * s.fe + s.fs;
+  Dev<bf16_bits> dwgu(wgu.size()), dwsgu(wsgu.size()), dact(m * act_token + 64);
+  dwgu.put(wgu);
+  dwsgu.put(wsgu);
+  const std::vector<bf16_bits> act0(dact.n, 0x7fc1); // NaN: a value left unwritten fails
+  dact.put(act0);
+  const unsigned grid_gu =
+      cdiv(s.fs, LLM_GEMV_ROWS) + m * s.topk * cdiv(s.fe, LLM_GEMV_ROWS);
+  const size_t smem_gu = (size_t)m * s.k * 2;
+  allow_smem(llm_moe_gate_up, smem_gu);
+  llm_moe_gate_up<<<grid_gu, LLM_THREADS, smem_gu>>>(B(dwgu.d), B(dwsgu.d), B(router.dx.d),
+                                                     B(router.dg.d), router.dids.d, B(dact.d),
+                                                     s.fe, s.fs, s.topk, s.k, m, EPS);
+  CK_LAUNCH();
+  std::vector<bf16_bits> act = dact.get();
+  EXPECT(std::equal(act.begin() + m * act_token, act.end(), act0.begin()),
+         "gate_up wrote past m * (topk * fe + fs)");
+  act.resize(m * act_token);
+
+  const std::vector<float> xf = to_float(x), gf = to_float(router.g);
+  std::vector<float> xn((size_t)m * s.k), act_ref(m * act_token);
+  for (unsigned t = 0; t < m; t++)
+    ref_rmsnorm(xf.data() + (size_t)t * s.k, gf.data(), xn.data() + (size_t)t * s.k, s.k, EPS);
+  // unit u of (t, slot): slot < topk a routed expert's, topk the shared one's
+  auto swiglu = [&](const bf16_bits *w, size_t f, size_t u, const float *xr) {
+    std::vector<float> a(s.k), b(s.k);
+    for (unsigned i = 0; i < s.k; i++) {
+      a[i] = bf2f(w[u * s.k + i]);
+      b[i] = bf2f(w[(f + u) * s.k + i]);
+    }
+    const float gate = (float)dot(a.data(), xr, s.k), up = (float)dot(b.data(), xr, s.k);
+    return rbf(rbf(ref_silu(rbf(gate))) * rbf(up));
+  };
+  parallel_for((size_t)m * (s.topk + 1), [&](size_t ts) {
+    const size_t t = ts / (s.topk + 1), slot = ts % (s.topk + 1);
+    const float *xr = xn.data() + t * s.k;
+    float *dst = act_ref.data() + t * act_token + slot * s.fe;
+    if (slot < s.topk) {
+      const bf16_bits *w = wgu.data() + (size_t)ids[t * s.topk + slot] * 2 * s.fe * s.k;
+      for (size_t u = 0; u < s.fe; u++)
+        dst[u] = swiglu(w, s.fe, u, xr);
+    } else
+      for (size_t u = 0; u < s.fs; u++)
+        dst[u] = swiglu(wsgu.data(), s.fs, u, xr);
+  });
+  expect_close_bf16("act (llm_moe_gate_up)", act, act_ref);
+
+  // down: w [experts][n][fe], w_shared [n][fs], on the kernel's own act
+  const unsigned n = s.k;
+  const std::vector<bf16_bits> wd =
+      rand_bf16((size_t)s.experts * n * s.fe, 1.7f / sqrtf((float)s.fe));
+  const std::vector<bf16_bits> wsd = rand_bf16((size_t)n * s.fs, 1.7f / sqrtf((float)s.fs));
+  const std::vector<bf16_bits> res = rand_bf16((size_t)m * n + 64, 1.0f); // and a guard
+  Dev<bf16_bits> dwd(wd.size()), dwsd(wsd.size()), dres(res.size());
+  dwd.put(wd);
+  dwsd.put(wsd);
+  dres.put(res);
+  const size_t smem_d = act_token * 2;
+  allow_smem(llm_moe_down, smem_d);
+  llm_moe_down<<<dim3(cdiv(n, LLM_GEMV_ROWS), m), LLM_THREADS, smem_d>>>(
+      B(dwd.d), B(dwsd.d), B(dact.d), router.dids.d, router.dweights.d, B(dres.d), s.fe, s.fs,
+      s.topk, n, m);
+  CK_LAUNCH();
+  std::vector<bf16_bits> got = dres.get();
+  EXPECT(std::equal(got.begin() + (size_t)m * n, got.end(), res.begin() + (size_t)m * n),
+         "down wrote past m * n");
+  got.resize((size_t)m * n);
+
+  // routed = sum_s w_s bf16(acc_s) in f32, rounded; plus bf16(shared),
+  // rounded; added into x, rounded.
+  const std::vector<float> actf = to_float(act), wdf = to_float(wd), wsdf = to_float(wsd);
+  std::vector<float> ref((size_t)m * n);
+  parallel_for(n, [&](size_t d) {
+    for (unsigned t = 0; t < m; t++) {
+      const float *at = actf.data() + t * act_token;
+      float routed = 0;
+      for (unsigned sl = 0; sl < s.topk; sl++) {
+        const size_t e = ids[t * s.topk + sl];
+        routed += weights[t * s.topk + sl] *
+                  rbf((float)dot(wdf.data() + (e * n + d) * s.fe, at + sl * s.fe, s.fe));
+      }
+      const float shared =
+          rbf((float)dot(wsdf.data() + d * s.fs, at + (size_t)s.topk * s.fe, s.fs));
+      ref[(size_t)t * n + d] = rbf(bf2f(res[(size_t)t * n + d]) + rbf(rbf(routed) + shared));
+    }
+  });
+  expect_close_bf16("x (llm_moe_down)", got, ref);
+}
+
+// Across calls with random inputs the router chooses every expert.
+void run_union(const Moe &s) {
+  const unsigned m = 8, calls = 40;
+  printf("llm_moe_route: %u calls of %u tokens, experts=%u topk=%u\n", calls, m, s.experts,
+         s.topk);
+  Router router(s, m);
+  std::vector<char> seen(s.experts, 0);
+  std::vector<uint32_t> ids;
+  std::vector<float> weights;
+  for (unsigned c = 0; c < calls; c++) {
+    router.route(rand_bf16((size_t)m * s.k, 2.0f), ids, weights);
+    for (uint32_t e : ids)
+      if (e < s.experts)
+        seen[e] = 1;
+  }
+  const long chosen = std::count(seen.begin(), seen.end(), 1);
+  printf("  %ld of %u experts chosen\n", chosen, s.experts);
+  EXPECT(chosen == (long)s.experts, "%ld of %u experts chosen in %u calls", chosen, s.experts,
+         calls);
+}
+
+} // namespace
+
+int main() {
+  test_start("gpu.kernels.moe");
+  const Moe lite = {64, 2048, 6, 1408, 2816}; // DeepSeek-V2-Lite's
+  const Moe small = {5, 72, 2, 24, 40};       // no size a multiple of a tile
+  for (unsigned m = 1; m <= 8; m++) {
+    Router router(lite, m);
+    std::vector<uint32_t> ids;
+    std::vector<float> weights;
+    printf("llm_moe_route experts=64 k=2048 topk=6 m=%u\n", m);
+    router.route(rand_bf16((size_t)m * lite.k, 2.0f), ids, weights);
+  }
+  run_union(lite);
+  run_moe(lite, 1);
+  run_moe(lite, 8);
+  for (unsigned m : {1u, 3u, 8u})
+    run_moe(small, m);
+  return test_end();
+}
