@@ -134,7 +134,7 @@ void run_decode(const std::vector<uint32_t> &pos, unsigned maxpos, unsigned spli
   llm_mla_decode<<<dim3(splits, m), LLM_MLA_THREADS, LLM_MLA_SMEM>>>(
       B(dqlat.d), B(dqpe.d), B(dcache.d), dpos.d, dpart.d, dml.d, m, maxpos, scale);
   CK_LAUNCH();
-  llm_mla_combine<<<dim3(H, m), LLM_THREADS>>>(dpart.d, dml.d, B(dout.d), splits, m);
+  llm_mla_combine<<<dim3(H * KVR / 128, m), 128>>>(dpart.d, dml.d, B(dout.d), splits, m);
   CK_LAUNCH();
 
   // scores_h(j) = scale (q_lat[h] . c[j][:KVR] + q_pe[h] . c[j][KVR:]),
