@@ -561,6 +561,65 @@ static void test_refused(void) {
   st_close(&f);
 }
 
+/* Every prefix of a small checkpoint, and 3,000 copies of it with a few
+ * bytes of the header changed at random: each is loaded or refused with a
+ * message, never read out of bounds (valgrind and the sanitizers watch). */
+static void test_damaged(void) {
+  Dsv2Config one = small;
+  one.layers = 1;
+  const char *good = path_of("damaged-good.safetensors"), *bad = path_of("damaged.safetensors");
+  char err[512];
+  CHECK(!dsv2_write_checkpoint(&one, good, 3, err, sizeof err), "%s", err);
+  FILE *f = fopen(good, "rb");
+  if (!f || fseek(f, 0, SEEK_END) != 0)
+    exit(2);
+  long size = ftell(f);
+  unsigned char *bytes = malloc((size_t)size), *copy = malloc((size_t)size);
+  rewind(f);
+  if (!bytes || !copy || fread(bytes, 1, (size_t)size, f) != (size_t)size)
+    exit(2);
+  fclose(f);
+  size_t header = 8;
+  for (int i = 7; i >= 0; i--)
+    header = header << 8 | bytes[i];
+  header = header > (size_t)size - 8 ? (size_t)size : header + 8;
+  int loaded = 0, refused = 0;
+  for (long len = 0; len < size; len += len < (long)header + 64 ? 1 : 997) {
+    FILE *o = fopen(bad, "wb");
+    if (!o || fwrite(bytes, 1, (size_t)len, o) != (size_t)len || fclose(o) != 0)
+      exit(2);
+    Host h;
+    host_alloc(&h, &one);
+    err[0] = 0;
+    int rc = dsv2_load(&one, &bad, 1, host_copy, &h, err, sizeof err);
+    CHECK(rc == 1 && err[0], "the first %ld bytes: rc %d, \"%s\"", len, rc, err);
+    host_free(&h);
+  }
+  uint64_t x = 0x2545f4914f6cdd1dull;
+  for (int i = 0; i < 3000; i++) {
+    memcpy(copy, bytes, (size_t)size);
+    for (int k = 0; k < 1 + i % 3; k++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      copy[x % header] = (unsigned char)(x >> 40);
+    }
+    FILE *o = fopen(bad, "wb");
+    if (!o || fwrite(copy, 1, (size_t)size, o) != (size_t)size || fclose(o) != 0)
+      exit(2);
+    Host h;
+    host_alloc(&h, &one);
+    err[0] = 0;
+    int rc = dsv2_load(&one, &bad, 1, host_copy, &h, err, sizeof err);
+    CHECK(rc == 0 || (rc == 1 && err[0]), "damage %d: rc %d without a message", i, rc);
+    loaded += rc == 0;
+    refused += rc == 1;
+    host_free(&h);
+  }
+  printf("  damaged headers: %d loaded, %d refused\n", loaded, refused);
+  CHECK(refused > 1000, "only %d of 3000 damaged headers refused", refused);
+  free(bytes);
+  free(copy);
+}
+
 /* Sampled random weights at the real shape and the small one, for
  * test_reference.py: "buffer index bits" a line. */
 static void print_sample(void) {
@@ -604,6 +663,7 @@ int main(int argc, char **argv) {
   test_load();
   test_convert();
   test_refused();
+  test_damaged();
   if (failures) {
     fprintf(stderr, "test_weights: %d failures\n", failures);
     return 1;
