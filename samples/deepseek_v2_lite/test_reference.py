@@ -85,6 +85,11 @@ def test_torch(program):
         bad = [j for j in range(len(flat))
                if flat[j] & 0xFFFF != weights_formula.random_value(77, b, j, scale, offset)]
         check(not bad, f"{name}: {len(bad)} elements differ from the formula")
+    if torch.cuda.is_available():
+        on_gpu = ref.random_weights(small, 77, "cuda")
+        for name in w:
+            check(torch.equal(on_gpu[name].cpu().view(torch.int16), w[name].view(torch.int16)),
+                  f"{name}: made on the GPU, differs from the CPU's")
     for name in ("attn_norm", "kv_norm"):
         check(abs(float(w[name].float().mean()) - 1) < 0.05, f"{name}'s mean is not near 1")
     std = float(w["w_qkv"].float().std()) * math.sqrt(small.hidden)
@@ -121,8 +126,11 @@ def test_torch(program):
     check(abs(float(inv[9]) - base ** (-18 / 64)) < 1e-6 * base ** (-18 / 64), "inv_freq[9]")
     slow = base ** (-62 / 64) / 40
     check(abs(float(inv[31]) - slow) < 1e-6 * slow, f"inv_freq[31] = {float(inv[31])}")
-    mid = float(inv[16])
-    check(base ** (-32 / 64) / 40 < mid < base ** (-32 / 64), "inv_freq[16] between the two")
+    for i in (10, 16, 23):  # the ramp runs from dimension 10 (0) to 23 (1)
+        extra, ramp = base ** (-2 * i / 64), min(max((i - 10) / 13, 0), 1)
+        want = extra / 40 * ramp + extra * (1 - ramp)
+        check(abs(float(inv[i]) - want) < 1e-5 * want, f"inv_freq[{i}] = {float(inv[i])}, "
+                                                        f"expected {want}")
     m = 0.1 * 0.707 * math.log(40) + 1
     check(abs(ref.softmax_scale(lite) - m * m / math.sqrt(192)) < 1e-12, "softmax scale")
 

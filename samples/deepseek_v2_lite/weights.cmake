@@ -1,7 +1,8 @@
 # DeepSeek-V2-Lite's weights: the checkpoint loader (dsv2_weights, host C),
 # the device side (dsv2_weights_device: the loader's copies to the GPU and
-# the random weights), and their tests.  Included by samples/CMakeLists.txt
-# and by this directory's CMakeLists.txt, whichever comes first.
+# the random weights), and their tests.  Included by this directory's
+# CMakeLists.txt; the guard lets anything else that needs the libraries
+# include it too.
 include_guard(GLOBAL)
 
 set(dsv2_dir ${CMAKE_CURRENT_LIST_DIR})
