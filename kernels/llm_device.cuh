@@ -37,6 +37,18 @@ __device__ __forceinline__ void trigger() {
 #endif
 }
 
+// An asynchronous 16-byte copy from global to shared memory (cp.async,
+// sm_80 and later), so that a thread's copies are all in flight at once;
+// cp_async_wait() waits for the thread's own (a __syncthreads() after it
+// makes every thread's visible to the block).
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+}
+
 // A weight chunk of 8 bf16, read once: kept out of L1.
 __device__ __forceinline__ uint4 load_weight(const bf16 *p) {
   uint4 v;
@@ -134,35 +146,40 @@ template <int MB>
 __device__ void stage_rows(bf16 *xs, const bf16 *x, int x_token, int k, int m, const bf16 *g,
                            float eps, float *red) {
   const int nch = k >> 3;
-  for (int t = 0; t < m && t < MB; t++) {
+  const int rows = m < MB ? m : MB;
+  // Every row's chunks in flight at once, then the norms from shared memory.
+  for (int t = 0; t < rows; t++) {
     uint4 *dst = reinterpret_cast<uint4 *>(xs + (size_t)t * k);
     const uint4 *src = reinterpret_cast<const uint4 *>(x + (size_t)t * x_token);
+    for (int c = threadIdx.x; c < nch; c += blockDim.x)
+      cp_async16(dst + c, src + c);
+  }
+  cp_async_wait();
+  __syncthreads();
+  if (!g)
+    return;
+  for (int t = 0; t < rows; t++) {
+    uint4 *dst = reinterpret_cast<uint4 *>(xs + (size_t)t * k);
     float ss = 0;
     for (int c = threadIdx.x; c < nch; c += blockDim.x) {
-      uint4 v = src[c];
-      dst[c] = v;
-      if (g) {
-        float f[8];
-        unpack8(v, f);
+      float f[8];
+      unpack8(dst[c], f);
 #pragma unroll
-        for (int i = 0; i < 8; i++)
-          ss = fmaf(f[i], f[i], ss);
-      }
+      for (int i = 0; i < 8; i++)
+        ss = fmaf(f[i], f[i], ss);
     }
-    if (g) { // block-uniform
-      const float r = rsqrtf(block_sum(ss, red) / (float)k + eps);
-      for (int c = threadIdx.x; c < nch; c += blockDim.x) {
-        uint4 v = dst[c], gv = reinterpret_cast<const uint4 *>(g)[c];
-        float f[8], h[8];
-        unpack8(v, f);
-        unpack8(gv, h);
-        __nv_bfloat162 *o = reinterpret_cast<__nv_bfloat162 *>(&v);
+    const float r = rsqrtf(block_sum(ss, red) / (float)k + eps);
+    for (int c = threadIdx.x; c < nch; c += blockDim.x) { // each thread rewrites what it read
+      uint4 v = dst[c], gv = reinterpret_cast<const uint4 *>(g)[c];
+      float f[8], h[8];
+      unpack8(v, f);
+      unpack8(gv, h);
+      __nv_bfloat162 *o = reinterpret_cast<__nv_bfloat162 *>(&v);
 #pragma unroll
-        for (int i = 0; i < 4; i++)
-          o[i] = __floats2bfloat162_rn(round_bf(h[2 * i] * round_bf(f[2 * i] * r)),
-                                       round_bf(h[2 * i + 1] * round_bf(f[2 * i + 1] * r)));
-        dst[c] = v;
-      }
+      for (int i = 0; i < 4; i++)
+        o[i] = __floats2bfloat162_rn(round_bf(h[2 * i] * round_bf(f[2 * i] * r)),
+                                     round_bf(h[2 * i + 1] * round_bf(f[2 * i + 1] * r)));
+      dst[c] = v;
     }
   }
   __syncthreads();

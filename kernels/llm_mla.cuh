@@ -143,7 +143,7 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
                            ? reinterpret_cast<const uint4 *>(a.q_lat + ((size_t)t * MLA_H + h) * MLA_KVR) + j
                            : reinterpret_cast<const uint4 *>(a.q_pe + ((size_t)t * MLA_H + h) * MLA_ROPE) +
                                  (j - MLA_KVR / 8);
-    reinterpret_cast<uint4 *>(qs + h * MLA_PAD)[j] = *src;
+    cp_async16(reinterpret_cast<uint4 *>(qs + h * MLA_PAD) + j, src);
   }
   if (tid < MLA_H) {
     m_run[tid] = -INFINITY;
@@ -162,10 +162,13 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
     __syncthreads(); // the tile before is read
     for (int c = tid; c < MLA_TILE * (MLA_CH / 8); c += MLA_THREADS) {
       const int j = c / (MLA_CH / 8), i = c % (MLA_CH / 8);
-      reinterpret_cast<uint4 *>(ks + j * MLA_PAD)[i] =
-          j < nt ? reinterpret_cast<const uint4 *>(cache + (size_t)(kt + j) * MLA_CH)[i]
-                 : make_uint4(0, 0, 0, 0);
+      uint4 *dst = reinterpret_cast<uint4 *>(ks + j * MLA_PAD) + i;
+      if (j < nt)
+        cp_async16(dst, reinterpret_cast<const uint4 *>(cache + (size_t)(kt + j) * MLA_CH) + i);
+      else
+        *dst = make_uint4(0, 0, 0, 0);
     }
+    cp_async_wait(); // the queries' copies too, the first time
     __syncthreads();
 
     // Scores: warp w takes keys 8w .. 8w + 7 of the tile.

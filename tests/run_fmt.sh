@@ -22,12 +22,12 @@ check "messy.cgraph gets the layout of messy.formatted" \
   diff -u "$src/tests/fmt/messy.formatted" "$tmp/messy.cgraph"
 
 # Every valid program of the project: formatted, it is the same program.
-dirs="samples tests/dot tests/gpu tests/fmt tests/diag/modules tests/warn tests/link bench"
+dirs="kernels samples tests/dot tests/gpu tests/fmt tests/diag/modules tests/warn tests/link bench"
 for d in $dirs; do
   mkdir -p "$tmp/tree/$d"
   cp -R "$src/$d/." "$tmp/tree/$d/"
 done
-files=$(cd "$src" && ls samples/*/*.cgraph tests/dot/*.cgraph tests/gpu/*.cgraph \
+files=$(cd "$src" && ls kernels/*.cgraph samples/*/*.cgraph tests/dot/*.cgraph tests/gpu/*.cgraph \
   tests/fmt/*.cgraph tests/warn/*.cgraph tests/link/*.cgraph bench/*.cgraph)
 for f in $files; do
   dir=$(dirname "$f")
