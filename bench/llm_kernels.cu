@@ -24,6 +24,7 @@
 #include "llm_config.cuh"
 #include "llm_gemv.cuh"
 #include "llm_mla.cuh"
+#include "llm_moe.cuh"
 
 using namespace llm;
 
@@ -81,6 +82,22 @@ __global__ void __launch_bounds__(THREADS) gemv_variant(const bf16 *w, const bf1
                                                         int k) {
   GemvArgs a{w, x, nullptr, y, nullptr, nullptr, n, k, 1, 0, 0, 0, k, 0};
   gemv_blocks<1, R, U, Epi::Plain>(a, blockIdx.x, gridDim.x);
+}
+
+// The experts' kernels at other shapes (R units a warp, U chunks in flight).
+template <int R, int U>
+__global__ void __launch_bounds__(THREADS) gate_up_variant(const bf16 *w, const bf16 *ws,
+                                                           const bf16 *x, const bf16 *g,
+                                                           const uint32_t *ids, bf16 *act, int fe,
+                                                           int fs, int topk, int k, int m) {
+  Moe<R, U>::gate_up(w, ws, x, g, ids, act, fe, fs, topk, k, m, 1e-6f);
+}
+template <int R, int U>
+__global__ void __launch_bounds__(THREADS) down_variant(const bf16 *w, const bf16 *ws,
+                                                        const bf16 *act, const uint32_t *ids,
+                                                        const float *wts, bf16 *x, int fe, int fs,
+                                                        int topk, int n, int m) {
+  Moe<R, U>::down(w, ws, act, ids, wts, x, fe, fs, topk, n, m);
 }
 
 // ---------------------------------------------------------------------------
@@ -382,6 +399,35 @@ static void moe_case(int m) {
     launch(llm_moe_route, dim3((E + SWIGLU_ROWS - 1) / SWIGLU_ROWS, m), dim3(THREADS), (size_t)D * 2,
            true, router[i], x, g, logits, count, rids, rw, E, D, m, TOPK, 1e-6f);
   });
+  if (m == 1) { // gate_up and down alone, at other shapes
+    auto gu_time = [&](auto kernel, int per) {
+      const unsigned grid = (FS + per - 1) / per + m * TOPK * ((FE + per - 1) / per);
+      return time_calls([&](int i) {
+        launch(kernel, dim3(grid), dim3(THREADS), (size_t)m * D * 2, true, (const bf16 *)gu[i],
+               (const bf16 *)sgu[i], (const bf16 *)x, (const bf16 *)g, (const uint32_t *)dids, act,
+               FE, FS, TOPK, D, m);
+      });
+    };
+    auto down_time = [&](auto kernel) {
+      return time_calls([&](int i) {
+        launch(kernel, dim3((D + WARPS - 1) / WARPS, m), dim3(THREADS),
+               (size_t)(TOPK * FE + FS) * 2, true, (const bf16 *)down[i], (const bf16 *)sdown[i],
+               (const bf16 *)act, (const uint32_t *)dids, (const float *)dw, x, FE, FS, TOPK, D, m);
+      });
+    };
+    row("moe_sweep", "gate_up_m1", "bytes", "MB", (double)(distinct * 2 * FE + 2 * FS) * D * 2 / 1e6);
+    row("moe_sweep", "gate_up_m1", "R1_U2", "us", gu_time(gate_up_variant<1, 2>, WARPS));
+    row("moe_sweep", "gate_up_m1", "R1_U4", "us", gu_time(gate_up_variant<1, 4>, WARPS));
+    row("moe_sweep", "gate_up_m1", "R1_U8", "us", gu_time(gate_up_variant<1, 8>, WARPS));
+    row("moe_sweep", "gate_up_m1", "R2_U4", "us", gu_time(gate_up_variant<2, 4>, 2 * WARPS));
+    row("moe_sweep", "gate_up_m1", "read_only", "us",
+        read_time((size_t)(distinct * 2 * FE + 2 * FS) * D * 2));
+    row("moe_sweep", "down_m1", "bytes", "MB", (double)(distinct * FE + FS) * D * 2 / 1e6);
+    row("moe_sweep", "down_m1", "U2", "us", down_time(down_variant<1, 2>));
+    row("moe_sweep", "down_m1", "U4", "us", down_time(down_variant<1, 4>));
+    row("moe_sweep", "down_m1", "U8", "us", down_time(down_variant<1, 8>));
+    row("moe_sweep", "down_m1", "read_only", "us", read_time((size_t)(distinct * FE + FS) * D * 2));
+  }
   char name[64];
   snprintf(name, sizeof name, "experts_m%d", m);
   row("moe", name, "bytes", "MB", bytes / 1e6);
