@@ -11,6 +11,7 @@
 #include "modules_graph.h"
 #include "check.h"
 #include "cgrt_testing.h"
+#include "timing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,28 +35,6 @@ static const void *fn(void (*f)(void)) {
   return p;
 }
 
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return v[n / 2];
-}
-
-static void row(const char *section, const char *name, const char *way, const char *metric,
-                double value) {
-  printf("%s,%s,%s,%s,%.4f\n", section, name, way, metric, value);
-  fflush(stdout);
-}
-
 typedef void (*Step)(void *ctx, cudaStream_t s);
 
 /* Times several ways of one step in turn, round after round and in a new
@@ -69,26 +48,22 @@ static void time_interleaved(int nways, const Step *f, void *const *ctx, cudaStr
       f[w](ctx[w], s);
       CUDA(cudaStreamSynchronize(s));
     }
-  uint64_t rng = 0x9e3779b97f4a7c15u;
+  uint64_t rng = BENCH_SEED;
   int order[16];
   for (int w = 0; w < nways; w++)
     order[w] = w;
   for (int i = 0; i < reps; i++) {
-    for (int w = nways - 1; w > 0; w--) { /* Fisher-Yates */
-      rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-      int j = (int)(rng % (uint64_t)(w + 1)), tmp = order[w];
-      order[w] = order[j], order[j] = tmp;
-    }
+    bench_shuffle(order, nways, &rng);
     for (int k = 0; k < nways; k++) {
       int w = order[k];
-      double t0 = now_us();
+      double t0 = bench_now_us();
       f[w](ctx[w], s);
       CUDA(cudaStreamSynchronize(s));
-      t[w * reps + i] = now_us() - t0;
+      t[w * reps + i] = bench_now_us() - t0;
     }
   }
   for (int w = 0; w < nways; w++)
-    out[w] = median(t + w * reps, reps);
+    out[w] = bench_median(t + w * reps, reps);
   free(t);
 }
 
@@ -106,14 +81,14 @@ static void host_interleaved(int nways, const Step *f, void *const *ctx, cudaStr
     for (int i = 0; i < nways; i++) {
       int w = (i + r) % nways;
       CUDA(cudaStreamSynchronize(s));
-      double t0 = now_us();
+      double t0 = bench_now_us();
       for (int k = 0; k < iters; k++)
         f[w](ctx[w], s);
-      t[w * rounds + r] = (now_us() - t0) / iters;
+      t[w * rounds + r] = (bench_now_us() - t0) / iters;
       CUDA(cudaStreamSynchronize(s));
     }
   for (int w = 0; w < nways; w++)
-    out[w] = median(t + w * rounds, rounds);
+    out[w] = bench_median(t + w * rounds, rounds);
   free(t);
 }
 
@@ -125,12 +100,12 @@ static double time_step(Step f, void *ctx, cudaStream_t s, int reps) {
     CUDA(cudaStreamSynchronize(s));
   }
   for (int i = 0; i < reps; i++) {
-    double t0 = now_us();
+    double t0 = bench_now_us();
     f(ctx, s);
     CUDA(cudaStreamSynchronize(s));
-    t[i] = now_us() - t0;
+    t[i] = bench_now_us() - t0;
   }
-  double m = median(t, reps);
+  double m = bench_median(t, reps);
   free(t);
   return m;
 }
@@ -242,8 +217,8 @@ static void bench_chains(cudaStream_t s) {
     char name[32];
     snprintf(name, sizeof name, "chain%d", c[0].n);
     for (int w = 0; w < WAYS; w++) {
-      row("chain", name, ways[w], "latency_us", t[w]);
-      row("chain", name, ways[w], "per_node_us", t[w] / c[0].n);
+      bench_row("chain", name, ways[w], "latency_us", t[w]);
+      bench_row("chain", name, ways[w], "per_node_us", t[w] / c[0].n);
     }
     CUDA(cudaGraphExecDestroy(c[1].exec));
     CUDA(cudaGraphExecDestroy(c[2].exec));
@@ -424,7 +399,7 @@ static void bench_decode(cudaStream_t s) {
   double t[5];
   time_interleaved(5, f, ctx, s, 30, t);
   for (int w = 0; w < 5; w++)
-    row("decode", "decode_step", names[w], "step_us", t[w] / POSITIONS);
+    bench_row("decode", "decode_step", names[w], "step_us", t[w] / POSITIONS);
   CUDA(cudaGraphExecDestroy(ways[1].exec));
   CUDA(cudaGraphExecDestroy(ways[2].exec));
   CUDA(cudaGraphDestroy(graphs[0]));
@@ -492,10 +467,10 @@ static void bench_pdl(cudaStream_t s) {
     void *ctx[2] = {&p[0], &p[1]};
     double t[2];
     time_interleaved(2, f, ctx, s, k == 1 ? 100 : 300, t);
-    row("pdl", cases[k], "cgc", "latency_us", t[0]);
-    row("pdl", cases[k], "cgc", "per_node_us", t[0] / nodes[k]);
-    row("pdl", cases[k], "cgc_pdl", "latency_us", t[1]);
-    row("pdl", cases[k], "cgc_pdl", "per_node_us", t[1] / nodes[k]);
+    bench_row("pdl", cases[k], "cgc", "latency_us", t[0]);
+    bench_row("pdl", cases[k], "cgc", "per_node_us", t[0] / nodes[k]);
+    bench_row("pdl", cases[k], "cgc_pdl", "latency_us", t[1]);
+    bench_row("pdl", cases[k], "cgc_pdl", "per_node_us", t[1] / nodes[k]);
     cgrt_destroy(p[0].g);
     cgrt_destroy(p[1].g);
   }
@@ -516,8 +491,8 @@ static void bench_concurrency(cudaStream_t s) {
   CGRT(par8_set_ns(p, ns));
   CGRT(ser8_set_ns(q, ns));
   double tp = time_step(par8_step, p, s, 30), tq = time_step(ser8_step, q, s, 30);
-  row("concurrency", "8x33_spin20us", "cgc", "latency_us", tp);
-  row("concurrency", "8x33_spin20us", "cgc_serialised", "latency_us", tq);
+  bench_row("concurrency", "8x33_spin20us", "cgc", "latency_us", tp);
+  bench_row("concurrency", "8x33_spin20us", "cgc_serialised", "latency_us", tq);
   par8_destroy(p);
   ser8_destroy(q);
 }
@@ -565,13 +540,13 @@ static void interleaved(Scal *cases, int n, cudaStream_t s, double *host, double
   for (int r = 0; r < REPS; r++)
     for (int i = 0; i < n; i++) {
       int w = (i + r) % n;
-      double t0 = now_us();
+      double t0 = bench_now_us();
       scal_step(&cases[w], s);
       CUDA(cudaStreamSynchronize(s));
-      l[w * REPS + r] = now_us() - t0;
+      l[w * REPS + r] = bench_now_us() - t0;
     }
   for (int w = 0; w < n; w++)
-    lat[w] = median(l + w * REPS, REPS);
+    lat[w] = bench_median(l + w * REPS, REPS);
   free(l);
 }
 
@@ -627,8 +602,8 @@ static void bench_scalars(cudaStream_t s) {
       void *ctx = &c;
       double host;
       host_interleaved(1, &f, &ctx, s, 9, 200, &host);
-      row("scalars", name, "hand_bare_launch", "host_us", host);
-      row("scalars", name, "hand_bare_launch", "latency_us", time_step(scal_step, &c, s, 300));
+      bench_row("scalars", name, "hand_bare_launch", "host_us", host);
+      bench_row("scalars", name, "hand_bare_launch", "latency_us", time_step(scal_step, &c, s, 300));
       CUDA(cudaGraphExecDestroy(h.exec));
       CUDA(cudaGraphDestroy(graph));
       CUDA(cudaFree(x));
@@ -672,8 +647,8 @@ static void bench_scalars(cudaStream_t s) {
     double host[4], lat[4];
     interleaved(cases, 4, s, host, lat);
     for (int w = 0; w < 4; w++) {
-      row("scalars", name, ways[w], "host_us", host[w]);
-      row("scalars", name, ways[w], "latency_us", lat[w]);
+      bench_row("scalars", name, ways[w], "host_us", host[w]);
+      bench_row("scalars", name, ways[w], "latency_us", lat[w]);
     }
     for (int w = 0; w < 4; w++)
       cgrt_destroy(cases[w].g);
@@ -753,8 +728,8 @@ static void bench_grids(cudaStream_t s) {
     char name[32];
     snprintf(name, sizeof name, "%d_nodes", nodes);
     for (int w = 0; w < 3; w++) {
-      row("grid", name, ways[w], "host_us", host[w]);
-      row("grid", name, ways[w], "latency_us", latency[w]);
+      bench_row("grid", name, ways[w], "host_us", host[w]);
+      bench_row("grid", name, ways[w], "latency_us", latency[w]);
     }
     cgrt_destroy(c.g);
   }
@@ -767,8 +742,8 @@ static void bench_grids(cudaStream_t s) {
     most = need[v] > most ? need[v] : most;
     sum += need[v];
   }
-  row("pool", "decode_step_batch_1_2_4_8", "separate", "bytes", (double)sum);
-  row("pool", "decode_step_batch_1_2_4_8", "pooled", "bytes", (double)most);
+  bench_row("pool", "decode_step_batch_1_2_4_8", "separate", "bytes", (double)sum);
+  bench_row("pool", "decode_step_batch_1_2_4_8", "pooled", "bytes", (double)most);
 }
 
 /* ---- loops on the device ---- */
@@ -897,8 +872,8 @@ static void bench_loops(cudaStream_t s) {
       exit(1);
     }
   for (int w = 0; w < WAYS; w++) {
-    row("loop", "1024_iterations", ways[w], "latency_us", t[w]);
-    row("loop", "1024_iterations", ways[w], "per_iteration_us", t[w] / LOOP_ITERATIONS);
+    bench_row("loop", "1024_iterations", ways[w], "latency_us", t[w]);
+    bench_row("loop", "1024_iterations", ways[w], "per_iteration_us", t[w] / LOOP_ITERATIONS);
   }
   loop1_destroy(l[0].g);
   loop4_destroy(l[1].g);
@@ -977,8 +952,8 @@ static void bench_modules(cudaStream_t s) {
     char name[32];
     snprintf(name, sizeof name, "chain%d", n);
     for (int w = 0; w < 2; w++) {
-      row("module", name, ways[w], "latency_us", t[w]);
-      row("module", name, ways[w], "per_node_us", t[w] / n);
+      bench_row("module", name, ways[w], "latency_us", t[w]);
+      bench_row("module", name, ways[w], "per_node_us", t[w] / n);
       cgrt_destroy(m[w].g);
     }
   }
@@ -988,13 +963,13 @@ static void bench_modules(cudaStream_t s) {
   double tc[2][21];
   for (int r = 0; r < reps; r++)
     for (int w = 0; w < 2; w++) {
-      double t0 = now_us();
+      double t0 = bench_now_us();
       void *g = create_chain(w, 33, x, &in_s);
-      tc[w][r] = now_us() - t0;
+      tc[w][r] = bench_now_us() - t0;
       cgrt_destroy(g);
     }
   for (int w = 0; w < 2; w++)
-    row("module", "create33", ways[w], "create_us", median(tc[w], reps));
+    bench_row("module", "create33", ways[w], "create_us", bench_median(tc[w], reps));
   CUDA(cudaFree(x));
 }
 
@@ -1010,7 +985,7 @@ static void bench_creation(cudaStream_t s) {
     c.args[0] = &c.x;
     c.args[1] = &c.len;
     for (int r = 0; r < reps; r++) {
-      double t0 = now_us();
+      double t0 = bench_now_us();
       void *g = NULL;
       cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s, NULL, NULL};
       switch (k) {
@@ -1018,19 +993,19 @@ static void bench_creation(cudaStream_t s) {
       case 1: CGRT(chain1000_create((chain1000 **)&g, &in_s)); break;
       default: CGRT(chain10000_create((chain10000 **)&g, &in_s)); break;
       }
-      tc[r] = now_us() - t0;
+      tc[r] = bench_now_us() - t0;
       cgrt_destroy(g);
-      t0 = now_us();
+      t0 = bench_now_us();
       cudaGraph_t graph = hand_chain(&c);
       cudaGraphExec_t e = instantiate(graph, s); /* instantiate and upload */
-      th[r] = now_us() - t0;
+      th[r] = bench_now_us() - t0;
       CUDA(cudaGraphExecDestroy(e));
       CUDA(cudaGraphDestroy(graph));
     }
     char name[32];
     snprintf(name, sizeof name, "chain%d", sizes[k]);
-    row("creation", name, "cgc", "create_us", median(tc, reps));
-    row("creation", name, "hand", "create_us", median(th, reps));
+    bench_row("creation", name, "cgc", "create_us", bench_median(tc, reps));
+    bench_row("creation", name, "hand", "create_us", bench_median(th, reps));
     CUDA(cudaFree(c.x));
   }
 }

@@ -17,13 +17,10 @@ CUDA graph, and the issue's targets; with --out also writes
 DIR/dense_block.csv and DIR/dense_block.txt.  bench/run.py calls measure()
 and ratio_lines().
 """
-import argparse
-import csv
 import io
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +28,6 @@ import time
 import rows as rows_io  # bench/rows.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 CASE = "4_layers_512_keys"
 
 # samples/dense_block/dense_block.cgraph at its defaults.
@@ -40,27 +36,14 @@ LAYERS, MAXPOS, SPLITS, KEYS = 4, 1024, 16, 512
 QA, KVB = H * QK + KVR + ROPE, H * (NOPE + VD)
 
 
-def build(build_dir, arch):
-    rows_io.sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-        "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
-    rows_io.sh(["cmake", "--build", build_dir, "--target", "bench_dense"], stdout=subprocess.DEVNULL)
-
-
 def run_c(build_dir):
     """bench_dense's rows, or none (with a message) without a GPU."""
-    exe = os.path.join(build_dir, "bench", "bench_dense")
-    print("+", exe, flush=True)
-    p = subprocess.run([exe], stdout=subprocess.PIPE, text=True)
-    if p.returncode == 77:
-        print("dense_block: no GPU; the C rows are left out", flush=True)
-        return []
-    if p.returncode != 0:
-        raise SystemExit("dense_block: bench_dense failed with status %d" % p.returncode)
-    return list(csv.DictReader(io.StringIO(p.stdout)))
+    return rows_io.run_rows([os.path.join(build_dir, "bench", "bench_dense")], "dense_block",
+                            "no GPU; the C rows are left out")
 
 
 def row(way, metric, value):
-    return dict(section="dense", case=CASE, way=way, metric=metric, value="%.4f" % value)
+    return rows_io.row("dense", CASE, way, metric, value)
 
 
 def run_torch(arch):
@@ -68,15 +51,10 @@ def run_torch(arch):
     residual is added, as cuBLAS does it with beta = 1 in the C version)
     and the sample's kernels through an extension; eager, and replayed
     from a torch.cuda.CUDAGraph with pos and nkeys copied in first."""
-    try:
-        import torch
-        from torch.utils.cpp_extension import load
-    except ImportError:
-        print("dense_block: no PyTorch here; its rows are left out", flush=True)
+    torch = rows_io.torch_here("dense_block")
+    if torch is None:
         return []
-    if not torch.cuda.is_available():
-        print("dense_block: PyTorch sees no GPU; its rows are left out", flush=True)
-        return []
+    from torch.utils.cpp_extension import load
     ext = load(name="cgc_dense_ext",
                sources=[os.path.join(HERE, "dense_block", "torch_ext.cpp"),
                         os.path.join(HERE, "dense_block", "torch_ext.cu")],
@@ -139,32 +117,11 @@ def run_torch(arch):
         scal.copy_(host_scal, non_blocking=True)
         step()
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up before capture, as PyTorch asks
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        step()
-    torch.cuda.synchronize()
+    g = rows_io.torch_graph(torch, step)
 
     def per_token(f, k, rounds=200):
         """us a step: k steps between two CUDA events, median of rounds."""
-        for _ in range(10):
-            f()
-        torch.cuda.synchronize()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(rounds):
-            e0.record()
-            for _ in range(k):
-                f()
-            e1.record()
-            e1.synchronize()
-            times.append(1000.0 * e0.elapsed_time(e1) / k)
-        return statistics.median(times)
+        return rows_io.event_us(torch, f, k, rounds)
 
     def host_cost(f, steps=20):
         """CPU time of issuing one step, `steps` issued without waiting."""
@@ -220,14 +177,7 @@ def run_torch(arch):
             x.add_(w_down[l] @ (F_.silu(g_u[:F]) * g_u[F:]))
 
     try:
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                idiomatic_step()
-        torch.cuda.current_stream().wait_stream(side)
-        gi = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(gi):
-            idiomatic_step()
-        torch.cuda.synchronize()
+        gi = rows_io.torch_graph(torch, idiomatic_step)
     except RuntimeError as e:  # an op this PyTorch cannot run or capture: say so, go on
         print("dense_block: the PyTorch-ops version failed (%s); its rows are left out" % e,
               flush=True)
@@ -319,27 +269,17 @@ def table(rows):
     host = get(rows, "torch_replay", "host_us")
     if host is not None:
         t.write("%-36s %10s %10s %10s %12.2f\n" % ("PyTorch replay() alone", "", "", "", host))
-    t.write("\n%-58s %8s %8s\n" % ("ratio", "value", "target"))
-    for label, v, target, ok in ratio_lines(rows):
-        mark = "" if ok is None else "met" if ok else "MISSED"
-        t.write("%-58s %8s %8s %s\n" % (label, "-" if v is None else "%.3f" % v, target, mark))
+    rows_io.ratio_table(t, ratio_lines(rows))
     return t.getvalue()
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
-    p.add_argument("--arch", default="90", help="CUDA architecture (90 for H100 and H200)")
-    p.add_argument("--no-build", action="store_true", help="use the build directory as it is")
-    p.add_argument("--out", help="also write DIR/dense_block.csv and DIR/dense_block.txt")
-    args = p.parse_args()
+    args = rows_io.parser(__doc__.splitlines()[0], "dense_block").parse_args()
     if not args.no_build:
-        build(args.build, args.arch)
+        rows_io.configure(args.build, args.arch)
+        rows_io.build(args.build, "bench_dense")
     rows = measure(args.build, args.arch)
-    text = table(rows)
-    if args.out:
-        rows_io.write_outputs(args.out, "dense_block", rows, text)
-    print(text)
+    rows_io.finish(args.out, "dense_block", rows, table(rows))
 
 
 if __name__ == "__main__":

@@ -8,24 +8,17 @@
 // "device_nodes,K_nodes,way,host_us,value" like bench/bench.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <vector>
 
 #include "check.h"
+#include "timing.h"
 
 __global__ void entry() {}
 
 __global__ void tick(float *x) {
   if (threadIdx.x == 0)
     x[blockIdx.x] += 1;
-}
-
-static double now_us() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
 static cudaGraphExec_t make(int k, bool updatable, float *x, cudaStream_t s) {
@@ -75,15 +68,17 @@ int main() {
       for (int i = 0; i < 2; i++) {
         int w = (i + r) % 2;
         CUDA(cudaStreamSynchronize(s));
-        double t0 = now_us();
+        double t0 = bench_now_us();
         for (int j = 0; j < 200; j++)
           CUDA(cudaGraphLaunch(exec[w], s));
-        host[w].push_back((now_us() - t0) / 200);
+        host[w].push_back((bench_now_us() - t0) / 200);
         CUDA(cudaStreamSynchronize(s));
       }
     for (int w = 0; w < 2; w++) {
-      std::sort(host[w].begin(), host[w].end());
-      std::printf("device_nodes,%d_nodes,%s,host_us,%.4f\n", k, ways[w], host[w][10]);
+      char name[32];
+      std::snprintf(name, sizeof name, "%d_nodes", k);
+      bench_row("device_nodes", name, ways[w], "host_us",
+                bench_median(host[w].data(), (int)host[w].size()));
       CUDA(cudaGraphExecDestroy(exec[w]));
     }
   }

@@ -11,53 +11,35 @@ an extension) replayed once a token.
 Prints us a token, tokens a second and the ratios; with --out also writes
 DIR/generate.csv and DIR/generate.txt.
 """
-import argparse
-import csv
 import io
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 
 import rows as rows_io  # bench/rows.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 D, MAXPOS, LAYERS, V, N, PROMPT = 256, 128, 4, 1024, 64, 7
 CASE = "%d_tokens" % N
 
 
 def run_c(build_dir, no_build, arch):
     if not no_build:
-        rows_io.sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-            "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
-        rows_io.sh(["cmake", "--build", build_dir, "--target", "generate"], stdout=subprocess.DEVNULL)
+        rows_io.configure(build_dir, arch, bench=False)
+        rows_io.build(build_dir, "generate")
     exe = os.path.join(build_dir, "samples", "generate", "generate")
-    print("+", exe, "--bench", flush=True)
-    p = subprocess.run([exe, "--bench"], stdout=subprocess.PIPE, text=True)
-    if p.returncode == 77:
-        print("generate: no GPU; the C rows are left out", flush=True)
-        return []
-    if p.returncode != 0:
-        raise SystemExit("generate: the sample failed with status %d" % p.returncode)
-    return list(csv.DictReader(io.StringIO(p.stdout)))
+    return rows_io.run_rows([exe, "--bench"], "generate", "no GPU; the C rows are left out")
 
 
 def row(way, metric, value):
-    return dict(section="generate", case=CASE, way=way, metric=metric, value="%.4f" % value)
+    return rows_io.row("generate", CASE, way, metric, value)
 
 
 def run_torch(arch):
-    try:
-        import torch
-        from torch.utils.cpp_extension import load
-    except ImportError:
-        print("generate: no PyTorch here; its rows are left out", flush=True)
+    torch = rows_io.torch_here("generate")
+    if torch is None:
         return []
-    if not torch.cuda.is_available():
-        print("generate: PyTorch sees no GPU; its rows are left out", flush=True)
-        return []
+    from torch.utils.cpp_extension import load
     ext = load(name="cgc_generate_ext", sources=[os.path.join(HERE, "generate", "torch_ext.cu")],
                extra_cuda_cflags=["-O3", "-gencode=arch=compute_%s,code=sm_%s" % (arch, arch)],
                build_directory=tempfile.mkdtemp(prefix="cgc_generate_ext_"), verbose=False)
@@ -83,17 +65,7 @@ def run_torch(arch):
         ext.step(emb, wn, wq, wk, wv, wo, wf, wout, kc, vc, tokens, scal, x, h, q, k, v, a, o,
                  logits)
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        scal.copy_(start)
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        step()
-    torch.cuda.synchronize()
+    g = rows_io.torch_graph(torch, step, before=lambda: scal.copy_(start))
 
     def n_replays():
         scal.copy_(start, non_blocking=True)
@@ -106,19 +78,8 @@ def run_torch(arch):
             g.replay()
             int(scal[0].item())  # the token, as a host loop watching for the end reads it
 
-    def per_token(f, rounds=51):
-        for _ in range(3):
-            f()
-        torch.cuda.synchronize()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(rounds):
-            e0.record()
-            f()
-            e1.record()
-            e1.synchronize()
-            times.append(1000.0 * e0.elapsed_time(e1) / N)
-        return statistics.median(times)
+    def per_token(f):  # f runs the N tokens
+        return rows_io.event_us(torch, f, rounds=51, warm_up=3) / N
 
     return [row("torch_graph_replays", "us_per_token", per_token(n_replays)),
             row("torch_graph_replays_read", "us_per_token", per_token(n_replays_read))]
@@ -153,17 +114,9 @@ def table(rows):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
-    p.add_argument("--arch", default="90")
-    p.add_argument("--no-build", action="store_true")
-    p.add_argument("--out")
-    args = p.parse_args()
+    args = rows_io.parser(__doc__.splitlines()[0], "generate").parse_args()
     rows = run_c(args.build, args.no_build, args.arch) + run_torch(args.arch)
-    text = table(rows)
-    if args.out:
-        rows_io.write_outputs(args.out, "generate", rows, text)
-    print(text)
+    rows_io.finish(args.out, "generate", rows, table(rows))
 
 
 if __name__ == "__main__":

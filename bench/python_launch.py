@@ -31,7 +31,6 @@ Exit status 77 without PyTorch or a GPU.  bench/run.py calls measure() and
 ratio_lines().
 """
 import argparse
-import csv
 import ctypes
 import io
 import os
@@ -50,7 +49,7 @@ STEPS_PER_ROUND = 32
 
 
 def row(way, metric, value):
-    return dict(section="python", case=CASE, way=way, metric=metric, value="%.4f" % value)
+    return rows_io.row("python", CASE, way, metric, value)
 
 
 def install(build_dir):
@@ -65,8 +64,7 @@ def install(build_dir):
     targets += [t for t in ("cgrt_nccl", "cgc_python") if t in listed]
     for cmd in (["cmake", "--build", build_dir, "--target"] + targets,
                 ["cmake", "--install", build_dir, "--prefix", prefix]):
-        print("+", " ".join(cmd), flush=True)
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        rows_io.sh(cmd, stdout=subprocess.DEVNULL)
     return prefix
 
 
@@ -129,16 +127,7 @@ def run(cgc_prefix, arch, package):
     if not diff <= 1e-5 * t["x"].abs().max().item():
         raise SystemExit("python_launch: cgc's graph and the stream launches disagree: %g" % diff)
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up before capture, as PyTorch asks
-        for _ in range(3):
-            stream_step()
-    torch.cuda.current_stream().wait_stream(side)
-    tg = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(tg):
-        stream_step()
-    torch.cuda.synchronize()
+    tg = rows_io.torch_graph(torch, stream_step)
 
     # Every way does the same GPU work: row 63 written, attention over 64
     # keys (what a set costs does not depend on the value).
@@ -190,17 +179,8 @@ def run(cgc_prefix, arch, package):
             times.append((time.perf_counter() - t0) * 1e6)
         return statistics.median(times)
 
-    def gpu(f, rounds=30, k=64):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(rounds):
-            e0.record()
-            for _ in range(k):
-                f()
-            e1.record()
-            e1.synchronize()
-            times.append(1000.0 * e0.elapsed_time(e1) / k)
-        return statistics.median(times)
+    def gpu(f):
+        return rows_io.event_us(torch, f, k=64, rounds=30, warm_up=0)
 
     rows = []
     for _ in range(2):  # warm
@@ -224,13 +204,7 @@ def run(cgc_prefix, arch, package):
 
 def measure(build_dir, arch, cgc_prefix=None):
     """The rows, or none (with a message) without PyTorch or a GPU."""
-    try:
-        import torch
-    except ImportError:
-        print("python_launch: no PyTorch here; its rows are left out", flush=True)
-        return []
-    if not torch.cuda.is_available():
-        print("python_launch: PyTorch sees no GPU; its rows are left out", flush=True)
+    if rows_io.torch_here("python_launch") is None:
         return []
     package = os.path.join(ROOT, "python")
     if cgc_prefix is None and build_dir is not None:
@@ -279,10 +253,7 @@ def table(rows):
         v = [get(rows, way, m) for m in ("host_us", "latency_us", "gpu_us")]
         t.write("%-40s %10s %12s %10s\n" % ((label,) + tuple(
             "-" if x is None else "%.2f" % x for x in v)))
-    t.write("\n%-62s %8s %8s\n" % ("ratio", "value", "target"))
-    for label, v, target, ok in ratio_lines(rows):
-        mark = "" if ok is None else "met" if ok else "MISSED"
-        t.write("%-62s %8s %8s %s\n" % (label, "-" if v is None else "%.3f" % v, target, mark))
+    rows_io.ratio_table(t, ratio_lines(rows), width=62)
     return t.getvalue()
 
 
@@ -296,10 +267,7 @@ def main():
     rows = measure(args.build, args.arch, args.cgc)
     if not rows:
         return 77
-    text = table(rows)
-    if args.out:
-        rows_io.write_outputs(args.out, "python_launch", rows, text)
-    print(text)
+    rows_io.finish(args.out, "python_launch", rows, table(rows))
     return 0
 
 

@@ -28,7 +28,8 @@ import sys
 import tempfile
 import time
 
-from rows import FIELDS, get, ratio_adder, sh  # bench/rows.py
+from rows import FIELDS, configure, get, ratio_adder, ratio_table, sh, torch_graph  # bench/rows.py
+from rows import build as build_targets
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -47,11 +48,9 @@ _spec.loader.exec_module(python_launch)
 
 
 def build(build_dir, arch):
-    sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-        "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
-    sh(["cmake", "--build", build_dir, "--target", "bench", "bench_dense", "bench_upload",
-        "bench_device_nodes", "bench_loops", "cgc"],
-       stdout=subprocess.DEVNULL)
+    configure(build_dir, arch)
+    build_targets(build_dir, "bench", "bench_dense", "bench_upload", "bench_device_nodes",
+                  "bench_loops", "cgc")
     tensor_parallel.build_targets(build_dir)  # where NCCL is
 
 
@@ -79,15 +78,7 @@ def run_torch(arch):
     rows = []
     for n in (1, 33, 1000):
         x = torch.zeros(256, device="cuda")
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm-up before capture, as PyTorch asks
-            for _ in range(3):
-                ext.chain(x, n)
-        torch.cuda.current_stream().wait_stream(side)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            ext.chain(x, n)
+        g = torch_graph(torch, lambda: ext.chain(x, n))
         for _ in range(20):
             g.replay()
             torch.cuda.synchronize()
@@ -327,10 +318,7 @@ def main():
     for r in rows:
         label = "%s %s %s %s" % (r["section"], r["case"], r["way"], r["metric"])
         table.write("%-58s %10s\n" % (label, r["value"]))
-    table.write("\n%-58s %8s %8s %s\n" % ("ratio", "value", "target", ""))
-    for label, v, target, ok in lines:
-        mark = "" if ok is None else "met" if ok else "MISSED"
-        table.write("%-58s %8s %8s %s\n" % (label, "-" if v is None else "%.2f" % v, target, mark))
+    ratio_table(table, lines, digits=2)
     if any(r["section"] == "dense" for r in rows):
         table.write("\n" + dense_block.table(rows))
     if any(r["section"] == "tp" for r in rows):

@@ -20,7 +20,6 @@ PyTorch's); with --out also writes DIR/tensor_parallel.csv and .txt.
 bench/run.py calls measure(), ratio_lines() and table().
 """
 import argparse
-import csv
 import io
 import json
 import os
@@ -30,7 +29,6 @@ import sys
 import rows as rows_io  # bench/rows.py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 
 D, F, LAYERS = 2048, 10944, 4
 SWEEP = (2736, 5472, 10944, 21888)
@@ -38,8 +36,7 @@ ROUNDS, QUEUED = 200, 16
 
 
 def build(build_dir, arch):
-    rows_io.sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + arch], stdout=subprocess.DEVNULL)
+    rows_io.configure(build_dir, arch)
     build_targets(build_dir)
 
 
@@ -66,20 +63,14 @@ def run_c(build_dir, sweep=True):
                 print("tensor_parallel: no %s (built only where NCCL is); its rows are left out"
                       % exe, flush=True)
                 continue
-            print("+", exe, flush=True)
-            p = subprocess.run([exe], stdout=subprocess.PIPE, text=True)
-            if p.returncode == 77:
-                print("tensor_parallel: %d rank%s: too few GPUs here; those rows are left out"
-                      % (ranks, "" if ranks == 1 else "s"), flush=True)
-                continue
-            if p.returncode != 0:
-                raise SystemExit("tensor_parallel: %s failed with status %d" % (exe, p.returncode))
-            rows += list(csv.DictReader(io.StringIO(p.stdout)))
+            rows += rows_io.run_rows(
+                [exe], "tensor_parallel", "%d rank%s: too few GPUs here; those rows are left out"
+                % (ranks, "" if ranks == 1 else "s"))
     return rows
 
 
 def row(case, way, metric, value):
-    return dict(section="tp", case=case, way=way, metric=metric, value="%.4f" % value)
+    return rows_io.row("tp", case, way, metric, value)
 
 
 def torch_rank(rank, world, port):
@@ -87,7 +78,6 @@ def torch_rank(rank, world, port):
     write it (RMSNorm, matmuls, silu(gate) * up, dist.all_reduce of the
     down projection's partial, the residual add), bf16, its shard of F;
     timed eager and as a CUDA graph as bench_tp times cgc's."""
-    import statistics
     import torch
     import torch.distributed as dist
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
@@ -122,35 +112,13 @@ def torch_rank(rank, world, port):
                 dist.all_reduce(y)
             x.add_(y)
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up before capture, as PyTorch asks
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        step()
-    torch.cuda.synchronize()
+    g = rows_io.torch_graph(torch, step)
     line = torch.ones(1, device=dev)
 
     def timed(f, k, rounds):
         """us a step: k steps between two events after the ranks line up."""
-        for _ in range(10):
-            f()
-        torch.cuda.synchronize()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(rounds):
-            if world > 1:
-                dist.all_reduce(line)
-            e0.record()
-            for _ in range(k):
-                f()
-            e1.record()
-            e1.synchronize()
-            times.append(1000.0 * e0.elapsed_time(e1) / k)
-        return statistics.median(times)
+        return rows_io.event_us(torch, f, k, rounds,
+                                line_up=(lambda: dist.all_reduce(line)) if world > 1 else None)
 
     out = {}
     for way, f in (("torch_graph", g.replay), ("torch_eager", step)):
@@ -287,20 +255,13 @@ def table(rows):
                     "-" if one is None else "%.1f" % one))
     if get(rows, F, 2, "cgc") is None:
         t.write("(no 2-rank rows: they need 2 GPUs)\n")
-    t.write("\n%-58s %8s %8s\n" % ("ratio", "value", "target"))
-    for label, v, target, ok in ratio_lines(rows):
-        mark = "" if ok is None else "met" if ok else "MISSED"
-        t.write("%-58s %8s %8s %s\n" % (label, "-" if v is None else "%.3f" % v, target, mark))
+    rows_io.ratio_table(t, ratio_lines(rows))
     return t.getvalue()
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
-    p.add_argument("--arch", default="90", help="CUDA architecture (90 for H100 and H200)")
-    p.add_argument("--no-build", action="store_true", help="use the build directory as it is")
+    p = rows_io.parser(__doc__.splitlines()[0], "tensor_parallel")
     p.add_argument("--no-sweep", action="store_true", help="F = 10944 only")
-    p.add_argument("--out", help="also write DIR/tensor_parallel.csv and DIR/tensor_parallel.txt")
     p.add_argument("--torch-rank", nargs=3, type=int, metavar=("RANK", "WORLD", "PORT"),
                    help=argparse.SUPPRESS)  # one rank of PyTorch's version (run_torch)
     args = p.parse_args()
@@ -310,10 +271,7 @@ def main():
     if not args.no_build:
         build(args.build, args.arch)
     rows = measure(args.build, args.arch, not args.no_sweep)
-    text = table(rows)
-    if args.out:
-        rows_io.write_outputs(args.out, "tensor_parallel", rows, text)
-    print(text)
+    rows_io.finish(args.out, "tensor_parallel", rows, table(rows))
 
 
 if __name__ == "__main__":

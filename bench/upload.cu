@@ -19,12 +19,12 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <vector>
+
+#include "timing.h"
 
 #define CK(x)                                                                              \
   do {                                                                                     \
@@ -53,17 +53,6 @@ __global__ void load_param(unsigned long long value, unsigned long long *slot) {
 
 typedef CUresult (*WriteValue64)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
 typedef CUresult (*ExecSetParams)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *);
-
-static double now_us() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 enum Way { BARE, RING, PARAMS, MEMOP, MEMCPY, DRIVER, NWAYS };
 static const char *const way_names[] = {"bare", "ring", "params", "memop", "memcpy", "driver"};
@@ -220,19 +209,19 @@ int main() {
     for (int r = 0; r < 400; r++)
       for (int w0 = 0; w0 < NWAYS; w0++) {
         int w = (w0 + r) % NWAYS;
-        double t0 = now_us();
+        double t0 = bench_now_us();
         step(cases[w], s);
         CK(cudaStreamSynchronize(s));
-        lat[w].push_back(now_us() - t0);
+        lat[w].push_back(bench_now_us() - t0);
       }
     // Host cost: 200 set-and-launch calls issued without waiting.
     for (int r = 0; r < 11; r++)
       for (int w = 0; w < NWAYS; w++) {
         CK(cudaStreamSynchronize(s));
-        double t0 = now_us();
+        double t0 = bench_now_us();
         for (int i = 0; i < 200; i++)
           step(cases[w], s);
-        host[w].push_back((now_us() - t0) / 200);
+        host[w].push_back((bench_now_us() - t0) / 200);
         CK(cudaStreamSynchronize(s));
       }
     for (int w = 0; w < NWAYS; w++) {
@@ -244,8 +233,10 @@ int main() {
                        way_names[w], i, out[i], cases[w].value);
           return 1;
         }
-      std::printf("upload,%s,%s,latency_us,%.4f\n", name, way_names[w], median(lat[w]));
-      std::printf("upload,%s,%s,host_us,%.4f\n", name, way_names[w], median(host[w]));
+      bench_row("upload", name, way_names[w], "latency_us",
+                bench_median(lat[w].data(), (int)lat[w].size()));
+      bench_row("upload", name, way_names[w], "host_us",
+                bench_median(host[w].data(), (int)host[w].size()));
       CK(cudaGraphExecDestroy(cases[w].exec));
       CK(cudaGraphDestroy(cases[w].graph));
       CK(cudaFree(cases[w].slot));

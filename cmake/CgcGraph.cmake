@@ -19,16 +19,56 @@
 # only C++ (project(x LANGUAGES CXX CUDA)) it is NAME_graph.cpp, the same
 # C compiled as C++.  With neither, this is an error.
 #
-# Each .cgraph also gets its companion CUDA file, NAME_graph_templates.cu,
-# which defines the template kernels its graphs use (a comment alone when
-# there are none).  It is compiled into TARGET when CUDA is an enabled
-# language, with the .cgraph's directory and INCLUDE_DIRS on its include
-# path, where its #include of each template's header is found.
+# A .cgraph whose graphs use template kernels (kernel K = T<...>(...), in
+# it or in a file it includes) also gets its companion CUDA file,
+# NAME_graph_templates.cu, which defines them.  It is compiled into TARGET
+# when CUDA is an enabled language, with the .cgraph's directory and
+# INCLUDE_DIRS on its include path, where its #include of each template's
+# header is found.  Whether a .cgraph uses them is read from its text when
+# CMake runs; a .cgraph that has come to use them since (cgc then writes
+# the companion) fails its build once, saying so, and the next build runs
+# CMake again, which finds them.
 #
 # Other targets that include the headers (a library of kernels) link the
 # INTERFACE library TARGET_graphs, which cgc_add_graph makes: it carries the
 # headers' directory and the runtime's, and has the headers generated
 # first.  The directory is also TARGET's property CGC_GENERATED_DIR.
+# _cgc_uses_templates(VAR FILE INCLUDE_DIR...): VAR is ON when FILE, or a
+# file it includes (found as cgc finds it: beside the including file, then
+# in the include directories), declares a template kernel, "kernel K =
+# T<".  A comment that reads so counts too: the companion is then compiled
+# holding only a comment.
+function(_cgc_uses_templates var file)
+  set(todo ${file})
+  set(seen)
+  set(uses OFF)
+  set(s "[ \t\r\n]*")
+  set(id "[A-Za-z_][A-Za-z0-9_]*")
+  while(todo AND NOT uses)
+    list(POP_FRONT todo f)
+    if(f IN_LIST seen)
+      continue()
+    endif()
+    list(APPEND seen ${f})
+    file(READ ${f} text)
+    if(text MATCHES "kernel${s}${id}${s}=${s}${id}${s}<")
+      set(uses ON)
+    endif()
+    get_filename_component(f_dir ${f} DIRECTORY)
+    string(REGEX MATCHALL "include${s}\"[^\";]*\"" includes "${text}")
+    foreach(inc ${includes})
+      string(REGEX REPLACE "^include${s}\"(.*)\"$" "\\1" inc_name "${inc}")
+      foreach(d ${f_dir} ${ARGN})
+        if(EXISTS ${d}/${inc_name})
+          list(APPEND todo ${d}/${inc_name})
+          break()
+        endif()
+      endforeach()
+    endforeach()
+  endwhile()
+  set(${var} ${uses} PARENT_SCOPE)
+endfunction()
+
 function(cgc_add_graph target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "GRAPHS;INCLUDE_DIRS;DEFINES;DEPENDS;OPTIONS")
   if(NOT ARG_GRAPHS)
@@ -78,13 +118,38 @@ function(cgc_add_graph target)
     set(out_h ${dir}/${name}_graph.h)
     set(out_cu ${dir}/${name}_graph_templates.cu)
     set(dep ${dir}/${name}_graph.d)
+    _cgc_uses_templates(templates ${src} ${incs})
+    if(templates)
+      set(outputs ${out_c} ${out_h} ${out_cu})
+      set(companion --templates ${out_cu})
+      set(remove_companion)
+      set(check_companion)
+    else()
+      # Without template kernels there is no companion to compile; should
+      # the .cgraph come to use them, cgc writes one, and this says so and
+      # makes the next build run CMake again (the stamp is a configure
+      # dependency), which finds them.
+      set(outputs ${out_c} ${out_h})
+      set(stamp ${dir}/${name}_graph.templates-stamp)
+      if(NOT EXISTS ${stamp})
+        file(WRITE ${stamp} "")
+      endif()
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${stamp})
+      # A companion left from when the .cgraph used them is not this one.
+      set(remove_companion COMMAND ${CMAKE_COMMAND} -E rm -f ${out_cu})
+      set(companion)
+      set(check_companion COMMAND ${CMAKE_COMMAND} -DCGC_COMPANION=${out_cu} -DCGC_STAMP=${stamp}
+                                  -DCGC_GRAPH=${src_name} -P ${CMAKE_CURRENT_FUNCTION_LIST_FILE})
+    endif()
     # cgc runs beside the .cgraph, so messages and the generated code name
     # it as the user does.
     add_custom_command(
-      OUTPUT ${out_c} ${out_h} ${out_cu}
+      OUTPUT ${outputs}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
-      COMMAND $<TARGET_FILE:cgc::cgc> -o ${out_c} --templates ${out_cu} --depfile ${dep} ${flags}
+      ${remove_companion}
+      COMMAND $<TARGET_FILE:cgc::cgc> -o ${out_c} ${companion} --depfile ${dep} ${flags}
               ${src_name}
+      ${check_companion}
       WORKING_DIRECTORY ${src_dir}
       DEPENDS ${src} cgc::cgc $<TARGET_FILE:cgc::cgc> ${ARG_DEPENDS}
       DEPFILE ${dep}
@@ -92,11 +157,11 @@ function(cgc_add_graph target)
       VERBATIM)
     # One target runs cgc; TARGET and whatever links TARGET_graphs follow
     # it, so two targets never run the same command at once.
-    add_custom_target(${target}_cgc_${name} DEPENDS ${out_c} ${out_h} ${out_cu})
+    add_custom_target(${target}_cgc_${name} DEPENDS ${outputs})
     add_dependencies(${headers} ${target}_cgc_${name})
     add_dependencies(${target} ${target}_cgc_${name})
     target_sources(${target} PRIVATE ${out_c} ${out_h})
-    if(CUDA IN_LIST languages)
+    if(templates AND CUDA IN_LIST languages)
       target_sources(${target} PRIVATE ${out_cu})
       set_source_files_properties(${out_cu} TARGET_DIRECTORY ${target} PROPERTIES
                                   INCLUDE_DIRECTORIES "${src_dir};${incs}")
@@ -125,3 +190,18 @@ function(cgc_cuda_arch var)
   endif()
   set(${var} ${first} PARENT_SCOPE)
 endfunction()
+
+# cmake -DCGC_COMPANION=FILE -DCGC_STAMP=FILE -DCGC_GRAPH=NAME -P CgcGraph.cmake:
+# run after cgc for a .cgraph that used no template kernels when CMake ran.
+# If cgc wrote a companion, the .cgraph uses them now: the companion is
+# removed, the stamp touched so that the next build runs CMake again, and
+# the build fails saying so.
+if(CMAKE_SCRIPT_MODE_FILE AND DEFINED CGC_COMPANION)
+  if(EXISTS ${CGC_COMPANION})
+    file(REMOVE ${CGC_COMPANION})
+    file(TOUCH ${CGC_STAMP})
+    message(FATAL_ERROR "cgc_add_graph: ${CGC_GRAPH} now uses template kernels, which were not "
+                        "there when CMake ran; build again: CMake runs again and compiles "
+                        "their companion file")
+  endif()
+endif()

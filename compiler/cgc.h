@@ -15,7 +15,7 @@
 /* The layout of the tables the generated C holds, shared with the runtime. */
 #include "cgrt_abi.h"
 
-#define CGC_VERSION "0.1.0"
+#include "cgc_version.h" /* CGC_VERSION, from CMake's project VERSION */
 
 /* Limits that turn hostile input into a diagnostic instead of a crash. */
 enum {

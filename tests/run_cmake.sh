@@ -4,7 +4,9 @@
 #  - cxx: a project of C++ and CUDA only, whose kernels are a library that
 #    includes the generated header through app_graphs; it builds and runs,
 #    a second build does nothing, an edited comment rebuilds neither the
-#    header nor the kernels, and a changed signature rebuilds both;
+#    header nor the kernels, and a changed signature rebuilds both; no
+#    companion CUDA file is compiled until a template kernel is added, and
+#    then after one build that says so;
 #  - cuda_only: neither C nor C++, refused with a clear message;
 #  - fetch: cgc through FetchContent from the source tree configures
 #    without its tests, samples or benchmarks.
@@ -37,6 +39,8 @@ p=$tmp/cxx
 check "cxx: configures (C++ and CUDA, no C)" logged "$tmp/c.log" cmake -S "$p" -B "$p/b" "$@"
 check "cxx: builds" logged "$tmp/b.log" cmake --build "$p/b"
 check "cxx: the graph's C is compiled as C++" [ -f "$p/b/cgc_generated/app/step_graph.cpp" ]
+check "cxx: no companion CUDA file without template kernels" \
+  sh -c '! find "$1" -name "*_templates.cu*" | grep -q .' - "$p/b"
 "$p/b/app" > "$tmp/run.log" 2>&1
 status=$?
 check "cxx: the program runs (or says it needs a GPU)" [ "$status" = 0 -o "$status" = 77 ]
@@ -61,6 +65,20 @@ sed 's/float a, uint32_t n/float a, float b, uint32_t n/; s/x\[i\] \*= a/x[i] = 
 check "cxx: builds after a parameter is added" logged "$tmp/b.log" cmake --build "$p/b"
 check "cxx: the header was rewritten" [ "$(mtime "$header")" != "$h0" ]
 check "cxx: the kernels were rebuilt" [ "$(mtime "$kobj")" != "$k0" ]
+# A template kernel added since CMake ran: the first build fails saying so,
+# the next runs CMake again and compiles the companion.
+cp "$src/doc/examples/scale.cuh" "$p/"
+{ sed '$d' "$p/step.cgraph"
+  echo '    node t = scale4(x, 0.5, N) grid(cdiv(N, 256)) block(256);'
+  echo '}'
+  echo 'kernel scale4 = scale<float, 4>(inout x: f32*, s: f32, n: u32) from "scale.cuh";'
+} > "$p/step.cgraph.new" && mv "$p/step.cgraph.new" "$p/step.cgraph"
+cmake --build "$p/b" > "$tmp/t.log" 2>&1
+check "cxx: a template kernel added since CMake ran fails the build once" [ "$?" != 0 ]
+check "cxx: and says why" grep -q "step.cgraph now uses template kernels" "$tmp/t.log"
+check "cxx: the next build compiles their companion" logged "$tmp/b.log" cmake --build "$p/b"
+check "cxx: the companion is compiled" \
+  sh -c 'find "$1" -name "step_graph_templates.cu.o" | grep -q .' - "$p/b"
 
 project cuda_only
 cmake -S "$tmp/cuda_only" -B "$tmp/cuda_only/b" "$@" > "$tmp/cuda.log" 2>&1

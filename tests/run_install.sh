@@ -19,12 +19,20 @@ check "the language reference is installed" [ -f "$p/share/doc/cgc/language.md" 
 check "the CMake package is installed" [ -f "$p/lib/cmake/cgc/cgcConfig.cmake" ]
 check "the pkg-config file is installed" [ -f "$p/lib/pkgconfig/cgrt.pc" ]
 check "the installed cgc runs" "$p/bin/cgc" --version
+if [ -f "$p/lib/libcgrt_nccl.a" ]; then
+  check "cgrt_nccl.h is installed with libcgrt_nccl" [ -f "$p/include/cgrt_nccl.h" ]
+else
+  check "cgrt_nccl.h is not installed without libcgrt_nccl" [ ! -e "$p/include/cgrt_nccl.h" ]
+fi
+check "cgrt.pc's prefix is where it was installed" grep -qx "prefix=$p" "$p/lib/pkgconfig/cgrt.pc"
 
 if command -v pkg-config > /dev/null; then
   flags=$(PKG_CONFIG_PATH=$p/lib/pkgconfig pkg-config --cflags --libs cgrt)
   printf '#include "cgrt.h"\nint main(void) { return cgrt_last_error()[0]; }\n' > "$tmp/pc.c"
   # shellcheck disable=SC2086
   check "pkg-config's flags compile and link a program" cc "$tmp/pc.c" -o "$tmp/pc" $flags
+  check "pkg-config's rpath is PREFIX/lib" \
+    sh -c 'case " $1 " in *" -Wl,-rpath,$2/lib "*) ;; *) echo "$1"; exit 1 ;; esac' - "$flags" "$p"
   check "the program finds the shared runtime at run time" "$tmp/pc"
 fi
 

@@ -1,6 +1,6 @@
 #!/bin/sh
-# The README's link lines outside CMake: installs the build to a temporary
-# prefix, takes the lines of the README's block that begins "# Building
+# doc/building.md's link lines outside CMake: installs the build to a temporary
+# prefix, takes the lines of doc/building.md's block that begins "# Building
 # without CMake", and runs each on tests/link/ (step.cgraph, kernels.cu,
 # main.c, main.cpp).  After each line that writes `app`, the program must run: exit
 # 0, or 77 where there is no GPU.  The static ones must not need
@@ -17,8 +17,8 @@ cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log" 2>&1 || cat
 check "the build installs" [ -x "$tmp/prefix/bin/cgc" ]
 awk '/^```/ { if (take) exit; inside = !inside; next }
      inside && /^# Building without CMake/ { take = 1 }
-     take && !/^#/ && NF' "$src/README.md" > "$tmp/lines"
-check "the README has the block" [ "$(grep -c -- '-o app$' "$tmp/lines")" = 5 ]
+     take && !/^#/ && NF' "$src/doc/building.md" > "$tmp/lines"
+check "doc/building.md has the block" [ "$(grep -c -- '-o app$' "$tmp/lines")" = 5 ]
 
 mkdir "$tmp/work"
 cp "$src"/tests/link/* "$tmp/work/"

@@ -18,6 +18,7 @@
 #include "check.h"
 #include "dense_block.h"
 #include "dense_block_graph.h"
+#include "timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,25 +60,8 @@ static void step_capture(Way *w, cudaStream_t s) {
 
 static void step_gemms(Way *w, cudaStream_t s) { CUDA(cudaGraphLaunch(w->exec, s)); }
 
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return v[n / 2];
-}
-
 static void row(const char *way, const char *metric, double value) {
-  printf("dense,%s,%s,%s,%.4f\n", CASE, way, metric, value);
-  fflush(stdout);
+  bench_row("dense", CASE, way, metric, value);
 }
 
 static cudaGraphExec_t capture(cudaError_t (*issue)(const DenseWeights *, const DenseState *,
@@ -105,16 +89,12 @@ static void time_ways(Way *ways, int k, cudaStream_t s, double *out) {
     for (int i = 0; i < 10; i++)
       ways[w].step(&ways[w], s);
   CUDA(cudaStreamSynchronize(s));
-  uint64_t rng = 0x9e3779b97f4a7c15u;
+  uint64_t rng = BENCH_SEED;
   int order[WAYS];
   for (int w = 0; w < WAYS; w++)
     order[w] = w;
   for (int r = 0; r < ROUNDS; r++) {
-    for (int w = WAYS - 1; w > 0; w--) { /* Fisher-Yates */
-      rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-      int j = (int)(rng % (uint64_t)(w + 1)), tmp = order[w];
-      order[w] = order[j], order[j] = tmp;
-    }
+    bench_shuffle(order, WAYS, &rng);
     for (int i = 0; i < WAYS; i++) {
       Way *w = &ways[order[i]];
       float ms;
@@ -128,7 +108,7 @@ static void time_ways(Way *ways, int k, cudaStream_t s, double *out) {
     }
   }
   for (int w = 0; w < WAYS; w++)
-    out[w] = median(t + w * ROUNDS, ROUNDS);
+    out[w] = bench_median(t + w * ROUNDS, ROUNDS);
   CUDA(cudaEventDestroy(e0));
   CUDA(cudaEventDestroy(e1));
   free(t);
@@ -139,13 +119,13 @@ static double host_cost(Way *w, int steps, cudaStream_t s) {
   double t[15];
   for (int r = 0; r < 15; r++) {
     CUDA(cudaStreamSynchronize(s));
-    double t0 = now_us();
+    double t0 = bench_now_us();
     for (int i = 0; i < steps; i++)
       w->step(w, s);
-    t[r] = (now_us() - t0) / steps;
+    t[r] = (bench_now_us() - t0) / steps;
   }
   CUDA(cudaStreamSynchronize(s));
-  return median(t, 15);
+  return bench_median(t, 15);
 }
 
 int main(void) {

@@ -24,6 +24,7 @@
 #include "ranks.h"
 #include "tensor_parallel.h"
 #include "tensor_parallel_graph.h"
+#include "timing.h"
 
 #include <nccl.h>
 #include <stdio.h>
@@ -75,19 +76,10 @@ static void step_reduce(Way *w) { CGRT(reduce_only_launch((reduce_only *)w->g, s
 static void step_full(Way *w) { CGRT(ffn_full_launch((ffn_full *)w->g, stream)); }
 static void step_exec(Way *w) { CUDA(cudaGraphLaunch(w->exec, stream)); }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return v[n / 2];
-}
-
 static void row(const char *way, const char *metric, double value) {
-  printf("tp,f%d_r%d,%s,%s,%.4f\n", TP_F, TP_RANKS, way, metric, value);
-  fflush(stdout);
+  char name[32];
+  snprintf(name, sizeof name, "f%d_r%d", TP_F, TP_RANKS);
+  bench_row("tp", name, way, metric, value);
 }
 
 /* us a step of each way: k steps between two events, in rounds shuffled
@@ -102,15 +94,11 @@ static void time_ways(Way *ways, int n, int k, int line_up, double *out) {
     for (int i = 0; i < 10; i++)
       ways[w].step(&ways[w]);
   CUDA(cudaStreamSynchronize(stream));
-  uint64_t rng = 0x9e3779b97f4a7c15u;
+  uint64_t rng = BENCH_SEED;
   for (int w = 0; w < n; w++)
     order[w] = w;
   for (int r = 0; r < ROUNDS; r++) {
-    for (int w = n - 1; w > 0; w--) { /* Fisher-Yates */
-      rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-      int j = (int)(rng % (uint64_t)(w + 1)), tmp = order[w];
-      order[w] = order[j], order[j] = tmp;
-    }
+    bench_shuffle(order, n, &rng);
     for (int i = 0; i < n; i++) {
       Way *w = &ways[order[i]];
       float ms;
@@ -126,7 +114,7 @@ static void time_ways(Way *ways, int n, int k, int line_up, double *out) {
     }
   }
   for (int w = 0; w < n; w++)
-    out[w] = median(t + w * ROUNDS, ROUNDS);
+    out[w] = bench_median(t + w * ROUNDS, ROUNDS);
   CUDA(cudaEventDestroy(e0));
   CUDA(cudaEventDestroy(e1));
   free(t);

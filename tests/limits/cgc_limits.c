@@ -1,6 +1,6 @@
 /* cgc_limits: cgc with the limits on the whole program made small, so that
  * each limit is reached by a small input (tests/limits/).  It checks and
- * orders like cgc and writes nothing; each case runs through run_diag.sh,
+ * orders like cgc and writes nothing; each case runs through run_case.sh,
  * its limits in its first line ("// cgc-args: --max-edges=20"), and must
  * end in a diagnostic: it exits 1 when it printed any, error or warning.
  *   cgc_limits [--max-nodes=N] [--max-statements=N] [--max-accesses=N]
