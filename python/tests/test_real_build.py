@@ -3,8 +3,9 @@
 and types.cgraph built into libraries, loaded together (each keeps its own
 names), their graphs read from the generated descriptions, a second build
 served from the cache, and create failing in the runtime with its message
-(no GPU here, or, on a GPU, memory that is not the device's).  Needs the
-CUDA Toolkit (nvcc), not a GPU; skipped without them."""
+(no GPU here, which it says, or, on a GPU, memory that is not the
+device's).  Needs the CUDA Toolkit (nvcc), not a GPU; skipped without
+them."""
 import os
 
 import common
@@ -51,6 +52,11 @@ class RealBuild(common.TempDir):
         msg = str(e.exception)
         self.assertTrue(msg.startswith("decode_step: create failed (CGRT_ERROR_"), msg)
         self.assertIn("decode_step.cgraph: graph decode_step: ", msg)
+        # Without a GPU the message says so, not only CUDA's error for it.
+        why = cgc._cuda.no_gpu()
+        if why:
+            self.assertTrue(msg.startswith("decode_step: create failed (CGRT_ERROR_CUDA): no GPU: "
+                                           + why + "; the runtime said: "), msg)
         print("create refused as expected: " + msg)
 
 
