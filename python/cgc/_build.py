@@ -678,30 +678,26 @@ def compile_library(cgraph, sources=(), defines=None, arch=None, include_dirs=()
         nvcc_c(gen_c, os.path.join(tmp, stem + "_graph.o"),
                ["-O2", "-Xcompiler", "-fPIC", "-DCGC_PROGRAM=" + PROGRAM, "-I", tmp, "-I",
                 tools.include], [tools.include])
-        includes = ["-I", tmp, "-I", tools.include]
-        for d in include_dirs:
-            includes += ["-I", d]
+        def search(dirs):
+            return [w for d in dirs for w in ("-I", d)]
+
         flag_dirs = _include_dirs(cuda_flags)
         if os.path.isfile(companion):
             # The template kernels' instantiations, which cgc writes when a
-            # graph uses one: its headers are found as cgc_add_graph finds
+            # graph uses one: their headers are found as cgc_add_graph finds
             # them (the .cgraph's folder, include_dirs), then in the folders
-            # of the files that declare them.
-            declaring = []
+            # of the other files cgc read, which declare templates.
+            dirs = [src_dir] + include_dirs
             for p in cgc_read:
-                d = os.path.dirname(p)
-                if d != src_dir and d not in include_dirs and d not in declaring:
-                    declaring.append(d)
-            extra = ["-I", src_dir]
-            for d in include_dirs + declaring:
-                extra += ["-I", d]
+                if os.path.dirname(p) not in dirs:
+                    dirs.append(os.path.dirname(p))
             nvcc_c(companion, os.path.join(tmp, stem + "_graph_templates.o"),
-                   ["-O3", "-Xcompiler", "-fPIC"] + gencode + ["-I", tmp, "-I", tools.include] +
-                   extra + cuda_flags,
-                   [tools.include, src_dir] + include_dirs + declaring + flag_dirs)
+                   ["-O3", "-Xcompiler", "-fPIC"] + gencode + search([tmp, tools.include] + dirs) +
+                   cuda_flags, [tools.include] + dirs + flag_dirs)
         for i, src in enumerate(sources):
             nvcc_c(src, os.path.join(tmp, "%d_%s.o" % (i, os.path.basename(src))),
-                   ["-O3", "-Xcompiler", "-fPIC"] + gencode + includes + cuda_flags,
+                   ["-O3", "-Xcompiler", "-fPIC"] + gencode +
+                   search([tmp, tools.include] + include_dirs) + cuda_flags,
                    [tools.include] + include_dirs + flag_dirs)
         lib_name = "lib%s.so" % stem
         # CUDA's runtime goes in statically and its names stay inside the
