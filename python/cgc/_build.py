@@ -24,6 +24,7 @@ appeared, returns it and runs nothing: no cgc, no nvcc; within one process
 not even --version (tools are known by their path, size and modification
 and change times).
 """
+import errno
 import hashlib
 import json
 import os
@@ -571,7 +572,7 @@ def _link_inputs(link_flags, nvcc):
     return files, absent
 
 
-def _install(tmp, final, lib_name, tmp_root):
+def _install(tmp, final, tmp_root):
     """Renames the finished build (tmp) into place.  Where a complete entry
     is there already (another process finished the same build first), that
     one is kept and tmp goes; where a broken one is (its library deleted),
@@ -581,21 +582,29 @@ def _install(tmp, final, lib_name, tmp_root):
             os.rename(tmp, final)
             return
         except OSError as e:
-            if _read_entry(final) is not None:
-                shutil.rmtree(tmp, ignore_errors=True)
-                return
-            if not os.path.lexists(final):
-                raise BuildError("cannot put the build in place at %s: %s" % (
-                    final, e.strerror or e)) from None
+            error = e
+        if _read_entry(final) is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
+        if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+            raise BuildError("cannot put the build in place at %s: %s" % (
+                final, error.strerror or error)) from None
         aside = tempfile.mkdtemp(prefix="broken-", dir=tmp_root)
+        moved = os.path.join(aside, "entry")
         try:
-            os.rename(final, os.path.join(aside, "entry"))
+            os.rename(final, moved)
         except FileNotFoundError:
             pass  # another process moved it first
         except OSError as e:
             shutil.rmtree(aside, ignore_errors=True)
             raise BuildError("the cache entry %s is incomplete and cannot be replaced (%s): "
                              "delete it" % (final, e.strerror or e)) from None
+        if _read_entry(moved) is not None:
+            # Another process put a complete one there meanwhile: back it goes.
+            try:
+                os.rename(moved, final)
+            except OSError:
+                pass
         shutil.rmtree(aside, ignore_errors=True)
     raise BuildError("cannot put the build in place at %s: other processes keep replacing it" %
                      final)
@@ -728,7 +737,7 @@ def compile_library(cgraph, sources=(), defines=None, arch=None, include_dirs=()
             json.dump(meta, f, indent=1, sort_keys=True)
         result = hashlib.sha256(json.dumps([deps, absent]).encode()).hexdigest()[:16]
         final = os.path.join(entries, result)
-        _install(tmp, final, lib_name, tmp_root)
+        _install(tmp, final, tmp_root)
         return os.path.join(final, lib_name), True
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -508,6 +508,30 @@ class Repair(Small):
         self.assertEqual(len(self.entries()), 1)
         self.assertEqual(self.leftovers(), [])
 
+    def test_concurrent_repairs(self):
+        """Processes that find the same broken entry at once each build, and
+        all end with one complete entry."""
+        first, _ = self.build()
+        os.remove(first)
+        code = textwrap.dedent("""
+            import sys
+            sys.path.insert(0, %r)
+            import cgc._build as b
+            print(b.compile_library(%r, **%r)[0])
+            """ % (os.path.dirname(os.path.dirname(_build.__file__)), self.cgraph,
+                   self.kwargs()))
+        env = dict(os.environ, FAKE_NVCC_SLEEP="0.3")
+        procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, env=env)
+                 for _ in range(4)]
+        outs = [p.communicate()[0] for p in procs]
+        self.assertEqual([p.returncode for p in procs], [0] * 4, outs)
+        self.assertEqual({o.strip() for o in outs}, {first}, outs)
+        self.assertTrue(os.path.isfile(first))
+        self.assertEqual(len(self.entries()), 1)
+        self.assertEqual(self.leftovers(), [])
+        self.assertEqual(self.build(), (first, False))
+
 
 class Names(Small):
     """Any file or folder name builds (argument vectors, never a shell), or
