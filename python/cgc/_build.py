@@ -390,10 +390,26 @@ def _defines(defines):
 def _generated_stem(cgraph):
     """NAME of NAME_graph.c, NAME_graph.h and libNAME.so: the .cgraph's file
     name less .cgraph, each character that `#include "..."` cannot hold
-    (quotes, backslash, control characters) made '_'."""
+    (quotes, backslash, control characters) or nvcc cannot be given ('$',
+    '`', see _NVCC_UNSAFE) made '_'."""
     stem = os.path.basename(cgraph)
     stem = stem[:-len(".cgraph")] if stem.endswith(".cgraph") else os.path.splitext(stem)[0]
-    return re.sub(r"[\"'\\\x00-\x1f\x7f]", "_", stem)
+    return re.sub(r"[\"'\\$`\x00-\x1f\x7f]", "_", stem)
+
+
+# nvcc runs its steps through a shell, where '$' and '`' expand (a folder
+# named x$(cmd) runs cmd), and its depfiles lose what follows a '"' and
+# turn '\\' into '/' (CUDA 13.0).
+_NVCC_UNSAFE = re.compile(r'[$`"\\]')
+
+
+def _nvcc_paths(paths, what):
+    """BuildError for the first of paths that nvcc would not take as it is."""
+    for p in paths:
+        if _NVCC_UNSAFE.search(p):
+            raise BuildError("%s %s cannot be given to nvcc, which hands file names to a shell "
+                             "(that expands '$' and '`') and mangles '\"' and '\\' in the "
+                             "files it lists as read: rename it or move it" % (what, p))
 
 
 def _stat_signature(path):
@@ -626,6 +642,9 @@ def compile_library(cgraph, sources=(), defines=None, arch=None, include_dirs=()
     defs = _defines(defines)
     tools = toolchain(cgc, nvcc)
     gencode, arch_origin = resolve_arch(arch)
+    _nvcc_paths(sources, "the source")
+    _nvcc_paths(include_dirs, "the include folder")
+    _nvcc_paths([tools.include, tools.runtime], "the runtime's")
     key = {
         "format": FORMAT,
         "cgc": [tools.cgc, tool_version(tools.cgc), file_hash(tools.cgc)],
@@ -645,6 +664,7 @@ def compile_library(cgraph, sources=(), defines=None, arch=None, include_dirs=()
         return found, False
 
     tmp_root = os.path.join(root, "tmp")
+    _nvcc_paths([tmp_root], "the cache folder")
     _cache_folder(root, tmp_root)
     _cache_folder(root, entries)
     _clean_tmp(tmp_root)
@@ -700,6 +720,7 @@ def compile_library(cgraph, sources=(), defines=None, arch=None, include_dirs=()
             for p in cgc_read:
                 if os.path.dirname(p) not in dirs:
                     dirs.append(os.path.dirname(p))
+            _nvcc_paths(dirs, "the folder of a template's header,")
             nvcc_c(companion, os.path.join(tmp, stem + "_graph_templates.o"),
                    ["-O3", "-Xcompiler", "-fPIC"] + gencode + search([tmp, tools.include] + dirs) +
                    cuda_flags, [tools.include] + dirs + flag_dirs)
@@ -729,8 +750,12 @@ def compile_library(cgraph, sources=(), defines=None, arch=None, include_dirs=()
             absent |= _shadows(files, searched, tmp_real)
             read |= files
         linked, link_absent = _link_inputs(link_flags, tools.nvcc)
-        deps = [[p, file_hash(p)] for p in sorted(read - linked)]
-        deps += [[p, _stat_signature(p)] for p in sorted(linked)]
+        try:
+            deps = [[p, file_hash(p)] for p in sorted(read - linked)]
+            deps += [[p, _stat_signature(p)] for p in sorted(linked)]
+        except OSError as e:
+            raise BuildError("the build read %s, cgc's or nvcc's depfile says, but it cannot be "
+                             "read now (%s)" % (e.filename, e.strerror or e)) from None
         absent = sorted((absent | link_absent) - {os.path.realpath(p) for p in read | linked})
         meta = {"library": lib_name, "deps": deps, "absent": absent, "key": key}
         with open(os.path.join(tmp, "deps.json"), "w") as f:

@@ -7,6 +7,7 @@ cgc, nvcc's version) builds again, failures leave nothing behind,
 concurrent builds agree; where cgc, the runtime and nvcc are found; the
 depfile reader; arguments.  No CUDA needed."""
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -552,7 +553,7 @@ class Names(Small):
             self.assertTrue(built, rel)
             self.assertTrue(os.path.isfile(lib), rel)
             stem = os.path.basename(rel)[:-len(".cgraph")]
-            self.assertEqual(os.path.basename(lib), "lib%s.so" % stem.replace("\\", "_"))
+            self.assertEqual(os.path.basename(lib), "lib%s.so" % re.sub(r"[\\$\t]", "_", stem))
             # What verbose prints runs in a shell as it ran.
             cgc_line = [l for l in err.getvalue().splitlines() if " --depfile " in l][0]
             words = shlex.split(cgc_line[len("cgc.build: ("):-1])
@@ -570,6 +571,40 @@ class Names(Small):
         self.assertEqual(os.path.basename(lib), "liba_b_c.so")
         with open(os.path.join(os.path.dirname(lib), "deps.json")) as f:
             self.assertIn(src, f.read())
+
+    def test_what_nvcc_cannot_take(self):
+        """nvcc hands file names to a shell: a path it would expand (or run,
+        for $(...)) is refused before anything runs, naming it."""
+        a = self.program(os.path.join(self.tmp, "a", "a.cgraph"))
+        witness = os.path.join(self.tmp, "ran")
+        bad = os.path.join(self.tmp, "x$(touch %s)" % witness)
+        src = os.path.join(bad, "k.cu")
+        self.program(src, "// k\n")
+        template = self.program(os.path.join(bad, "t.cgraph"),
+                                'kernel s = scale<float>(inout x: f32*) from "s.cuh";\n'
+                                "graph g {\n    buffer x: f32[4] = 0;\n"
+                                "    s(x) grid(1) block(32);\n}\n")
+        self.write(os.path.join(bad, "s.cuh"), "// s\n")
+        why = ("cannot be given to nvcc, which hands file names to a shell (that expands '$' "
+               "and '`') and mangles '\"' and '\\' in the files it lists as read: rename it or "
+               "move it")
+        cases = [(a, dict(sources=[src]), "the source %s " % src),
+                 (a, dict(include_dirs=[bad]), "the include folder %s " % bad),
+                 (a, dict(cache_dir=os.path.join(self.tmp, "c`d")),
+                  "the cache folder %s " % os.path.join(self.tmp, "c`d", "tmp")),
+                 (a, dict(include_dirs=[os.path.join(self.tmp, "e\\f")]),
+                  "the include folder %s " % os.path.join(self.tmp, "e\\f")),
+                 (a, dict(include_dirs=[os.path.join(self.tmp, 'g"h')]),
+                  "the include folder %s " % os.path.join(self.tmp, 'g"h')),
+                 (template, {}, "the folder of a template's header, %s " % bad)]
+        for cgraph, kw, what in cases:
+            with self.assertRaises(cgc.BuildError, msg=what) as e:
+                self.small(cgraph, **kw)
+            self.assertEqual(str(e.exception), what + why)
+        self.assertFalse(os.path.exists(witness))
+        self.assertEqual(self.nvcc_calls(), ["--version", "-c"])
+        self.assertEqual(self.entries(), [])
+        self.assertEqual(self.leftovers(), [])
 
     def test_line_break(self):
         path = self.program(os.path.join(self.tmp, "n\nl", "a.cgraph"))
