@@ -483,15 +483,15 @@ def _cache_folder(root, path):
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
-        raise BuildError("cannot make the cache folder %s: %s: pass cache_dir= (or set "
+        raise BuildError("cannot make the cache folder %s (%s): pass cache_dir= (or set "
                          "CGC_CACHE) naming a folder that can be written" % (
                              path, e.strerror or e)) from None
 
 
 def _include_dirs(flags):
-    """The folders nvcc's -I, -IDIR, --include-path DIR and
-    --include-path=DIR name in flags (made absolute from the current
-    folder; relative ones nvcc would take from the build's own folder)."""
+    """The absolute folders nvcc's -I, -IDIR, --include-path DIR and
+    --include-path=DIR name in flags (nvcc runs in the build's own folder,
+    from which it would take a relative one)."""
     dirs = []
     for i, f in enumerate(flags):
         for opt in ("-I", "--include-path"):
@@ -707,6 +707,7 @@ def compile_library(cgraph, sources=(), defines=None, arch=None, include_dirs=()
         nvcc_c(gen_c, os.path.join(tmp, stem + "_graph.o"),
                ["-O2", "-Xcompiler", "-fPIC", "-DCGC_PROGRAM=" + PROGRAM, "-I", tmp, "-I",
                 tools.include], [tools.include])
+
         def search(dirs):
             return [w for d in dirs for w in ("-I", d)]
 

@@ -3,9 +3,12 @@
 (fake_nvcc.py): a second build of the same inputs runs nothing, a change
 to any input (the .cgraph, a file it includes, a source, a header a source
 includes, the runtime's header and library, defines, architectures, flags,
-cgc, nvcc's version) builds again, failures leave nothing behind,
-concurrent builds agree; where cgc, the runtime and nvcc are found; the
-depfile reader; arguments.  No CUDA needed."""
+nvcc's environment, cgc, nvcc's version, a library link_flags names) or a
+file appearing where it would be read in place of one builds again,
+failures leave nothing behind, concurrent builds agree, a deleted library
+is built again; the template companion; odd file names and paths nvcc
+cannot take; the architecture chosen or refused; where cgc, the runtime
+and nvcc are found; the depfile reader; arguments.  No CUDA needed."""
 import os
 import re
 import shutil
@@ -338,7 +341,8 @@ class Toolchain(Setup):
         self.assertEqual(cgc.cache_root(), os.path.join(self.tmp, ".cache", "cgc"))
 
 
-PROGRAM = "kernel k(inout x: f32*);\ngraph g {\n    buffer x: f32[4] = 0;\n    k(x) grid(1) block(32);\n}\n"
+PROGRAM = ("kernel k(inout x: f32*);\ngraph g {\n    buffer x: f32[4] = 0;\n"
+           "    k(x) grid(1) block(32);\n}\n")
 
 
 class Small(Setup):
@@ -624,7 +628,7 @@ class Names(Small):
         below = os.path.join(file, "cache")
         with self.assertRaises(cgc.BuildError) as e:
             self.small(a, cache_dir=below)
-        self.assertEqual(str(e.exception), "cannot make the cache folder %s: Not a directory: "
+        self.assertEqual(str(e.exception), "cannot make the cache folder %s (Not a directory): "
                          "pass cache_dir= (or set CGC_CACHE) naming a folder that can be "
                          "written" % os.path.join(below, "tmp"))
         with open(file) as f:
