@@ -36,7 +36,8 @@ def build(cgraph, sources=(), defines=None, arch=None, include_dirs=(), cgc=None
     defines       {NAME: value}: cgc's -D NAME=VALUE (constants)
     arch          CUDA architecture(s): 90, '90a', 'sm_90', '9.0' or a list;
                   None: $CGC_CUDA_ARCH, else this machine's GPU (PyTorch's
-                  device when imported, else nvidia-smi), else nvcc's default
+                  device when imported, else nvidia-smi), said on stderr;
+                  with neither, BuildError (never nvcc's default)
     include_dirs  folders for cgc's include and nvcc's #include
     cgc           cgc's executable or install prefix; None: $CGC_HOME, else
                   cgc on PATH.  The runtime is the prefix's include/cgrt.h
@@ -47,6 +48,10 @@ def build(cgraph, sources=(), defines=None, arch=None, include_dirs=(), cgc=None
     link_flags    more flags for the link (-lcublas for capture functions)
     cache_dir     the cache; None: $CGC_CACHE, else ~/.cache/cgc
     verbose       print each command
+
+    A template kernel's companion (NAME_graph_templates.cu) is compiled
+    and linked too.  The cache keys every file the build read, every file
+    that would be read in place of one, and the libraries link_flags name.
 
     Returns a cgc.Module with one class per graph (m.decode_step); its
     `built` is False when the library came from the cache.  Raises

@@ -16,7 +16,7 @@ import os
 import struct
 import sys
 
-from . import _abi, _arrays
+from . import _abi, _arrays, _cuda
 from ._errors import BindError, BindTypeError, CgrtError, Error
 
 PROGRAM = "cgc_program"
@@ -471,8 +471,13 @@ class Graph(_SPEEDUPS.Core if _SPEEDUPS else _PureCore):
         h = C.c_void_p()
         status = rt.create(C.byref(h), info.address, ptrs, C.byref(c_opts))
         if status != _abi.OK:
+            # Without a GPU, CUDA's own error (cudaErrorInsufficientDriver
+            # where no driver is installed) does not say so; the driver does.
+            why = _cuda.no_gpu() if status == _abi.ERROR_CUDA else None
             raise CgrtError("%s: create failed (%s): %s" % (
-                info.name, _abi.STATUS_NAMES.get(status, status), rt.message()), status)
+                info.name, _abi.STATUS_NAMES.get(status, status),
+                "no GPU: %s; the runtime said: %s" % (why, rt.message()) if why else
+                rt.message()), status)
         self._handle = _Handle(rt, h, dict(externs))
         self._h = h
         self._device = device

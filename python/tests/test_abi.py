@@ -7,6 +7,7 @@ import ctypes
 import os
 import re
 import subprocess
+import unittest
 
 import common
 
@@ -93,6 +94,28 @@ class Layout(common.TempDir):
                 declared += re.findall(r"(\w+)\s*(?:\[\w+\])?\s*(?:,|$)", decl.strip())
             self.assertGreater(len(declared), 4, cname)
             self.assertEqual(declared, [f for f, _ in STRUCTS[cname]._fields_], cname)
+
+
+class Documents(unittest.TestCase):
+    def test_abi_number(self):
+        """Where the package's documents give the ABI's number, it is
+        cgrt_abi.h's: python/README.md, the README's section on Python, the
+        reference, and _abi's own docstring."""
+        with open(os.path.join(common.SOURCE, "runtime", "cgrt_abi.h")) as f:
+            abi = int(re.search(r"^#define CGRT_ABI (\d+)$", f.read(), re.M).group(1))
+        self.assertEqual(_abi.ABI, abi)
+        texts = {}
+        for rel in ("python/README.md", "README.md", "doc/language.md"):
+            with open(os.path.join(common.SOURCE, rel)) as f:
+                texts[rel] = f.read()
+        python = re.search(r"^## From Python\n(.*?)^## ", texts["README.md"], re.S | re.M)
+        self.assertIsNotNone(python, "README.md has a section '## From Python'")
+        texts["README.md"] = python.group(1)
+        texts["cgc/_abi.py"] = _abi.__doc__
+        for where, text in texts.items():
+            for m in re.finditer(r"\bABI(?: version)? (\d+)\b", text):
+                self.assertEqual(int(m.group(1)), abi, "%s says %r; cgrt_abi.h has CGRT_ABI %d" % (
+                    where, m.group(0), abi))
 
 
 if __name__ == "__main__":

@@ -3,15 +3,20 @@
 (fake_nvcc.py): a second build of the same inputs runs nothing, a change
 to any input (the .cgraph, a file it includes, a source, a header a source
 includes, the runtime's header and library, defines, architectures, flags,
-cgc, nvcc's version) builds again, failures leave nothing behind,
-concurrent builds agree; where cgc, the runtime and nvcc are found; the
-depfile reader; arguments.  No CUDA needed."""
+nvcc's environment, cgc, nvcc's version, a library link_flags names) or a
+file appearing where it would be read in place of one builds again,
+failures leave nothing behind, concurrent builds agree, a deleted library
+is built again; the template companion; odd file names and paths nvcc
+cannot take; the architecture chosen or refused; where cgc, the runtime
+and nvcc are found; the depfile reader; arguments.  No CUDA needed."""
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
 import textwrap
+import types
 
 import common
 
@@ -334,6 +339,379 @@ class Toolchain(Setup):
         del os.environ["XDG_CACHE_HOME"]
         os.environ["HOME"] = self.tmp
         self.assertEqual(cgc.cache_root(), os.path.join(self.tmp, ".cache", "cgc"))
+
+
+PROGRAM = ("kernel k(inout x: f32*);\ngraph g {\n    buffer x: f32[4] = 0;\n"
+           "    k(x) grid(1) block(32);\n}\n")
+
+
+class Small(Setup):
+    """Programs of their own, written in the test's folder."""
+
+    def program(self, path, text=PROGRAM):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.write(path, text)
+        return path
+
+    def small(self, cgraph, **kw):
+        kw.setdefault("sources", [])
+        return _build.compile_library(cgraph, **self.kwargs(**kw))
+
+    def nvcc_lines(self):
+        if not os.path.exists(self.log):
+            return []
+        with open(self.log) as f:
+            return f.read().splitlines()
+
+
+class Staleness(Small):
+    """Everything a build reads is in its key or its list of files, and so
+    is every file that would be read in place of one of them were it
+    there."""
+
+    def test_a_file_that_would_shadow_an_include(self):
+        a = self.program(os.path.join(self.tmp, "a", "a.cgraph"),
+                         'include "k.cgraph";\n' + PROGRAM.split("\n", 1)[1])
+        inc = os.path.join(self.tmp, "inc")
+        self.program(os.path.join(inc, "k.cgraph"), "kernel k(inout x: f32*);\n")
+        first, built = self.small(a, include_dirs=[inc])
+        self.assertTrue(built)
+        self.assertEqual(self.small(a, include_dirs=[inc]), (first, False))
+        # cgc looks beside the including file before the -I folders.
+        beside = self.program(os.path.join(self.tmp, "a", "k.cgraph"),
+                              "kernel k(in x: f32*);\n")
+        path, built = self.small(a, include_dirs=[inc])
+        self.assertTrue(built, "a k.cgraph beside a.cgraph, which cgc now reads")
+        self.assertNotEqual(path, first)
+        os.remove(beside)
+        self.assertEqual(self.small(a, include_dirs=[inc]), (first, False))
+
+    def test_a_header_that_would_shadow_one_a_source_includes(self):
+        a = self.program(os.path.join(self.tmp, "a", "a.cgraph"))
+        src = os.path.join(self.tmp, "a", "k.cu")
+        self.write(src, '#include "a_graph.h"\n#include "h.h"\n')
+        for flags in ("include_dirs", "cuda_flags"):
+            inc = os.path.join(self.tmp, flags)
+            self.program(os.path.join(inc, "h.h"), "// the -I one\n")
+            kw = {flags: [inc] if flags == "include_dirs" else ["-I", inc], "sources": [src]}
+            first, built = self.small(a, **kw)
+            self.assertTrue(built, flags)
+            self.assertEqual(self.small(a, **kw), (first, False), flags)
+            beside = self.program(os.path.join(self.tmp, "a", "h.h"), "// beside\n")
+            self.assertTrue(self.small(a, **kw)[1], "h.h beside the source, with %s" % flags)
+            os.remove(beside)
+            self.assertEqual(self.small(a, **kw), (first, False), flags)
+
+    def test_libraries_the_link_reads(self):
+        a = self.program(os.path.join(self.tmp, "a", "a.cgraph"))
+        libs = os.path.join(self.tmp, "libs")
+        archive = self.program(os.path.join(libs, "libextra.a"), "v1\n")
+        early = os.path.join(self.tmp, "early")
+        os.makedirs(early)
+        for kw in (dict(link_flags=[archive]), dict(link_flags=["-Wl,--whole-archive," + archive]),
+                   dict(link_flags=["-Xlinker", archive]),
+                   dict(link_flags=["-L", early, "-L" + libs, "-lextra"]),
+                   dict(link_flags=["--library-path=" + libs, "--library", "extra"])):
+            self.write(archive, "v1\n")
+            first, built = self.small(a, **kw)
+            self.assertTrue(built, kw)
+            self.assertEqual(self.small(a, **kw), (first, False), kw)
+            self.write(archive, "v2, another archive\n")
+            path, built = self.small(a, **kw)
+            self.assertTrue(built, "the archive changed: %s" % kw)
+            self.assertEqual(self.small(a, **kw), (path, False), kw)
+        # A library of the name that appears in a folder searched earlier,
+        # or a shared one beside the archive (which the linker prefers).
+        kw = dict(link_flags=["-L", early, "-L" + libs, "-lextra"])
+        base, _ = self.small(a, **kw)
+        for newcomer in (os.path.join(early, "libextra.a"), os.path.join(libs, "libextra.so")):
+            self.write(newcomer, "new\n")
+            self.assertTrue(self.small(a, **kw)[1], newcomer)
+            os.remove(newcomer)
+            self.assertEqual(self.small(a, **kw), (base, False), newcomer)
+
+    def test_nvcc_environment(self):
+        a = self.program(os.path.join(self.tmp, "a", "a.cgraph"))
+        first, _ = self.small(a)
+        saved = dict(os.environ)
+        self.addCleanup(lambda: (os.environ.clear(), os.environ.update(saved)))
+        for var in ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN"):
+            os.environ[var] = "-lineinfo"
+            path, built = self.small(a)
+            self.assertTrue(built, var)
+            del os.environ[var]
+        self.assertEqual(self.small(a), (first, False))
+
+    def test_a_rewrite_that_keeps_size_and_time(self):
+        """As cp -p and tar x do: the same size, the modification time put
+        back; the change time still moves, within one process too."""
+        a = self.program(os.path.join(self.tmp, "a", "a.cgraph"))
+        first, _ = self.small(a)
+        st = os.stat(a)
+        self.write(a, PROGRAM.replace("f32[4]", "f32[5]"))
+        os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns))
+        self.assertEqual((os.stat(a).st_size, os.stat(a).st_mtime_ns), (st.st_size, st.st_mtime_ns))
+        path, built = self.small(a)
+        self.assertTrue(built)
+        self.assertNotEqual(path, first)
+
+
+class Templates(Small):
+    def test_the_companion_is_compiled_and_linked(self):
+        t = os.path.join(self.tmp, "t")
+        header = self.program(os.path.join(t, "scale.cuh"),
+                              "template <typename T, int N> __global__ void scale(T *x) "
+                              "{ x[threadIdx.x] *= N; }\n")
+        # A second template, declared in a file of another folder, beside
+        # its header.
+        self.program(os.path.join(t, "lib", "k.cgraph"),
+                     'kernel add = add1<float>(inout x: f32*) from "add.cuh";\n')
+        other = self.program(os.path.join(t, "lib", "add.cuh"),
+                             "template <typename T> __global__ void add1(T *x) { x[0] += 1; }\n")
+        a = self.program(os.path.join(t, "a.cgraph"),
+                         'include "lib/k.cgraph";\n'
+                         'kernel s = scale<float, 2>(inout x: f32*) from "scale.cuh";\n'
+                         "graph g {\n    buffer x: f32[4] = 0;\n    s(x) grid(1) block(32);\n"
+                         "    add(x) grid(1) block(1);\n}\n")
+        first, built = self.small(a)
+        self.assertTrue(built)
+        compiles = [l.split() for l in self.nvcc_lines() if l.startswith("-c ")]
+        companion = [c for c in compiles if c[c.index("-o") - 1].endswith("a_graph_templates.cu")]
+        self.assertEqual(len(companion), 1, compiles)
+        flags = companion[0]
+        self.assertIn("-gencode=arch=compute_90,code=[sm_90,compute_90]", flags)
+        dirs = [flags[i + 1] for i, f in enumerate(flags) if f == "-I"]
+        self.assertLess(dirs.index(t), dirs.index(os.path.join(t, "lib")), dirs)
+        link = [l.split() for l in self.nvcc_lines() if l.startswith("-shared")][0]
+        self.assertIn(flags[flags.index("-o") + 1], link)
+        import json
+        with open(os.path.join(os.path.dirname(first), "deps.json")) as f:
+            deps = [p for p, _ in json.load(f)["deps"]]
+        self.assertIn(header, deps)
+        self.assertIn(other, deps)
+        # The templates' headers are the companion's: an edit builds again.
+        for h in (header, other):
+            self.append(h, "// edited\n")
+            self.assertTrue(self.small(a)[1], h)
+
+
+class Repair(Small):
+    def test_a_deleted_library_is_built_again(self):
+        a = self.program(os.path.join(self.tmp, "a", "a.cgraph"))
+        first, built = self.small(a)
+        os.remove(first)
+        for attempt in (1, 2):
+            path, built = self.small(a)
+            self.assertEqual((path, built), (first, attempt == 1), attempt)
+            self.assertTrue(os.path.isfile(path))
+        meta = os.path.join(os.path.dirname(first), "deps.json")
+        self.write(meta, "{not json")
+        self.assertEqual(self.small(a), (first, True))
+        os.remove(meta)
+        self.assertEqual(self.small(a), (first, True))
+        self.assertEqual(self.small(a), (first, False))
+        self.assertEqual(len(self.entries()), 1)
+        self.assertEqual(self.leftovers(), [])
+
+    def test_concurrent_repairs(self):
+        """Processes that find the same broken entry at once each build, and
+        all end with one complete entry."""
+        first, _ = self.build()
+        os.remove(first)
+        code = textwrap.dedent("""
+            import sys
+            sys.path.insert(0, %r)
+            import cgc._build as b
+            print(b.compile_library(%r, **%r)[0])
+            """ % (os.path.dirname(os.path.dirname(_build.__file__)), self.cgraph,
+                   self.kwargs()))
+        env = dict(os.environ, FAKE_NVCC_SLEEP="0.3")
+        procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, env=env)
+                 for _ in range(4)]
+        outs = [p.communicate()[0] for p in procs]
+        self.assertEqual([p.returncode for p in procs], [0] * 4, outs)
+        self.assertEqual({o.strip() for o in outs}, {first}, outs)
+        self.assertTrue(os.path.isfile(first))
+        self.assertEqual(len(self.entries()), 1)
+        self.assertEqual(self.leftovers(), [])
+        self.assertEqual(self.build(), (first, False))
+
+
+class Names(Small):
+    """Any file or folder name builds (argument vectors, never a shell), or
+    the error says what is wrong with it."""
+
+    def test_odd_names(self):
+        import contextlib
+        import io
+        import shlex
+        odd = [os.path.join("tab\there", "a.cgraph"), os.path.join("o", "--version.cgraph"),
+               os.path.join("-L x 'q' \"d\" $HOME;", "p q.cgraph"),
+               os.path.join("h", "#1 $$x\\y.cgraph")]
+        for rel in odd:
+            path = self.program(os.path.join(self.tmp, rel))
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                lib, built = self.small(path, verbose=True)
+            self.assertTrue(built, rel)
+            self.assertTrue(os.path.isfile(lib), rel)
+            stem = os.path.basename(rel)[:-len(".cgraph")]
+            self.assertEqual(os.path.basename(lib), "lib%s.so" % re.sub(r"[\\$\t]", "_", stem))
+            # What verbose prints runs in a shell as it ran.
+            cgc_line = [l for l in err.getvalue().splitlines() if " --depfile " in l][0]
+            words = shlex.split(cgc_line[len("cgc.build: ("):-1])
+            self.assertEqual(words[:2], ["cd", os.path.dirname(path)], cgc_line)
+            self.assertEqual(self.small(path), (lib, False), rel)
+
+    def test_unincludable_names(self):
+        """A quote or a backslash cannot be in `#include "..."`: those
+        characters are '_' in the generated header's name, which a source
+        includes."""
+        path = self.program(os.path.join(self.tmp, "q", "a\"b'c.cgraph"))
+        src = os.path.join(self.tmp, "q", "k.cu")
+        self.write(src, '#include "a_b_c_graph.h"\n')
+        lib, built = self.small(path, sources=[src])
+        self.assertEqual(os.path.basename(lib), "liba_b_c.so")
+        with open(os.path.join(os.path.dirname(lib), "deps.json")) as f:
+            self.assertIn(src, f.read())
+
+    def test_what_nvcc_cannot_take(self):
+        """nvcc hands file names to a shell: a path it would expand (or run,
+        for $(...)) is refused before anything runs, naming it."""
+        a = self.program(os.path.join(self.tmp, "a", "a.cgraph"))
+        witness = os.path.join(self.tmp, "ran")
+        bad = os.path.join(self.tmp, "x$(touch %s)" % witness)
+        src = os.path.join(bad, "k.cu")
+        self.program(src, "// k\n")
+        template = self.program(os.path.join(bad, "t.cgraph"),
+                                'kernel s = scale<float>(inout x: f32*) from "s.cuh";\n'
+                                "graph g {\n    buffer x: f32[4] = 0;\n"
+                                "    s(x) grid(1) block(32);\n}\n")
+        self.write(os.path.join(bad, "s.cuh"), "// s\n")
+        why = ("cannot be given to nvcc, which hands file names to a shell (that expands '$' "
+               "and '`') and mangles '\"' and '\\' in the files it lists as read: rename it or "
+               "move it")
+        cases = [(a, dict(sources=[src]), "the source %s " % src),
+                 (a, dict(include_dirs=[bad]), "the include folder %s " % bad),
+                 (a, dict(cache_dir=os.path.join(self.tmp, "c`d")),
+                  "the cache folder %s " % os.path.join(self.tmp, "c`d", "tmp")),
+                 (a, dict(include_dirs=[os.path.join(self.tmp, "e\\f")]),
+                  "the include folder %s " % os.path.join(self.tmp, "e\\f")),
+                 (a, dict(include_dirs=[os.path.join(self.tmp, 'g"h')]),
+                  "the include folder %s " % os.path.join(self.tmp, 'g"h')),
+                 (template, {}, "the folder of a template's header, %s " % bad)]
+        for cgraph, kw, what in cases:
+            with self.assertRaises(cgc.BuildError, msg=what) as e:
+                self.small(cgraph, **kw)
+            self.assertEqual(str(e.exception), what + why)
+        self.assertFalse(os.path.exists(witness))
+        self.assertEqual(self.nvcc_calls(), ["--version", "-c"])
+        self.assertEqual(self.entries(), [])
+        self.assertEqual(self.leftovers(), [])
+
+    def test_line_break(self):
+        path = self.program(os.path.join(self.tmp, "n\nl", "a.cgraph"))
+        with self.assertRaises(cgc.BuildError) as e:
+            self.small(path)
+        self.assertEqual(str(e.exception), ".cgraph file %r has a line break in its name, which "
+                         "no depfile can hold: rename it" % path)
+
+    def test_cache_folder_in_the_way(self):
+        a = self.program(os.path.join(self.tmp, "a", "a.cgraph"))
+        file = os.path.join(self.tmp, "file")
+        self.write(file, "x")
+        with self.assertRaises(cgc.BuildError) as e:
+            self.small(a, cache_dir=file)
+        self.assertEqual(str(e.exception), "the cache folder %s is a file, not a folder: remove "
+                         "it, or pass cache_dir= (or set CGC_CACHE) naming a folder" % file)
+        below = os.path.join(file, "cache")
+        with self.assertRaises(cgc.BuildError) as e:
+            self.small(a, cache_dir=below)
+        self.assertEqual(str(e.exception), "cannot make the cache folder %s (Not a directory): "
+                         "pass cache_dir= (or set CGC_CACHE) naming a folder that can be "
+                         "written" % os.path.join(below, "tmp"))
+        with open(file) as f:
+            self.assertEqual(f.read(), "x")
+
+
+class Arch(Small):
+    """arch=None: $CGC_CUDA_ARCH, else the GPU here, said on stderr; with
+    neither, a refusal, never nvcc's default architecture."""
+
+    def setUp(self):
+        super().setUp()
+        saved = dict(os.environ)
+        self.addCleanup(lambda: (os.environ.clear(), os.environ.update(saved)))
+        os.environ.pop("CGC_CUDA_ARCH", None)
+        # A PATH with python3 (the stand-in nvcc's interpreter) and,
+        # where a test writes one, a stand-in nvidia-smi.
+        self.bin = os.path.join(self.tmp, "bin")
+        os.makedirs(self.bin)
+        os.symlink(sys.executable, os.path.join(self.bin, "python3"))
+        os.environ["PATH"] = self.bin
+        self.addCleanup(_build._memo.pop, "smi", None)
+        _build._memo.pop("smi", None)
+        torch = sys.modules.pop("torch", None)
+        if torch is not None:
+            self.addCleanup(sys.modules.__setitem__, "torch", torch)
+        self.a = self.program(os.path.join(self.tmp, "a", "a.cgraph"))
+
+    def smi(self, out, status=0):
+        path = os.path.join(self.bin, "nvidia-smi")
+        self.write(path, "#!/bin/sh\nprintf '%s'\nexit %d\n" % (out, status))
+        os.chmod(path, 0o755)
+        _build._memo.pop("smi", None)
+
+    def build_none(self):
+        import contextlib
+        import io
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            result = self.small(self.a, arch=None)
+        return result, err.getvalue()
+
+    def test_no_gpu_refuses(self):
+        refusal = ("no architecture to build for: arch= is not given, CGC_CUDA_ARCH is not set, "
+                   "and no GPU was found here (%s). Pass arch= the compute capability of the GPU "
+                   "that will load the library (90 for an H100 or H200; a list for several), or "
+                   "set CGC_CUDA_ARCH")
+        for smi, why in ((None, "nvidia-smi is not on PATH"), ("", "nvidia-smi lists no GPU"),
+                         ("No devices were found\n", "nvidia-smi lists no GPU")):
+            if smi is not None:
+                self.smi(smi, 0 if smi == "" else 6)
+            with self.assertRaises(cgc.BuildError) as e:
+                self.build_none()
+            self.assertEqual(str(e.exception), refusal % why)
+        sys.modules["torch"] = types.SimpleNamespace(cuda=types.SimpleNamespace(
+            is_available=lambda: False))
+        self.addCleanup(sys.modules.pop, "torch", None)
+        with self.assertRaises(cgc.BuildError) as e:
+            self.build_none()
+        self.assertEqual(str(e.exception), refusal % "PyTorch sees no GPU; nvidia-smi lists no GPU")
+        self.assertEqual(self.entries(), [])
+        self.assertEqual(self.nvcc_calls(), [])
+
+    def test_the_gpu_here_and_said(self):
+        self.smi("9.0\n")
+        (lib, built), err = self.build_none()
+        self.assertTrue(built)
+        self.assertEqual(err, "cgc.build: building a.cgraph for sm_90 (arch=None: the GPU here, "
+                         "from nvidia-smi)\n")
+        self.assertEqual(self.small(self.a, arch="90"), (lib, False))
+        self.assertEqual(self.build_none(), ((lib, False), ""))
+        sys.modules["torch"] = types.SimpleNamespace(cuda=types.SimpleNamespace(
+            is_available=lambda: True, get_device_capability=lambda: (8, 0)))
+        self.addCleanup(sys.modules.pop, "torch", None)
+        (lib80, built), err = self.build_none()
+        self.assertTrue(built)
+        self.assertEqual(err, "cgc.build: building a.cgraph for sm_80 (arch=None: the GPU here, "
+                         "from PyTorch's current device)\n")
+        del sys.modules["torch"]
+        os.environ["CGC_CUDA_ARCH"] = "80,90a"
+        (_, built), err = self.build_none()
+        self.assertEqual(err, "cgc.build: building a.cgraph for sm_80, sm_90a (arch=None: "
+                         "$CGC_CUDA_ARCH)\n")
 
 
 class Depfile(common.TempDir):

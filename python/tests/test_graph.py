@@ -30,6 +30,12 @@ def setUpModule():
         d = os.path.join(out, name)
         os.makedirs(d)
         libs[name] = common.fake_library(path, d)
+    # The CUDA driver the package asks after a create fails in CUDA: a
+    # stand-in, with one GPU unless a test says otherwise.
+    libs["cuda"] = os.path.join(out, "libfake_cuda.so")
+    common.run([common.c_compiler(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared",
+                "-fPIC", os.path.join(common.HERE, "fake_cuda.c"), "-o", libs["cuda"]])
+    cgc._cuda.DRIVER = libs["cuda"]
 
 
 class CudaArray:
@@ -765,6 +771,42 @@ class BindAndBuffers(unittest.TestCase):
 
 
 class Failures(unittest.TestCase):
+    def test_no_gpu(self):
+        """A create that fails in CUDA where the driver finds no GPU, or no
+        driver is installed, says "no GPU", and why; with a GPU, or when the
+        runtime refused for another reason, the driver is not asked."""
+        m, args = decode_args()
+        driver = ctypes.CDLL(libs["cuda"])
+        self.addCleanup(driver.fake_cuda_set, 0, 1)
+        raw = "decode_step.cgraph: graph decode_step: create: fake failure"
+        missing = os.path.join(os.path.dirname(libs["cuda"]), "no-libcuda.so.1")
+        cases = [
+            (0, 0, libs["cuda"], "no GPU: the CUDA driver finds none"),
+            (100, 1, libs["cuda"], "no GPU: the CUDA driver finds none"),
+            (999, 1, libs["cuda"], "no GPU: the CUDA driver cannot start (cuInit: "
+                                   "CUDA_ERROR_UNKNOWN)"),
+            (0, 1, missing, "no GPU: no CUDA driver is installed (%s cannot be loaded)" % missing),
+        ]
+        for init, count, path, why in cases:
+            driver.fake_cuda_set(init, count)
+            cgc._cuda.DRIVER = path
+            self.addCleanup(setattr, cgc._cuda, "DRIVER", libs["cuda"])
+            fake(libs["decode"]).fake_fail_next(1)
+            with self.assertRaises(cgc.CgrtError) as e:
+                m.decode_step(**args)
+            self.assertEqual(e.exception.status, 1)
+            self.assertEqual(str(e.exception), "decode_step: create failed (CGRT_ERROR_CUDA): "
+                             "%s; the runtime said: %s" % (why, raw))
+        cgc._cuda.DRIVER = libs["cuda"]
+        driver.fake_cuda_set(100, 0)
+        calls = driver.fake_cuda_init_calls()
+        fake(libs["decode"]).fake_fail_next(2)
+        with self.assertRaises(cgc.CgrtError) as e:
+            m.decode_step(**args)
+        self.assertEqual(str(e.exception), "decode_step: create failed (CGRT_ERROR_INVALID): " +
+                         raw)
+        self.assertEqual(driver.fake_cuda_init_calls(), calls)
+
     def test_runtime_errors(self):
         m, args = decode_args()
         f = fake(libs["decode"])

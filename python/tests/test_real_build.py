@@ -3,8 +3,9 @@
 and types.cgraph built into libraries, loaded together (each keeps its own
 names), their graphs read from the generated descriptions, a second build
 served from the cache, and create failing in the runtime with its message
-(no GPU here, or, on a GPU, memory that is not the device's).  Needs the
-CUDA Toolkit (nvcc), not a GPU; skipped without them."""
+(no GPU here, which it says, or, on a GPU, memory that is not the
+device's).  Needs the CUDA Toolkit (nvcc), not a GPU; skipped without
+them."""
 import os
 
 import common
@@ -51,7 +52,32 @@ class RealBuild(common.TempDir):
         msg = str(e.exception)
         self.assertTrue(msg.startswith("decode_step: create failed (CGRT_ERROR_"), msg)
         self.assertIn("decode_step.cgraph: graph decode_step: ", msg)
+        # Without a GPU the message says so, not only CUDA's error for it.
+        why = cgc._cuda.no_gpu()
+        if why:
+            self.assertTrue(msg.startswith("decode_step: create failed (CGRT_ERROR_CUDA): no GPU: "
+                                           + why + "; the runtime said: "), msg)
         print("create refused as expected: " + msg)
+
+    def test_template_kernels(self):
+        """The companion of template kernels is compiled and linked: the
+        library defines each instantiation's accessor, so it loads (RTLD_NOW
+        would refuse an undefined cgc_template_... symbol)."""
+        d = os.path.join(self.tmp, "t")
+        os.makedirs(d)
+        with open(os.path.join(d, "scale.cuh"), "w") as f:
+            f.write("template <typename T, int N> __global__ void scale(T *x) "
+                    "{ x[threadIdx.x] *= N; }\n")
+        with open(os.path.join(d, "t.cgraph"), "w") as f:
+            f.write('kernel s = scale<float, 2>(inout x: f32*) from "scale.cuh";\n'
+                    "graph g {\n    buffer x: f32[32] = 0;\n    s(x) grid(1) block(32);\n}\n")
+        m = cgc.build(os.path.join(d, "t.cgraph"), cgc=os.environ["CGC_TEST_PREFIX"],
+                      nvcc=os.environ["CGC_TEST_NVCC"], cache_dir=os.path.join(self.tmp, "cache"),
+                      arch=os.environ.get("CGC_TEST_ARCH") or None)
+        self.assertEqual(list(m.graphs), ["g"])
+        self.assertRegex(common.run(["nm", "-D", "--defined-only", m.path]),
+                         r" [TW] cgc_template_s_\w+\n")
+        self.assertNotIn("cgc_template_", common.run(["nm", "-D", "--undefined-only", m.path]))
 
 
 if __name__ == "__main__":
