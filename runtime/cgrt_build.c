@@ -1,0 +1,506 @@
+/* cgrt_build.c: the CUDA graph made from the tables: nodes, conditions and
+ * edges added, instantiated and uploaded; and made again. */
+#include "cgrt_internal.h"
+
+/* Adds control node v's condition kernel (step 0: before the node; 1: at
+ * the end of a while's body) after `deps`.  The edges are full ones: with
+ * programmatic edges into it (the kernel waiting for its predecessors on
+ * the device) a loop ran 0.2 us an iteration faster on one H200 and failed
+ * with cudaErrorLaunchFailure on another of the same driver. */
+static cgrt_status add_eval(cgrt_graph *g, uint32_t v, unsigned step, cudaGraph_t graph,
+                            const cudaGraphNode_t *deps, size_t ndeps) {
+  NodeParams p;
+  cgrt_node_params(g, v, step, &p);
+  return cgrt_add_params(g, v, &p, &g->evals[2 * v + step], graph, deps, ndeps);
+}
+
+/* A control node: its handle in the graph that holds it, the kernel that
+ * sets it, then the conditional node with its bodies. */
+static cgrt_status add_control(cgrt_graph *g, uint32_t v, enum cudaGraphConditionalNodeType type,
+                               cudaGraph_t graph, const cudaGraphNode_t *deps, size_t ndeps) {
+  const cgrt_graph_desc *d = g->d;
+  const cgrt_node_desc *nd = &d->nodes[v];
+  cudaError_t err;
+  if ((err = CU(cudaGraphConditionalHandleCreate(&g->handles[v], graph, 0, 0))) != cudaSuccess)
+    return fail_node(d, nd, "cudaGraphConditionalHandleCreate", err);
+  cgrt_status s = add_eval(g, v, 0, graph, deps, ndeps);
+  if (s != CGRT_OK)
+    return s;
+  struct cudaGraphNodeParams c;
+  memset(&c, 0, sizeof c);
+  c.type = cudaGraphNodeTypeConditional;
+  c.conditional.handle = g->handles[v];
+  c.conditional.type = type;
+  c.conditional.size = nd->nbodies;
+  if ((err = CU(cudaGraphAddNode(&g->nodes[v], graph, &g->evals[2 * v], NULL, 1, &c))) !=
+      cudaSuccess)
+    return fail_node(d, nd, "cudaGraphAddNode (conditional)", err);
+  for (uint32_t b = 0; b < nd->nbodies; b++)
+    g->bodies[g->body_base[v] + b] = c.conditional.phGraph_out[b];
+  return CGRT_OK;
+}
+
+/* A kernel node's priority and cluster, which only adding it sets. */
+static cgrt_status set_attributes(cgrt_graph *g, uint32_t v) {
+  const cgrt_node_desc *nd = &g->d->nodes[v];
+  cudaLaunchAttributeValue a;
+  cudaError_t err;
+  if (nd->has_priority) {
+    memset(&a, 0, sizeof a);
+    a.priority = nd->priority;
+    if ((err = CU(cudaGraphKernelNodeSetAttribute(g->nodes[v], cudaLaunchAttributePriority, &a))) !=
+        cudaSuccess)
+      return fail_node(g->d, nd, "cudaGraphKernelNodeSetAttribute", err);
+  }
+  if (nd->has_cluster) {
+    memset(&a, 0, sizeof a);
+    a.clusterDim.x = nd->cluster[0];
+    a.clusterDim.y = nd->cluster[1];
+    a.clusterDim.z = nd->cluster[2];
+    if ((err = CU(cudaGraphKernelNodeSetAttribute(g->nodes[v], cudaLaunchAttributeClusterDimension,
+                                                  &a))) != cudaSuccess)
+      return fail_node(g->d, nd, "cudaGraphKernelNodeSetAttribute", err);
+  }
+  return CGRT_OK;
+}
+
+/* Adds node v (nnodes: the scalar upload) to `graph` with its dependencies. */
+static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
+                            const cudaGraphNode_t *deps, size_t ndeps) {
+  if (v == g->d->nnodes)
+    return cgrt_add_loader(g, graph, deps, ndeps);
+  switch (node_kind(&g->d->nodes[v])) {
+  case CGRT_WHILE_NODE: return add_control(g, v, cudaGraphCondTypeWhile, graph, deps, ndeps);
+  case CGRT_IF_NODE: return add_control(g, v, cudaGraphCondTypeIf, graph, deps, ndeps);
+  case CGRT_SWITCH_NODE: return add_control(g, v, cudaGraphCondTypeSwitch, graph, deps, ndeps);
+  case CGRT_KERNEL_NODE: {
+    NodeParams p;
+    cgrt_node_params(g, v, 0, &p);
+    cgrt_status s = cgrt_add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
+    if (s == CGRT_OK)
+      s = set_attributes(g, v);
+    return s == CGRT_OK && g->dev_node[v] ? cgrt_device_updatable(g, v) : s;
+  }
+  case CGRT_COPY_NODE:
+  case CGRT_FILL_NODE: {
+    NodeParams p;
+    cgrt_node_params(g, v, 0, &p);
+    return cgrt_add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
+  }
+  case CGRT_CAPTURE_NODE:
+  case CGRT_COLLECTIVE_NODE: return cgrt_add_capture(g, v, graph, deps, ndeps);
+  }
+  return CGRT_OK; /* check_desc refused other kinds */
+}
+
+/* Marks, for each edge, whether it goes in as programmatic.  A pdl kernel
+ * built for an architecture below 9.0 cannot contain the wait
+ * (griddepcontrol.wait) that a programmatic edge relies on, even when its
+ * PTX runs on a newer GPU, and a GPU below 9.0 has no such edges: then the
+ * edge stays a full one. */
+static cgrt_status programmatic_edges(cgrt_graph *g, uint8_t *prog) {
+  const cgrt_graph_desc *d = g->d;
+  int major = 0;
+  cudaError_t err;
+  uint8_t *checked = NULL, *ok = NULL;
+  cgrt_status s = CGRT_OK;
+  for (uint32_t i = 0; i < d->nedges && s == CGRT_OK; i++) {
+    prog[i] = 0;
+    if (!d->edges[3 * i + 2])
+      continue;
+    if (!checked) {
+      checked = xcalloc(d->nkernels, 1);
+      ok = xcalloc(d->nkernels, 1);
+      if (!checked || !ok) {
+        s = no_memory(d);
+        break;
+      }
+      if ((err = CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                                           g->device))) != cudaSuccess) {
+        s = fail(d, "cudaDeviceGetAttribute", err);
+        break;
+      }
+    }
+    const cgrt_node_desc *to = &d->nodes[d->edges[3 * i + 1]];
+    uint32_t k = to->kernel;
+    if (!checked[k]) {
+      struct cudaFuncAttributes attr;
+      if ((err = CU(cudaFuncGetAttributes(&attr, g->funcs[k]))) != cudaSuccess) {
+        s = fail_node(d, to, "cudaFuncGetAttributes", err);
+        break;
+      }
+      checked[k] = 1;
+      ok[k] = major >= 9 && attr.ptxVersion >= 90;
+    }
+    prog[i] = ok[k];
+  }
+  xfree(checked);
+  xfree(ok);
+  return s;
+}
+
+/* Edge i of the table (from i < nedges) or an edge from the scalar upload
+ * (node nnodes) to a node that reads a scalar slot (the table's loads) or
+ * takes a scalar the upload writes into its parameters (g->dev_edges). */
+static void edge_ends(const cgrt_graph *g, uint32_t i, uint32_t *from, uint32_t *to) {
+  const cgrt_graph_desc *d = g->d;
+  *from = i < d->nedges ? d->edges[3 * i] : d->nnodes;
+  *to = i < d->nedges                ? d->edges[3 * i + 1]
+        : i < d->nedges + d->nloads ? d->loads[i - d->nedges]
+                                    : g->dev_edges[i - d->nedges - d->nloads];
+}
+
+/* Adds the nodes of each graph (the top, then every body) in the order of
+ * the node table, each with its predecessors as dependencies, as a
+ * hand-written graph does (adding every edge in one call afterwards
+ * replayed no faster and created 10,000 nodes about 10% slower on the
+ * H200: BENCHMARKS.md).  cgc writes the table in the order the nodes are
+ * written, and data flow only ever adds an edge from an earlier node to a
+ * later one; a written edge may still go backward (`b -> a` with a
+ * written first), and such an edge, like a programmatic one, is added
+ * once every node of its graph exists.  A control node comes before its
+ * bodies' nodes, so a body's graph exists (its control node was added)
+ * before its turn comes; edges never leave a body.  A graph with several
+ * entry nodes gets one empty kernel in front of them: a launch of 100
+ * independent nodes then takes about 30 us instead of 110, and the decode
+ * step's two entries cost 5 us a step more than one; an empty graph node
+ * does not do it, instantiation drops it.  A while's body ends in the
+ * kernel that evaluates its condition again, after every node of the
+ * body. */
+static cgrt_status add_nodes(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  cudaError_t err;
+  /* A kernel's limit on dynamic shared memory is raised once, to the most
+   * any of its nodes asks. */
+  for (uint32_t k = 0; k < d->nkernels; k++) {
+    uint32_t most = 0, at = 0;
+    for (uint32_t n = 0; n < d->nnodes; n++)
+      if (node_kind(&d->nodes[n]) == CGRT_KERNEL_NODE && d->nodes[n].kernel == k &&
+          d->nodes[n].smem > most)
+        most = d->nodes[n].smem, at = n;
+    if (most <= BIG_SMEM)
+      continue;
+    if (kernel_kind(d, k) == CGRT_KERNEL_MODULE) { /* a module's kernel, for this device */
+      if ((err = CU(cudaKernelSetAttributeForDevice((cudaKernel_t)g->funcs[k],
+                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    (int)most, g->device))) != cudaSuccess)
+        return fail_node(d, &d->nodes[at], "cudaKernelSetAttributeForDevice", err);
+    } else if ((err = CU(cudaFuncSetAttribute(g->funcs[k],
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)most))) != cudaSuccess) {
+      return fail_node(d, &d->nodes[at], "cudaFuncSetAttribute", err);
+    }
+  }
+  /* Node d->nnodes is the scalar upload, when there is one: the first of
+   * the top graph. */
+  uint32_t nl = d->nloads + g->ndev_edges;
+  uint32_t n = d->nnodes + (nl ? 1 : 0), m = d->nedges + nl;
+  uint32_t nfill = (n > g->ngraphs ? n : g->ngraphs) + 1;
+  uint32_t *gid = xcalloc(n, sizeof *gid), *start = xcalloc(n + 1, sizeof *start);
+  uint32_t *pred = xcalloc(m, sizeof *pred), *fill = xcalloc(nfill, sizeof *fill);
+  uint32_t *gstart = xcalloc(g->ngraphs + 1, sizeof *gstart), *glist = xcalloc(n, sizeof *glist);
+  uint32_t *lstart = xcalloc(g->ngraphs + 1, sizeof *lstart);
+  uint32_t *llist = xcalloc(d->nedges, sizeof *llist);
+  uint8_t *has_in = xcalloc(n, 1), *has_out = xcalloc(n, 1), *late = xcalloc(d->nedges, 1);
+  uint8_t *prog = xcalloc(d->nedges, 1);
+  cudaGraphNode_t *deps = xcalloc(n + 1, sizeof *deps);
+  cudaGraphNode_t *from = NULL, *to = NULL;
+  cudaGraphEdgeData *data = NULL;
+  cgrt_status s = CGRT_OK;
+  if (!gid || !start || !pred || !fill || !gstart || !glist || !lstart || !llist || !has_in ||
+      !has_out || !late || !prog || !deps) {
+    s = no_memory(d);
+    goto done;
+  }
+  if ((s = programmatic_edges(g, prog)) != CGRT_OK)
+    goto done;
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    gid[v] = d->nodes[v].scope == CGRT_TOP ? 0
+                                           : g->body_base[d->nodes[v].scope] + d->nodes[v].branch;
+  /* Each node's predecessors that go in with it, pred[start[v] ..
+   * start[v + 1]); the later edges of each graph, llist[lstart[k] ..
+   * lstart[k + 1]). */
+  uint32_t nlate = 0;
+  for (uint32_t i = 0; i < m; i++) {
+    uint32_t a, b;
+    edge_ends(g, i, &a, &b);
+    has_out[a] = has_in[b] = 1;
+    if (i < d->nedges && (prog[i] || a > b)) {
+      late[i] = 1;
+      lstart[gid[a] + 1]++;
+      nlate++;
+    } else {
+      start[b + 1]++;
+    }
+  }
+  for (uint32_t v = 0; v < n; v++)
+    start[v + 1] += start[v];
+  for (uint32_t k = 0; k < g->ngraphs; k++)
+    lstart[k + 1] += lstart[k];
+  for (uint32_t i = 0; i < m; i++) {
+    uint32_t a, b;
+    edge_ends(g, i, &a, &b);
+    if (i >= d->nedges || !late[i])
+      pred[start[b] + fill[b]++] = a;
+  }
+  memset(fill, 0, nfill * sizeof *fill);
+  for (uint32_t i = 0; i < d->nedges; i++)
+    if (late[i]) {
+      uint32_t k = gid[d->edges[3 * i]];
+      llist[lstart[k] + fill[k]++] = i;
+    }
+  /* The nodes of each graph in table order, glist[gstart[k] ..
+   * gstart[k + 1]), the scalar upload first. */
+  for (uint32_t v = 0; v < n; v++)
+    gstart[gid[v] + 1]++;
+  for (uint32_t k = 0; k < g->ngraphs; k++)
+    gstart[k + 1] += gstart[k];
+  memset(fill, 0, nfill * sizeof *fill);
+  if (n > d->nnodes)
+    glist[fill[0]++] = d->nnodes;
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    glist[gstart[gid[v]] + fill[gid[v]]++] = v;
+  for (uint32_t k = 0; k < g->ngraphs && s == CGRT_OK; k++) {
+    cudaGraph_t graph = g->bodies[k];
+    uint32_t roots = 0;
+    for (uint32_t i = gstart[k]; i < gstart[k + 1]; i++)
+      roots += !has_in[glist[i]];
+    cudaGraphNode_t entry = NULL;
+    if (roots >= ENTRY_ROOTS) {
+      struct cudaKernelNodeParams p = {0};
+      p.func = (void *)kernel_address(cgrt_entry);
+      p.gridDim = (dim3){1, 1, 1};
+      p.blockDim = (dim3){1, 1, 1};
+      if ((err = CU(cudaGraphAddKernelNode(&entry, graph, NULL, 0, &p))) != cudaSuccess) {
+        s = fail(d, "cudaGraphAddKernelNode (entry)", err);
+        break;
+      }
+    }
+    for (uint32_t i = gstart[k]; i < gstart[k + 1] && s == CGRT_OK; i++) {
+      uint32_t v = glist[i];
+      size_t nd = 0;
+      for (uint32_t j = start[v]; j < start[v + 1]; j++)
+        deps[nd++] = pred[j] == d->nnodes ? g->loader : g->nodes[pred[j]];
+      if (!has_in[v] && entry)
+        deps[nd++] = entry;
+      s = add_node(g, v, graph, deps, nd);
+    }
+    if (s != CGRT_OK || k == 0)
+      continue;
+    /* A while's body: the condition again, after the body's last nodes;
+     * unless a kernel of the body takes the while's handle and sets it. */
+    uint32_t owner = g->owner[k];
+    if (node_kind(&d->nodes[owner]) != CGRT_WHILE_NODE || d->nodes[owner].body_sets_handle)
+      continue;
+    size_t nd = 0;
+    for (uint32_t i = gstart[k]; i < gstart[k + 1]; i++)
+      if (!has_out[glist[i]])
+        deps[nd++] = g->nodes[glist[i]];
+    s = add_eval(g, owner, 1, graph, deps, nd);
+  }
+  if (s != CGRT_OK || !nlate)
+    goto done;
+  /* The later edges, a call per graph that has some; a programmatic one
+   * with the edge data that makes it so. */
+  from = xcalloc(nlate, sizeof *from);
+  to = xcalloc(nlate, sizeof *to);
+  data = xcalloc(nlate, sizeof *data);
+  if (!from || !to || !data) {
+    s = no_memory(d);
+    goto done;
+  }
+  for (uint32_t k = 0; k < g->ngraphs && s == CGRT_OK; k++) {
+    size_t c = 0;
+    int backward = 0;
+    for (uint32_t j = lstart[k]; j < lstart[k + 1]; j++, c++) {
+      uint32_t i = llist[j];
+      from[c] = g->nodes[d->edges[3 * i]];
+      to[c] = g->nodes[d->edges[3 * i + 1]];
+      if (prog[i]) {
+        data[c].from_port = cudaGraphKernelNodePortProgrammatic;
+        data[c].type = cudaGraphDependencyTypeProgrammatic;
+      } else {
+        backward = 1;
+      }
+    }
+    if (c && (err = CU(cudaGraphAddDependencies(g->bodies[k], from, to, data, c))) != cudaSuccess)
+      s = fail(d, backward ? "cudaGraphAddDependencies" : "cudaGraphAddDependencies (programmatic)",
+               err);
+  }
+done:
+  xfree(from);
+  xfree(to);
+  xfree(data);
+  xfree(gid);
+  xfree(start);
+  xfree(pred);
+  xfree(fill);
+  xfree(gstart);
+  xfree(glist);
+  xfree(lstart);
+  xfree(llist);
+  xfree(has_in);
+  xfree(has_out);
+  xfree(late);
+  xfree(prog);
+  xfree(deps);
+  return s;
+}
+
+/* Numbers the graphs: the top is 0, then each control node's bodies in
+ * node order. */
+cgrt_status cgrt_number_graphs(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  uint32_t next = 1, controls = 0;
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    if (is_control(node_kind(&d->nodes[v]))) {
+      controls++;
+      g->body_base[v] = next;
+      next += d->nodes[v].nbodies;
+    }
+  g->ngraphs = next;
+  g->bodies = xcalloc(next, sizeof *g->bodies);
+  g->owner = xcalloc(next, sizeof *g->owner);
+  g->evals = xcalloc(2 * (size_t)(controls ? d->nnodes : 0), sizeof *g->evals);
+  g->handles = xcalloc(controls ? d->nnodes : 0, sizeof *g->handles);
+  if (!g->bodies || !g->owner || !g->evals || !g->handles)
+    return no_memory(d);
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    if (is_control(node_kind(&d->nodes[v])))
+      for (uint32_t b = 0; b < d->nodes[v].nbodies; b++)
+        g->owner[g->body_base[v] + b] = v;
+  return CGRT_OK;
+}
+
+/* The graph from the tables, with the current bindings and values (every
+ * capture function runs), instantiated and, when create was asked to,
+ * uploaded in `stream`. */
+cgrt_status cgrt_make_graph(cgrt_graph *g, cudaStream_t stream) {
+  const cgrt_graph_desc *d = g->d;
+  cudaError_t err;
+  cgrt_status s;
+  if ((err = CU(cudaGraphCreate(&g->graph, 0))) != cudaSuccess)
+    return fail(d, "cudaGraphCreate", err);
+  account(1, 0);
+  g->bodies[0] = g->graph;
+  if (g->nupdates || g->ngrids) { /* the table's address goes into the upload's parameter */
+    void *p = NULL;
+    if ((err = CU(cudaMalloc(&p, g->updates_bytes))) != cudaSuccess)
+      return fail(d, "cudaMalloc (device updates)", err);
+    g->updates = p;
+    account(1, g->updates_bytes);
+  }
+  if ((s = add_nodes(g)) != CGRT_OK ||
+      ((g->nupdates || g->ngrids) && (s = cgrt_write_updates(g)) != CGRT_OK))
+    return s;
+  int priorities = 0;
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    priorities |= d->nodes[n].has_priority;
+  err = CU(cudaGraphInstantiate(&g->exec, g->graph,
+                                priorities ? cudaGraphInstantiateFlagUseNodePriority : 0));
+  if (err != cudaSuccess)
+    return fail(d, "cudaGraphInstantiate", err);
+  account(1, 0);
+  if (d->ngrid_code && (s = cgrt_apply_grids(g)) != CGRT_OK)
+    return s;
+  for (uint32_t n = 0; n < d->nnodes; n++) /* what the new graph's nodes hold */
+    if (g->dev_grid[n])
+      cgrt_node_grid(g, n, &g->grid_dims[3 * n]);
+  /* A graph whose nodes update others on the device must be uploaded
+   * before its first launch. */
+  if (g->upload || g->nupdates || g->ngrids) {
+    if ((err = CU(cudaGraphUpload(g->exec, stream))) != cudaSuccess)
+      return fail(d, "cudaGraphUpload", err);
+    if ((err = CU(cudaStreamSynchronize(stream))) != cudaSuccess)
+      return fail(d, "cudaStreamSynchronize", err);
+  }
+  return CGRT_OK;
+}
+
+/* The graph built again from the tables with the current bindings, put
+ * in place of the one there, which stays whole if this fails: after a
+ * bind gave a capture node's work another shape.  Every capture function
+ * runs again and the graph is instantiated (and uploaded) anew, as at
+ * create. */
+cgrt_status cgrt_rebuild(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  size_t controls = 0;
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    controls += is_control(node_kind(&d->nodes[v]));
+  size_t per_node = controls ? d->nnodes : 0;
+  cudaGraph_t graph = g->graph, *bodies = g->bodies;
+  cudaGraphExec_t exec = g->exec;
+  cudaGraphNode_t *nodes = g->nodes, *evals = g->evals, loader = g->loader;
+  int loader_on = g->loader_on;
+  cudaGraphConditionalHandle *handles = g->handles;
+  uint64_t *shapes = g->shapes;
+  unsigned char *updates = g->updates; /* the old graph's nodes' handles */
+  cgrt_loads_head head;
+  if (g->loads)
+    memcpy(&head, g->loads, sizeof head);
+  uint8_t *grid_off = xcalloc(d->nnodes, 1); /* the old exec's, for a failure */
+  uint32_t *grid_dims = xcalloc(3 * (size_t)d->nnodes, sizeof *grid_dims);
+  if (grid_off)
+    memcpy(grid_off, g->grid_off, d->nnodes);
+  if (grid_dims)
+    memcpy(grid_dims, g->grid_dims, 3 * (size_t)d->nnodes * sizeof *grid_dims);
+  g->graph = NULL;
+  g->exec = NULL;
+  g->loader = NULL;
+  g->updates = NULL;
+  g->nodes = xcalloc(d->nnodes, sizeof *g->nodes);
+  g->evals = xcalloc(2 * per_node, sizeof *g->evals);
+  g->bodies = xcalloc(g->ngraphs, sizeof *g->bodies);
+  g->handles = xcalloc(per_node, sizeof *g->handles);
+  g->shapes = xcalloc(d->nnodes, sizeof *g->shapes);
+  cgrt_status s = !g->nodes || !g->evals || !g->bodies || !g->handles || !g->shapes ||
+                          !grid_off || !grid_dims
+                      ? no_memory(d)
+                      : cgrt_make_graph(g, g->capture_stream);
+  int ok = s == CGRT_OK;
+  /* Drop the graph that lost: the old one, or the new one and whatever
+   * of it was made. */
+  cudaGraphExec_t drop_exec = ok ? exec : g->exec;
+  cudaGraph_t drop = ok ? graph : g->graph;
+  if (drop_exec && cudaGraphExecDestroy(drop_exec) == cudaSuccess)
+    account(-1, 0);
+  cgrt_drop_graph(drop);
+  unsigned char *drop_updates = ok ? updates : g->updates;
+  if (drop_updates && cudaFree(drop_updates) == cudaSuccess) /* waits for launches in flight */
+    account(-1, g->updates_bytes);
+  if (ok) {
+    g->reupload = 0;
+    xfree(nodes);
+    xfree(evals);
+    xfree(bodies);
+    xfree(handles);
+    xfree(shapes);
+    xfree(grid_off);
+    xfree(grid_dims);
+    return CGRT_OK;
+  }
+  if (grid_off)
+    memcpy(g->grid_off, grid_off, d->nnodes);
+  if (grid_dims)
+    memcpy(g->grid_dims, grid_dims, 3 * (size_t)d->nnodes * sizeof *grid_dims);
+  xfree(grid_off);
+  xfree(grid_dims);
+  xfree(g->nodes);
+  xfree(g->evals);
+  xfree(g->bodies);
+  xfree(g->handles);
+  xfree(g->shapes);
+  g->graph = graph;
+  g->exec = exec;
+  g->nodes = nodes;
+  g->evals = evals;
+  g->loader = loader;
+  g->loader_on = loader_on;
+  g->bodies = bodies;
+  g->handles = handles;
+  g->shapes = shapes;
+  g->updates = updates;
+  if (g->loads)
+    memcpy(g->loads, &head, sizeof head);
+  return s;
+}
