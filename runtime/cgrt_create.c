@@ -47,30 +47,28 @@ static cgrt_status join_comm(cgrt_graph *g, void *comm) {
   return CGRT_OK;
 }
 
-static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options *o) {
+/* The upload's parameter: room for the scalars in device memory and the
+ * grids the upload sets, as pairs. */
+static cgrt_status alloc_loads(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  uint32_t memory = g->ngrids; /* pairs: a scalar's value, or a node's grid */
+  for (uint32_t i = 0; i < d->nscalars; i++)
+    memory += d->scalars[i].memory || g->dev_scalar[i];
+  g->load_cap = memory <= 8 ? 8 : memory <= 64 ? 64 : memory <= 512 ? 512 : LOADS_MOST;
+  unsigned room = atomic_load_explicit(&upload_room, memory_order_relaxed);
+  g->load_room = room && room < g->load_cap ? room : g->load_cap;
+  g->loads = xcalloc(1, CGRT_LOADS_BYTES(g->load_cap));
+  return g->loads ? CGRT_OK : no_memory(d);
+}
+
+/* The graph's arrays per argument and per node; the scalars' first
+ * values. */
+static cgrt_status alloc_state(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   uint32_t nargs = 0;
   for (uint32_t n = 0; n < d->nnodes; n++)
     if (d->nodes[n].arg + d->nodes[n].nargs > nargs)
       nargs = d->nodes[n].arg + d->nodes[n].nargs;
-  g->words = (d->nscalars + 63) / 64;
-  g->base = xcalloc(d->nbuffers, sizeof *g->base);
-  g->values = xcalloc(d->nscalars, sizeof *g->values);
-  g->pending = xcalloc(g->words, sizeof *g->pending);
-  cgrt_status s = cgrt_plan_updates(g);
-  if (s != CGRT_OK)
-    return s;
-  if (d->nloads || g->nupdates || g->ngrids) {
-    uint32_t memory = g->ngrids; /* pairs: a scalar's value, or a node's grid */
-    for (uint32_t i = 0; i < d->nscalars; i++)
-      memory += d->scalars[i].memory || g->dev_scalar[i];
-    g->load_cap = memory <= 8 ? 8 : memory <= 64 ? 64 : memory <= 512 ? 512 : LOADS_MOST;
-    unsigned room = atomic_load_explicit(&upload_room, memory_order_relaxed);
-    g->load_room = room && room < g->load_cap ? room : g->load_cap;
-    g->loads = xcalloc(1, CGRT_LOADS_BYTES(g->load_cap));
-    if (!g->loads)
-      return no_memory(d);
-  }
   g->value_dirty = xcalloc(d->nscalars, 1);
   g->params = xcalloc(nargs, sizeof *g->params);
   g->param_ptrs = xcalloc(nargs, sizeof *g->param_ptrs);
@@ -83,30 +81,47 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   if (!g->base || !g->values || !g->pending || !g->value_dirty || !g->params || !g->param_ptrs ||
       !g->nodes || !g->extra_at || !g->body_base || !g->shapes || !g->grid_off || !g->stamp)
     return no_memory(d);
-  s = cgrt_number_graphs(g);
-  if (s != CGRT_OK)
-    return s;
   for (uint32_t i = 0; i < nargs; i++)
     g->param_ptrs[i] = &g->params[i];
   for (uint32_t i = 0; i < d->nscalars; i++)
     g->values[i] = d->scalars[i].init;
-  if (d->collectives && (s = join_comm(g, o->comm)) != CGRT_OK)
-    return s;
+  return CGRT_OK;
+}
+
+/* The extern buffers at the pointers create was given, each checked. */
+static cgrt_status bind_externs(cgrt_graph *g, void *const *externs) {
+  const cgrt_graph_desc *d = g->d;
   for (uint32_t i = 0, e = 0; i < d->nbuffers; i++) {
     const cgrt_buffer_desc *b = &d->buffers[i];
     if (!is_extern(buffer_kind(b)))
       continue;
-    if ((s = cgrt_check_pointer(d, b, externs[e])) != CGRT_OK)
+    cgrt_status s = cgrt_check_pointer(d, b, externs[e]);
+    if (s != CGRT_OK)
       return s;
     g->base[i] = externs[e++];
   }
-  if ((s = cgrt_alloc_memory(g)) != CGRT_OK || (s = cgrt_init_memory(g)) != CGRT_OK ||
-      (s = cgrt_index_uses(g)) != CGRT_OK || (s = cgrt_find_kernels(g)) != CGRT_OK)
+  return CGRT_OK;
+}
+
+/* What create makes, in order: the plan of updates, host state, device
+ * memory, the kernels, then the graph (freed by cgrt_destroy on failure). */
+static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options *o) {
+  const cgrt_graph_desc *d = g->d;
+  g->words = (d->nscalars + 63) / 64;
+  g->base = xcalloc(d->nbuffers, sizeof *g->base);
+  g->values = xcalloc(d->nscalars, sizeof *g->values);
+  g->pending = xcalloc(g->words, sizeof *g->pending);
+  cgrt_status s;
+  if ((s = cgrt_plan_updates(g)) != CGRT_OK ||
+      ((d->nloads || g->nupdates || g->ngrids) && (s = alloc_loads(g)) != CGRT_OK) ||
+      (s = alloc_state(g)) != CGRT_OK || (s = cgrt_number_graphs(g)) != CGRT_OK ||
+      (d->collectives && (s = join_comm(g, o->comm)) != CGRT_OK) ||
+      (s = bind_externs(g, externs)) != CGRT_OK || (s = cgrt_alloc_memory(g)) != CGRT_OK ||
+      (s = cgrt_init_memory(g)) != CGRT_OK || (s = cgrt_index_uses(g)) != CGRT_OK ||
+      (s = cgrt_find_kernels(g)) != CGRT_OK)
     return s;
   g->upload = o->upload;
-  if ((s = cgrt_make_graph(g, o->stream)) != CGRT_OK)
-    return s;
-  return CGRT_OK;
+  return cgrt_make_graph(g, o->stream);
 }
 
 cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const *externs,
