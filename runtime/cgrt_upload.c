@@ -123,6 +123,111 @@ static int takes_value(const cgrt_graph_desc *d, const cgrt_node_desc *nd, uint3
   return 0;
 }
 
+/* Kernel nodes at the top that take a scalar by value and read no extern
+ * buffer, each kept only if every scalar it takes by value has at least
+ * `least` such takers. */
+static void choose_value_nodes(cgrt_graph *g, unsigned least, uint32_t *takers) {
+  const cgrt_graph_desc *d = g->d;
+  for (uint32_t n = 0; n < d->nnodes; n++) {
+    const cgrt_node_desc *nd = &d->nodes[n];
+    if (node_kind(nd) != CGRT_KERNEL_NODE || nd->scope != CGRT_TOP || nd->grid_expr)
+      continue;
+    int by_value = 0, bound = 0;
+    for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++) {
+      const cgrt_arg_desc *x = &d->args[a];
+      by_value |= arg_kind(x) == CGRT_ARG_SCALAR_VALUE;
+      bound |= arg_kind(x) == CGRT_ARG_BUFFER && is_extern(buffer_kind(&d->buffers[x->index]));
+    }
+    if (!by_value || bound)
+      continue;
+    g->dev_node[n] = 1;
+    for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++)
+      if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE &&
+          !takes_value(d, nd, d->args[a].index, a))
+        takers[d->args[a].index]++;
+  }
+  for (uint32_t n = 0; n < d->nnodes; n++) {
+    const cgrt_node_desc *nd = &d->nodes[n];
+    for (uint32_t a = nd->arg; g->dev_node[n] && a < nd->arg + nd->nargs; a++)
+      if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE && takers[d->args[a].index] < least)
+        g->dev_node[n] = 0;
+  }
+}
+
+/* Grids likewise: when at least `least` kernel nodes at the top have a
+ * grid that follows scalars (and read no extern buffer and take no
+ * scalar by value), the host works out their grids at each launch
+ * after a set, as it does for the others, and the upload sets those
+ * that changed on the device (cudaGraphKernelNodeSetGridDim, and
+ * cudaGraphKernelNodeSetEnabled for an extent of 0): about 1.4 us of
+ * host time a node from the host, nothing more than the upload's own
+ * update this way.  But only while the graph then has at most
+ * DEVICE_NODES_MOST device-updatable nodes: beyond that a launch may
+ * cost the host more (bench/device_nodes.cu on an H200, two runs: up to
+ * 32 such nodes 1.00x to 1.03x the plain graph's launch, 48 1.00x and
+ * 1.43x, 100 1.39x and 1.35x), which a grid that seldom changes would
+ * pay at every launch. */
+static void choose_grid_nodes(cgrt_graph *g, unsigned least) {
+  const cgrt_graph_desc *d = g->d;
+  uint32_t grids = 0, updatable = 0;
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    updatable += g->dev_node[n];
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t n = 0; n < d->nnodes; n++) {
+      const cgrt_node_desc *nd = &d->nodes[n];
+      if (node_kind(nd) != CGRT_KERNEL_NODE || nd->scope != CGRT_TOP || !nd->grid_expr)
+        continue;
+      int other = 0;
+      for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++) {
+        const cgrt_arg_desc *x = &d->args[a];
+        other |= arg_kind(x) == CGRT_ARG_SCALAR_VALUE ||
+                 (arg_kind(x) == CGRT_ARG_BUFFER && is_extern(buffer_kind(&d->buffers[x->index])));
+      }
+      if (other)
+        continue;
+      if (pass == 0)
+        grids++;
+      else if (grids >= least && updatable + grids <= DEVICE_NODES_MOST)
+        g->dev_grid[n] = g->dev_node[n] = 1;
+    }
+}
+
+/* The device-updatable nodes that the table's loads do not already put
+ * after the upload (dev_edges), and the update table's entries: a node's
+ * by-value scalars, then the grids. */
+static cgrt_status list_updates(cgrt_graph *g, uint8_t *loaded) {
+  const cgrt_graph_desc *d = g->d;
+  for (uint32_t i = 0; i < d->nloads; i++)
+    loaded[d->loads[i]] = 1;
+  uint32_t edges = 0;
+  for (uint32_t n = 0; n < d->nnodes; n++) {
+    const cgrt_node_desc *nd = &d->nodes[n];
+    if (!g->dev_node[n])
+      continue;
+    edges += !loaded[n];
+    for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++)
+      if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE) {
+        g->dev_scalar[d->args[a].index] = 1;
+        g->nupdates++;
+      }
+  }
+  if (edges && !(g->dev_edges = xcalloc(edges, sizeof *g->dev_edges)))
+    return no_memory(d);
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    if (g->dev_node[n] && !loaded[n])
+      g->dev_edges[g->ndev_edges++] = n;
+  for (uint32_t n = 0; n < d->nnodes; n++)
+    if (g->dev_grid[n])
+      g->grid_entry[n] = g->nupdates + g->ngrids++; /* after the parameters' entries */
+  if (g->ngrids && (!(g->grid_queue = xcalloc(g->ngrids, sizeof *g->grid_queue)) ||
+                    !(g->grid_value = xcalloc(g->ngrids, sizeof *g->grid_value))))
+    return no_memory(d);
+  if (g->nupdates || g->ngrids)
+    g->updates_bytes = updates_at(d) + (uint64_t)(g->nupdates + g->ngrids) *
+                                           sizeof(cgrt_value_update);
+  return CGRT_OK;
+}
+
 /* Which by-value scalars the upload writes into node parameters on the
  * device, and into which nodes.  Updating a kernel node from the host
  * costs about 0.5 us of host time a node at every launch after a set; a
@@ -155,97 +260,12 @@ cgrt_status cgrt_plan_updates(cgrt_graph *g) {
     xfree(loaded);
     return no_memory(d);
   }
-  for (uint32_t n = 0; n < d->nnodes; n++) {
-    const cgrt_node_desc *nd = &d->nodes[n];
-    if (node_kind(nd) != CGRT_KERNEL_NODE || nd->scope != CGRT_TOP || nd->grid_expr)
-      continue;
-    int by_value = 0, bound = 0;
-    for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++) {
-      const cgrt_arg_desc *x = &d->args[a];
-      by_value |= arg_kind(x) == CGRT_ARG_SCALAR_VALUE;
-      bound |= arg_kind(x) == CGRT_ARG_BUFFER && is_extern(buffer_kind(&d->buffers[x->index]));
-    }
-    if (!by_value || bound)
-      continue;
-    g->dev_node[n] = 1;
-    for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++)
-      if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE &&
-          !takes_value(d, nd, d->args[a].index, a))
-        takers[d->args[a].index]++;
-  }
-  for (uint32_t n = 0; n < d->nnodes; n++) {
-    const cgrt_node_desc *nd = &d->nodes[n];
-    for (uint32_t a = nd->arg; g->dev_node[n] && a < nd->arg + nd->nargs; a++)
-      if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE && takers[d->args[a].index] < least)
-        g->dev_node[n] = 0;
-  }
-  /* Grids likewise: when at least `least` kernel nodes at the top have a
-   * grid that follows scalars (and read no extern buffer and take no
-   * scalar by value), the host works out their grids at each launch
-   * after a set, as it does for the others, and the upload sets those
-   * that changed on the device (cudaGraphKernelNodeSetGridDim, and
-   * cudaGraphKernelNodeSetEnabled for an extent of 0): about 1.4 us of
-   * host time a node from the host, nothing more than the upload's own
-   * update this way.  But only while the graph then has at most
-   * DEVICE_NODES_MOST device-updatable nodes: beyond that a launch may
-   * cost the host more (bench/device_nodes.cu on an H200, two runs: up to
-   * 32 such nodes 1.00x to 1.03x the plain graph's launch, 48 1.00x and
-   * 1.43x, 100 1.39x and 1.35x), which a grid that seldom changes would
-   * pay at every launch. */
-  uint32_t grids = 0, updatable = 0;
-  for (uint32_t n = 0; n < d->nnodes; n++)
-    updatable += g->dev_node[n];
-  for (int pass = 0; pass < 2; pass++)
-    for (uint32_t n = 0; n < d->nnodes; n++) {
-      const cgrt_node_desc *nd = &d->nodes[n];
-      if (node_kind(nd) != CGRT_KERNEL_NODE || nd->scope != CGRT_TOP || !nd->grid_expr)
-        continue;
-      int other = 0;
-      for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++) {
-        const cgrt_arg_desc *x = &d->args[a];
-        other |= arg_kind(x) == CGRT_ARG_SCALAR_VALUE ||
-                 (arg_kind(x) == CGRT_ARG_BUFFER && is_extern(buffer_kind(&d->buffers[x->index])));
-      }
-      if (other)
-        continue;
-      if (pass == 0)
-        grids++;
-      else if (grids >= least && updatable + grids <= DEVICE_NODES_MOST)
-        g->dev_grid[n] = g->dev_node[n] = 1;
-    }
-  for (uint32_t i = 0; i < d->nloads; i++)
-    loaded[d->loads[i]] = 1;
-  uint32_t edges = 0;
-  for (uint32_t n = 0; n < d->nnodes; n++) {
-    const cgrt_node_desc *nd = &d->nodes[n];
-    if (!g->dev_node[n])
-      continue;
-    edges += !loaded[n];
-    for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++)
-      if (arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE) {
-        g->dev_scalar[d->args[a].index] = 1;
-        g->nupdates++;
-      }
-  }
+  choose_value_nodes(g, least, takers);
+  choose_grid_nodes(g, least);
+  cgrt_status s = list_updates(g, loaded);
   xfree(takers);
-  if (edges && !(g->dev_edges = xcalloc(edges, sizeof *g->dev_edges))) {
-    xfree(loaded);
-    return no_memory(d);
-  }
-  for (uint32_t n = 0; n < d->nnodes; n++)
-    if (g->dev_node[n] && !loaded[n])
-      g->dev_edges[g->ndev_edges++] = n;
   xfree(loaded);
-  for (uint32_t n = 0; n < d->nnodes; n++)
-    if (g->dev_grid[n])
-      g->grid_entry[n] = g->nupdates + g->ngrids++; /* after the parameters' entries */
-  if (g->ngrids && (!(g->grid_queue = xcalloc(g->ngrids, sizeof *g->grid_queue)) ||
-                    !(g->grid_value = xcalloc(g->ngrids, sizeof *g->grid_value))))
-    return no_memory(d);
-  if (g->nupdates || g->ngrids)
-    g->updates_bytes = updates_at(d) + (uint64_t)(g->nupdates + g->ngrids) *
-                                           sizeof(cgrt_value_update);
-  return CGRT_OK;
+  return s;
 }
 
 /* The update table in device memory, once the device-updatable nodes have
