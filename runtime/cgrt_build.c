@@ -69,28 +69,18 @@ static cgrt_status add_node(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
                             const cudaGraphNode_t *deps, size_t ndeps) {
   if (v == g->d->nnodes)
     return cgrt_add_loader(g, graph, deps, ndeps);
-  switch (node_kind(&g->d->nodes[v])) {
-  case CGRT_WHILE_NODE: return add_control(g, v, cudaGraphCondTypeWhile, graph, deps, ndeps);
-  case CGRT_IF_NODE: return add_control(g, v, cudaGraphCondTypeIf, graph, deps, ndeps);
-  case CGRT_SWITCH_NODE: return add_control(g, v, cudaGraphCondTypeSwitch, graph, deps, ndeps);
-  case CGRT_KERNEL_NODE: {
-    NodeParams p;
-    cgrt_node_params(g, v, 0, &p);
-    cgrt_status s = cgrt_add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
-    if (s == CGRT_OK)
-      s = set_attributes(g, v);
-    return s == CGRT_OK && g->dev_node[v] ? cgrt_device_updatable(g, v) : s;
+  const NodeKindInfo *kind = kind_of(&g->d->nodes[v]);
+  switch (kind->add) {
+  case ADD_CONTROL: return add_control(g, v, kind->cond, graph, deps, ndeps);
+  case ADD_CAPTURE: return cgrt_add_capture(g, v, graph, deps, ndeps);
+  case ADD_PARAMS: break;
   }
-  case CGRT_COPY_NODE:
-  case CGRT_FILL_NODE: {
-    NodeParams p;
-    cgrt_node_params(g, v, 0, &p);
-    return cgrt_add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
-  }
-  case CGRT_CAPTURE_NODE:
-  case CGRT_COLLECTIVE_NODE: return cgrt_add_capture(g, v, graph, deps, ndeps);
-  }
-  return CGRT_OK; /* check_desc refused other kinds */
+  NodeParams p;
+  cgrt_node_params(g, v, 0, &p);
+  cgrt_status s = cgrt_add_params(g, v, &p, &g->nodes[v], graph, deps, ndeps);
+  if (s == CGRT_OK && kind->runs_kernel)
+    s = set_attributes(g, v);
+  return s == CGRT_OK && g->dev_node[v] ? cgrt_device_updatable(g, v) : s;
 }
 
 /* Marks, for each edge, whether it goes in as programmatic.  A pdl kernel
@@ -158,7 +148,7 @@ static cgrt_status raise_smem(cgrt_graph *g) {
   for (uint32_t k = 0; k < d->nkernels; k++) {
     uint32_t most = 0, at = 0;
     for (uint32_t n = 0; n < d->nnodes; n++)
-      if (node_kind(&d->nodes[n]) == CGRT_KERNEL_NODE && d->nodes[n].kernel == k &&
+      if (kind_of(&d->nodes[n])->runs_kernel && d->nodes[n].kernel == k &&
           d->nodes[n].smem > most)
         most = d->nodes[n].smem, at = n;
     if (most <= BIG_SMEM)
@@ -327,7 +317,7 @@ static cgrt_status add_graph(cgrt_graph *g, const Layout *l, uint32_t k) {
   /* A while's body: the condition again, after the body's last nodes;
    * unless a kernel of the body takes the while's handle and sets it. */
   uint32_t owner = g->owner[k];
-  if (node_kind(&d->nodes[owner]) != CGRT_WHILE_NODE || d->nodes[owner].body_sets_handle)
+  if (!kind_of(&d->nodes[owner])->repeats || d->nodes[owner].body_sets_handle)
     return CGRT_OK;
   size_t nd = 0;
   for (uint32_t i = l->gstart[k]; i < l->gstart[k + 1]; i++)
@@ -410,7 +400,7 @@ cgrt_status cgrt_number_graphs(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   uint32_t next = 1, controls = 0;
   for (uint32_t v = 0; v < d->nnodes; v++)
-    if (is_control(node_kind(&d->nodes[v]))) {
+    if (is_control(&d->nodes[v])) {
       controls++;
       g->body_base[v] = next;
       next += d->nodes[v].nbodies;
@@ -423,7 +413,7 @@ cgrt_status cgrt_number_graphs(cgrt_graph *g) {
   if (!g->bodies || !g->owner || !g->evals || !g->handles)
     return no_memory(d);
   for (uint32_t v = 0; v < d->nnodes; v++)
-    if (is_control(node_kind(&d->nodes[v])))
+    if (is_control(&d->nodes[v]))
       for (uint32_t b = 0; b < d->nodes[v].nbodies; b++)
         g->owner[g->body_base[v] + b] = v;
   return CGRT_OK;
@@ -483,7 +473,7 @@ cgrt_status cgrt_rebuild(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   size_t controls = 0;
   for (uint32_t v = 0; v < d->nnodes; v++)
-    controls += is_control(node_kind(&d->nodes[v]));
+    controls += is_control(&d->nodes[v]);
   size_t per_node = controls ? d->nnodes : 0;
   cudaGraph_t graph = g->graph, *bodies = g->bodies;
   cudaGraphExec_t exec = g->exec;

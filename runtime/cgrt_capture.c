@@ -31,7 +31,7 @@ static const char *collective_name(uint8_t c) {
 static cgrt_status capture_node(cgrt_graph *g, uint32_t v, cudaGraph_t *child) {
   const cgrt_graph_desc *d = g->d;
   const cgrt_node_desc *nd = &d->nodes[v];
-  const int collective = node_kind(nd) == CGRT_COLLECTIVE_NODE;
+  const int collective = kind_of(nd)->captured == CAPTURE_COLLECTIVE;
   const char *fn = collective ? collective_name(nd->collective) : d->capture_names[nd->kernel];
   char call[300];
   cudaError_t err;

@@ -2,7 +2,8 @@
  * CUDA call: what building relies on and cgc guarantees. */
 #include "cgrt_internal.h"
 
-/* Whether a table's byte names a kind. */
+/* Whether a table's byte names a kind, one with its row in
+ * cgrt_node_kinds. */
 static int is_node_kind(uint8_t kind) {
   switch ((NodeKind)kind) {
   case CGRT_KERNEL_NODE:
@@ -12,7 +13,7 @@ static int is_node_kind(uint8_t kind) {
   case CGRT_IF_NODE:
   case CGRT_SWITCH_NODE:
   case CGRT_CAPTURE_NODE:
-  case CGRT_COLLECTIVE_NODE: return 1;
+  case CGRT_COLLECTIVE_NODE: return kind < NODE_KINDS && cgrt_node_kinds[kind].name;
   }
   return 0;
 }
@@ -112,7 +113,7 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
   const cgrt_node_desc *nd = &d->nodes[v];
   if (!is_node_kind(nd->kind))
     return malformed(d, nd, "kind %u is no kind of node", nd->kind);
-  if (nd->scope != CGRT_TOP && (nd->scope >= v || !is_control(node_kind(&d->nodes[nd->scope])) ||
+  if (nd->scope != CGRT_TOP && (nd->scope >= v || !is_control(&d->nodes[nd->scope]) ||
                                 nd->branch >= d->nodes[nd->scope].nbodies))
     return malformed(d, nd, "its body is not one of an earlier control node");
   uint32_t least_args = 0;
@@ -187,7 +188,7 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
     least_args = 1;
     break;
   }
-  if (nd->grid_expr && node_kind(nd) != CGRT_KERNEL_NODE)
+  if (nd->grid_expr && !kind_of(nd)->runs_kernel)
     return malformed(d, nd, "a grid program on a node that is no kernel node");
   if (nd->nargs < least_args)
     return malformed(d, nd, "%u arguments", nd->nargs);
@@ -211,7 +212,7 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
        * bound, whose body holds this kernel node directly (not in nested
        * control flow: see sema.c's check_handle_arg). */
       const cgrt_node_desc *w = a->index < v ? &d->nodes[a->index] : NULL;
-      if (node_kind(nd) != CGRT_KERNEL_NODE || !w || node_kind(w) != CGRT_WHILE_NODE ||
+      if (!kind_of(nd)->runs_kernel || !w || !kind_of(w)->repeats ||
           !w->body_sets_handle || w->bytes || w->scope != CGRT_TOP || nd->scope != a->index ||
           a->size != 8)
         return malformed(d, nd, "argument %u: the handle of node %u, which is no while without a "
@@ -221,9 +222,9 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
     }
     }
   }
-  if (node_kind(nd) != CGRT_WHILE_NODE && nd->body_sets_handle)
+  if (!kind_of(nd)->repeats && nd->body_sets_handle)
     return malformed(d, nd, "a node that is no while sets its handle");
-  if (is_control(node_kind(nd)) && nd->scope != CGRT_TOP && nd->scope < v &&
+  if (is_control(nd) && nd->scope != CGRT_TOP && nd->scope < v &&
       d->nodes[nd->scope].body_sets_handle)
     return malformed(d, nd, "control flow in the body of a while whose body sets its handle");
   return CGRT_OK;
@@ -313,7 +314,7 @@ cgrt_status cgrt_check_desc(const cgrt_graph_desc *d) {
     cgrt_status s = check_node(d, v);
     if (s != CGRT_OK)
       return s;
-    if (is_control(node_kind(&d->nodes[v])))
+    if (is_control(&d->nodes[v]))
       bodies += d->nodes[v].nbodies;
   }
   if (bodies >= UINT32_MAX)
@@ -325,7 +326,7 @@ cgrt_status cgrt_check_desc(const cgrt_graph_desc *d) {
     const cgrt_node_desc *x = &d->nodes[a], *y = &d->nodes[b];
     if (x->scope != y->scope || (x->scope != CGRT_TOP && x->branch != y->branch))
       return malformed(d, NULL, "edge %s -> %s joins two bodies", x->name, y->name);
-    if (d->edges[3 * i + 2] && (node_kind(x) != CGRT_KERNEL_NODE || node_kind(y) != CGRT_KERNEL_NODE))
+    if (d->edges[3 * i + 2] && (!kind_of(x)->runs_kernel || !kind_of(y)->runs_kernel))
       return malformed(d, NULL, "programmatic edge %s => %s is not between kernels", x->name,
                        y->name);
   }

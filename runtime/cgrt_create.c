@@ -27,7 +27,7 @@ static cgrt_status join_comm(cgrt_graph *g, void *comm) {
       g->values[i] = (uint64_t)(d->scalars[i].from_comm == CGRT_RANK ? rank : ranks);
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
-    if (node_kind(nd) != CGRT_COLLECTIVE_NODE)
+    if (kind_of(nd)->captured != CAPTURE_COLLECTIVE)
       continue;
     const char *what = NULL;
     uint64_t n = (uint64_t)ranks;

@@ -59,10 +59,38 @@ static inline NodeKind node_kind(const cgrt_node_desc *nd) { return (NodeKind)nd
 static inline BufferKind buffer_kind(const cgrt_buffer_desc *b) { return (BufferKind)b->kind; }
 static inline ArgKind arg_kind(const cgrt_arg_desc *a) { return (ArgKind)a->kind; }
 
-/* A node whose work a stream capture makes: a capture function's, or
- * NCCL's for a collective. */
-static inline int is_captured(NodeKind kind) {
-  return kind == CGRT_CAPTURE_NODE || kind == CGRT_COLLECTIVE_NODE;
+/* How a kind of node goes into the graph. */
+typedef enum NodeAdd {
+  ADD_PARAMS,  /* a kernel, memcpy or memset node from node_params */
+  ADD_CONTROL, /* its handle, the kernel that sets it, a conditional node with bodies */
+  ADD_CAPTURE  /* a child graph of work a stream capture made */
+} NodeAdd;
+
+/* Whose work a capture node's stream capture makes. */
+typedef enum Captured { NOT_CAPTURED, CAPTURE_FUNCTION, CAPTURE_COLLECTIVE } Captured;
+
+/* What the runtime knows of a kind of node: a row a kind in
+ * cgrt_node_kinds (cgrt_kinds.c), so that a test of what a node does
+ * reads its row instead of naming kinds. */
+typedef struct NodeKindInfo {
+  const char *name; /* as cgc spells it; NULL: no such kind */
+  NodeAdd add;
+  enum cudaGraphConditionalNodeType cond; /* ADD_CONTROL: the conditional node's type */
+  Captured captured;
+  uint8_t runs_kernel;      /* a user's kernel: kernel index, attributes, grid, shared memory;
+                               may end a programmatic edge, take a while's handle */
+  uint8_t device_updatable; /* the upload may update it on the device (plan_updates) */
+  uint8_t repeats;          /* a loop: its body may end in its condition again, count its
+                               iterations against a bound, or set its handle itself */
+  uint8_t cases;            /* a table of cases in device memory, which its kernel searches */
+} NodeKindInfo;
+
+enum { NODE_KINDS = CGRT_COLLECTIVE_NODE + 1 /* the last cgrt_node_kind, plus one */ };
+extern const NodeKindInfo cgrt_node_kinds[NODE_KINDS];
+
+/* Node nd's row; its kind was checked at create (check_desc). */
+static inline const NodeKindInfo *kind_of(const cgrt_node_desc *nd) {
+  return &cgrt_node_kinds[nd->kind];
 }
 
 /* Where kernel k comes from: linked in unless the tables say otherwise. */
@@ -72,19 +100,7 @@ static inline KernelKind kernel_kind(const cgrt_graph_desc *d, uint32_t k) {
 
 /* A while, if or switch: a conditional node, its handle and the kernels
  * that evaluate its condition. */
-static inline int is_control(NodeKind kind) {
-  switch (kind) {
-  case CGRT_KERNEL_NODE:
-  case CGRT_COPY_NODE:
-  case CGRT_FILL_NODE:
-  case CGRT_CAPTURE_NODE:
-  case CGRT_COLLECTIVE_NODE: return 0;
-  case CGRT_WHILE_NODE:
-  case CGRT_IF_NODE:
-  case CGRT_SWITCH_NODE: return 1;
-  }
-  return 0;
-}
+static inline int is_control(const cgrt_node_desc *nd) { return kind_of(nd)->add == ADD_CONTROL; }
 
 /* Passed in by the caller, so bound at create and rebound by bind. */
 static inline int is_extern(BufferKind kind) {

@@ -7,9 +7,9 @@
  * or the node itself. */
 cgrt_status cgrt_update_node(cgrt_graph *g, uint32_t n, int *reshaped) {
   NodeParams p;
-  if (is_captured(node_kind(&g->d->nodes[n])))
+  if (kind_of(&g->d->nodes[n])->captured)
     return cgrt_update_capture(g, n, reshaped);
-  if (!is_control(node_kind(&g->d->nodes[n]))) {
+  if (!is_control(&g->d->nodes[n])) {
     unsigned grid[3] = {1, 1, 1};
     cgrt_status s;
     if (g->d->nodes[n].grid_expr && (s = cgrt_check_grid(g, n, grid)) != CGRT_OK)
@@ -244,7 +244,7 @@ cgrt_status cgrt_bind(cgrt_graph *g, uint32_t b, void *ptr) {
   /* A capture function enqueues its work on the graph's device. */
   int captures = 0, previous = g->device;
   for (uint32_t u = g->use_start[b]; u < g->use_start[b + 1]; u++)
-    captures |= is_captured(node_kind(&d->nodes[g->use[u]]));
+    captures |= kind_of(&d->nodes[g->use[u]])->captured;
   cudaError_t err;
   if (captures && (err = CU(cudaGetDevice(&previous))) != cudaSuccess)
     return fail(d, "cudaGetDevice", err);

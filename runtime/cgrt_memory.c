@@ -41,16 +41,10 @@ cgrt_status cgrt_alloc_memory(cgrt_graph *g) {
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
     g->extra_at[v] = g->extra_bytes;
-    switch (node_kind(nd)) {
-    case CGRT_WHILE_NODE: g->extra_bytes += nd->bytes ? 8 : 0; break;         /* the iteration counter */
-    case CGRT_SWITCH_NODE: g->extra_bytes += 16 * (uint64_t)nd->ncode; break; /* the case table */
-    case CGRT_KERNEL_NODE:
-    case CGRT_COPY_NODE:
-    case CGRT_FILL_NODE:
-    case CGRT_IF_NODE:
-    case CGRT_CAPTURE_NODE:
-    case CGRT_COLLECTIVE_NODE: break;
-    }
+    if (kind_of(nd)->repeats && nd->bytes) /* a bounded loop's iteration counter */
+      g->extra_bytes += 8;
+    if (kind_of(nd)->cases) /* the case table: (value, body) pairs */
+      g->extra_bytes += 16 * (uint64_t)nd->ncode;
   }
   if (d->nscalars || g->extra_bytes)
     dbytes = g->extra + g->extra_bytes;
@@ -111,7 +105,7 @@ static cgrt_status write_tables(cgrt_graph *g) {
     return no_memory(d);
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
-    if (node_kind(nd) != CGRT_SWITCH_NODE)
+    if (!kind_of(nd)->cases)
       continue;
     uint64_t *t = buf + g->extra_at[v] / 8;
     uint32_t k = 0;

@@ -151,7 +151,7 @@ cgrt_status cgrt_find_kernels(cgrt_graph *g) {
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
     uint32_t k = nd->kernel;
-    if (node_kind(nd) != CGRT_KERNEL_NODE || g->funcs[k])
+    if (!kind_of(nd)->runs_kernel || g->funcs[k])
       continue;
     cgrt_status s = CGRT_OK;
     switch (kernel_kind(d, k)) {

@@ -53,7 +53,7 @@ static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_
     a->code[i] = g->d->code[nd->code + i];
   a->ncode = nd->ncode;
   a->step = step;
-  if (node_kind(nd) == CGRT_WHILE_NODE && nd->bytes) {
+  if (kind_of(nd)->repeats && nd->bytes) {
     a->max = nd->bytes;
     a->counter = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
   }
@@ -227,7 +227,7 @@ cgrt_status cgrt_set_params(cgrt_graph *g, uint32_t v, const NodeParams *p, cuda
                         : "cudaGraphExecKernelNodeSetParams";
     /* A condition or fill kernel is the runtime's own: no CUfunction. */
     err = cgrt_update_kernel(g, node, &p->kernel,
-                        node_kind(&g->d->nodes[v]) == CGRT_KERNEL_NODE
+                        kind_of(&g->d->nodes[v])->runs_kernel
                             ? g->drv_funcs[g->d->nodes[v].kernel]
                             : NULL);
     break;

@@ -130,7 +130,7 @@ static void choose_value_nodes(cgrt_graph *g, unsigned least, uint32_t *takers) 
   const cgrt_graph_desc *d = g->d;
   for (uint32_t n = 0; n < d->nnodes; n++) {
     const cgrt_node_desc *nd = &d->nodes[n];
-    if (node_kind(nd) != CGRT_KERNEL_NODE || nd->scope != CGRT_TOP || nd->grid_expr)
+    if (!kind_of(nd)->device_updatable || nd->scope != CGRT_TOP || nd->grid_expr)
       continue;
     int by_value = 0, bound = 0;
     for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++) {
@@ -175,7 +175,7 @@ static void choose_grid_nodes(cgrt_graph *g, unsigned least) {
   for (int pass = 0; pass < 2; pass++)
     for (uint32_t n = 0; n < d->nnodes; n++) {
       const cgrt_node_desc *nd = &d->nodes[n];
-      if (node_kind(nd) != CGRT_KERNEL_NODE || nd->scope != CGRT_TOP || !nd->grid_expr)
+      if (!kind_of(nd)->device_updatable || nd->scope != CGRT_TOP || !nd->grid_expr)
         continue;
       int other = 0;
       for (uint32_t a = nd->arg; a < nd->arg + nd->nargs; a++) {
