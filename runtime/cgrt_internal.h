@@ -332,6 +332,12 @@ cgrt_status cgrt_init_memory(cgrt_graph *g);
 
 cgrt_status cgrt_find_kernels(cgrt_graph *g);
 
+/* ---- a module kernel's parameter count (cgrt_module_params.c) ---- */
+
+/* 1 and *count from module md's metadata for kernel `symbol`, or 0 where
+ * the module does not say (a compressed fatbin). */
+int cgrt_module_params(const cgrt_module_desc *md, const char *symbol, uint32_t *count);
+
 /* ---- node parameters (cgrt_params.c) ---- */
 
 void **cgrt_kernel_args(cgrt_graph *g, const cgrt_node_desc *nd);

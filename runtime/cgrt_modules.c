@@ -14,44 +14,63 @@ static cgrt_status fail_kernel(const cgrt_graph_desc *d, uint32_t k, uint32_t no
   return fail_node(d, &d->nodes[node], what, err);
 }
 
+#if CUDART_VERSION >= 12050
+/* The driver's count of a kernel's parameters, where it has that call
+ * (drivers after CUDA 13.0's): asked for at the driver's own version, so
+ * that a driver without it answers "not found" rather than an error. */
+static int driver_param_count(cudaKernel_t kernel, uint32_t *count) {
+  int version = 0;
+  void *fn = NULL;
+  size_t n = 0;
+  enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  if (cudaDriverGetVersion(&version) != cudaSuccess || version <= 0 ||
+      cudaGetDriverEntryPointByVersion("cuKernelGetParamCount", &fn, (unsigned)version,
+                                       cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess || !fn ||
+      ((CUresult(*)(CUkernel, size_t *))fn)((CUkernel)kernel, &n) != CUDA_SUCCESS ||
+      n > UINT32_MAX)
+    return 0;
+  *count = (uint32_t)n;
+  return 1;
+}
+#endif
+
 /* A module kernel's parameters against the declaration: as many, each of
  * the size its argument takes (node `node`'s).  A module is compiled
  * apart from the .cgraph, so nothing else checks them (Triton adds
- * parameters of its own, for one). */
+ * parameters of its own, for one).  The count comes from the driver or
+ * the module (cgrt_module_params), never from asking for a parameter past
+ * the last, which would leave an error for the program to read; a module
+ * that says nothing (a compressed fatbin, on a driver without the count)
+ * has its declared parameters checked, not the count. */
 static cgrt_status check_params(const cgrt_graph_desc *d, uint32_t k, uint32_t node,
-                                const void *func) {
+                                cudaKernel_t kernel) {
   const cgrt_node_desc *nd = &d->nodes[node];
   const cgrt_kernel_from *kf = &d->kernel_from[k];
-  size_t offset, size;
-  cudaError_t err;
-  for (uint32_t i = 0; i <= nd->nargs; i++) {
-    err = CU(cudaFuncGetParamInfo(func, i, &offset, &size));
-    if (i == nd->nargs) {
-      if (err == cudaErrorInvalidValue) { /* no parameter past the declared ones */
-        (void)cudaGetLastError();        /* that error is no error of the caller's */
-        return CGRT_OK;
-      }
-      if (err != cudaSuccess)
-        return fail_kernel(d, k, node, "cudaFuncGetParamInfo", err);
-      return invalid(d, "node %s: kernel %s (symbol '%s' in module '%s') takes more parameters "
-                        "than the %u its declaration has",
-                     nd->name, d->kernel_names[k], kf->symbol, d->modules[kf->module].path,
-                     nd->nargs);
-    }
-    if (err == cudaErrorInvalidValue) {
-      (void)cudaGetLastError();
+  const char *module = d->modules[kf->module].path;
+  uint32_t count = 0;
+  int known = cgrt_module_params(&d->modules[kf->module], kf->symbol, &count);
+#if CUDART_VERSION >= 12050
+  known = known || driver_param_count(kernel, &count);
+#endif
+  if (known && count != nd->nargs)
+    return invalid(d, "node %s: kernel %s (symbol '%s' in module '%s') takes %u parameters, "
+                      "but its declaration has %u",
+                   nd->name, d->kernel_names[k], kf->symbol, module, count, nd->nargs);
+  for (uint32_t i = 0; i < nd->nargs; i++) {
+    size_t offset, size;
+    cudaError_t err = CU(cudaFuncGetParamInfo((const void *)kernel, i, &offset, &size));
+    if (err == cudaErrorInvalidValue && !known)
       return invalid(d, "node %s: kernel %s (symbol '%s' in module '%s') takes %u parameters, "
                         "but its declaration has %u",
-                     nd->name, d->kernel_names[k], kf->symbol, d->modules[kf->module].path, i,
-                     nd->nargs);
-    }
+                     nd->name, d->kernel_names[k], kf->symbol, module, i, nd->nargs);
     if (err != cudaSuccess)
       return fail_kernel(d, k, node, "cudaFuncGetParamInfo", err);
     if (size != d->args[nd->arg + i].size)
       return invalid(d, "node %s: parameter %u of kernel %s (symbol '%s' in module '%s') takes "
                         "%zu bytes, but its declaration's takes %u",
-                     nd->name, i + 1, d->kernel_names[k], kf->symbol,
-                     d->modules[kf->module].path, size, d->args[nd->arg + i].size);
+                     nd->name, i + 1, d->kernel_names[k], kf->symbol, module, size,
+                     d->args[nd->arg + i].size);
   }
   return CGRT_OK;
 }
