@@ -140,6 +140,9 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
     o = *opt;
   int previous = 0;
   cudaError_t err = CU(cudaGetDevice(&previous));
+  const char *no_gpu;
+  if (err != cudaSuccess && (no_gpu = cgrt_no_gpu()))
+    return cgrt_fail(CGRT_ERROR_CUDA, "%s: graph %s: %s", d->source, d->name, no_gpu);
   if (err != cudaSuccess)
     return fail(d, "cudaGetDevice", err);
   if (o.device != CGRT_CURRENT_DEVICE && o.device != previous &&

@@ -20,6 +20,21 @@ long long cgrt_test_bytes(void) {
   return atomic_load_explicit(&cgrt_held_bytes, memory_order_relaxed);
 }
 
+/* Why a first CUDA call failed, when the reason is that there is no GPU
+ * to use: said plainly, since a CUDA error's name (cudaErrorInsufficientDriver)
+ * does not tell a user that much; NULL when CUDA sees a device. */
+const char *cgrt_no_gpu(void) {
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err == cudaErrorInsufficientDriver)
+    return "no GPU: no NVIDIA driver is loaded, or it is older than this CUDA runtime "
+           "(cudaGetDeviceCount: cudaErrorInsufficientDriver)";
+  if (err == cudaErrorNoDevice || (err == cudaSuccess && n == 0))
+    return "no GPU: CUDA sees no device on this machine (cudaGetDeviceCount: no device; "
+           "CUDA_VISIBLE_DEVICES may hide them)";
+  return NULL;
+}
+
 cgrt_status cgrt_fail(cgrt_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

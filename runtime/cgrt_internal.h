@@ -318,6 +318,8 @@ static inline cgrt_status no_memory(const cgrt_graph_desc *d) {
   return CGRT_ERROR_NO_MEMORY;
 }
 
+const char *cgrt_no_gpu(void);
+
 /* ---- the tables checked (cgrt_check.c) ---- */
 
 cgrt_status cgrt_check_desc(const cgrt_graph_desc *d);

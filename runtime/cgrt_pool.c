@@ -50,6 +50,9 @@ cgrt_status cgrt_pool_create(cgrt_pool **out, size_t bytes, int device) {
   *out = NULL;
   int previous = 0;
   cudaError_t err = CU(cudaGetDevice(&previous));
+  const char *no_gpu;
+  if (err != cudaSuccess && (no_gpu = cgrt_no_gpu()))
+    return cgrt_fail(CGRT_ERROR_CUDA, "cgrt_pool_create: %s", no_gpu);
   if (err != cudaSuccess)
     return fail_pool("cudaGetDevice", err);
   if (device != CGRT_CURRENT_DEVICE && device != previous &&
