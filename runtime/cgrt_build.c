@@ -96,7 +96,7 @@ static cgrt_status programmatic_edges(cgrt_graph *g, uint8_t *prog) {
   cgrt_status s = CGRT_OK;
   for (uint32_t i = 0; i < d->nedges && s == CGRT_OK; i++) {
     prog[i] = 0;
-    if (!d->edges[3 * i + 2])
+    if (!d->edges[3 * i + 2] || (g->safe & CGRT_SAFE_PROGRAMMATIC))
       continue;
     if (!checked) {
       checked = xcalloc(d->nkernels, 1);
@@ -346,6 +346,7 @@ static cgrt_status add_late_edges(cgrt_graph *g, const Layout *l) {
       if (l->prog[i]) {
         data[c].from_port = cudaGraphKernelNodePortProgrammatic;
         data[c].type = cudaGraphDependencyTypeProgrammatic;
+        g->nprogrammatic++;
       } else {
         backward = 1;
       }
@@ -360,6 +361,8 @@ static cgrt_status add_late_edges(cgrt_graph *g, const Layout *l) {
   xfree(data);
   return s;
 }
+
+unsigned cgrt_test_programmatic_edges(const cgrt_graph *g) { return g ? g->nprogrammatic : 0; }
 
 /* Adds the nodes of each graph (the top, then every body) in the order of
  * the node table, each with its predecessors as dependencies, as a

@@ -103,6 +103,38 @@ static cgrt_status bind_externs(cgrt_graph *g, void *const *externs) {
   return CGRT_OK;
 }
 
+/* The features that the environment variable CGRT_SANITIZER_SAFE leaves
+ * out: "1" or "all" every one, else those it names, separated by commas;
+ * unset, empty or "0" none.  A word it does not know refuses create, so
+ * that a misspelt switch is not silently off. */
+static cgrt_status sanitizer_safe(const cgrt_graph_desc *d, unsigned *safe) {
+  static const struct {
+    const char *word;
+    unsigned safe;
+  } words[] = {{"1", CGRT_SAFE_ALL},
+               {"all", CGRT_SAFE_ALL},
+               {"device-updates", CGRT_SAFE_DEVICE_UPDATES},
+               {"programmatic", CGRT_SAFE_PROGRAMMATIC}};
+  const char *env = getenv("CGRT_SANITIZER_SAFE");
+  *safe = 0;
+  if (!env || !*env || !strcmp(env, "0"))
+    return CGRT_OK;
+  for (const char *p = env;; p++) {
+    size_t n = strcspn(p, ","), w = 0;
+    while (w < sizeof words / sizeof words[0] &&
+           (strlen(words[w].word) != n || strncmp(p, words[w].word, n)))
+      w++;
+    if (w == sizeof words / sizeof words[0])
+      return invalid(d, "CGRT_SANITIZER_SAFE is '%s': it takes 1 (or all), or device-updates "
+                        "and programmatic separated by commas",
+                     env);
+    *safe |= words[w].safe;
+    if (!p[n])
+      return CGRT_OK;
+    p += n;
+  }
+}
+
 /* What create makes, in order: the plan of updates, host state, device
  * memory, the kernels, then the graph (freed by cgrt_destroy on failure). */
 static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options *o) {
@@ -138,6 +170,10 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
   cgrt_options o = CGRT_OPTIONS_INIT;
   if (opt)
     o = *opt;
+  unsigned safe = 0;
+  if ((s = sanitizer_safe(d, &safe)) != CGRT_OK)
+    return s;
+  o.safe |= safe;
   int previous = 0;
   cudaError_t err = CU(cudaGetDevice(&previous));
   const char *no_gpu;
@@ -155,6 +191,7 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
     g->d = d;
     g->device = o.device == CGRT_CURRENT_DEVICE ? previous : o.device;
     g->user = o.user;
+    g->safe = o.safe;
     s = o.pool ? cgrt_join_pool(g, o.pool) : CGRT_OK;
     if (s == CGRT_OK)
       s = build(g, externs, &o);

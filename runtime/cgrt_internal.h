@@ -189,6 +189,8 @@ struct cgrt_graph {
                               host stub's address, or a module's cudaKernel_t) */
   cudaLibrary_t *libraries; /* per module this graph uses: loaded once at create */
   int upload;              /* opt.upload at create: a rebuilt graph is uploaded too */
+  unsigned safe;           /* CGRT_SAFE_*: features left out for compute-sanitizer */
+  uint32_t nprogrammatic;  /* edges that went in as programmatic, counted for a test */
   /* By-value scalars that many nodes take go through the upload, which
    * writes them into those nodes' parameters on the device (plan_updates). */
   uint8_t *dev_node;       /* per node: takes its by-value scalars that way */

@@ -260,8 +260,10 @@ cgrt_status cgrt_plan_updates(cgrt_graph *g) {
     xfree(loaded);
     return no_memory(d);
   }
-  choose_value_nodes(g, least, takers);
-  choose_grid_nodes(g, least);
+  if (!(g->safe & CGRT_SAFE_DEVICE_UPDATES)) {
+    choose_value_nodes(g, least, takers);
+    choose_grid_nodes(g, least);
+  }
   cgrt_status s = list_updates(g, loaded);
   xfree(takers);
   xfree(loaded);

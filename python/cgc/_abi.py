@@ -102,6 +102,7 @@ class Options(C.Structure):
         ("stream", C.c_void_p),
         ("pool", C.c_void_p),
         ("comm", C.c_void_p),
+        ("safe", C.c_uint),
     ]
 
 
