@@ -107,33 +107,53 @@ static cgrt_status check_grid_code(const cgrt_graph_desc *d, const cgrt_node_des
   return CGRT_OK;
 }
 
-/* A node's own fields and arguments; the nodes before it and the buffers
- * are checked. */
-static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
+/* A while's or if's condition: postfix code that leaves one value, of
+ * comparisons the kernels know, reading no operand past the node's (the
+ * kernels index by it). */
+static cgrt_status check_condition(const cgrt_graph_desc *d, const cgrt_node_desc *nd) {
+  if (nd->nbodies == 0 || nd->ncode > CGRT_COND_CODE || nd->nargs > CGRT_COND_OPERANDS ||
+      nd->code > d->ncode || nd->ncode > d->ncode - nd->code)
+    return malformed(d, nd, "a condition of %u instructions from %u, %u operands, %u bodies",
+                     nd->ncode, nd->code, nd->nargs, nd->nbodies);
+  uint32_t depth = 0, operands = 0;
+  for (uint32_t i = 0; i < nd->ncode; i++) {
+    unsigned c = d->code[nd->code + i];
+    if (c == CGRT_COND_AND || c == CGRT_COND_OR) {
+      if (depth < 2)
+        return malformed(d, nd, "instruction %u of the condition joins two values, with %u on "
+                                "the stack", i, depth);
+      depth--;
+    } else if (c > CGRT_COND_COMPARE(CGRT_F64, CGRT_NCMP - 1, 1)) {
+      return malformed(d, nd, "instruction %u of the condition (%u) is no comparison", i, c);
+    } else {
+      depth++;
+      operands += 2;
+    }
+  }
+  if (depth != 1)
+    return malformed(d, nd, "a condition that leaves %u values on the stack, not 1", depth);
+  if (operands > nd->nargs)
+    return malformed(d, nd, "a condition that reads %u operands of %u", operands, nd->nargs);
+  return CGRT_OK;
+}
+
+/* Node v's fields that its kind gives meaning to; *least_args: the
+ * arguments it must have. */
+static cgrt_status check_kind_fields(const cgrt_graph_desc *d, uint32_t v, uint32_t *least_args) {
   const cgrt_node_desc *nd = &d->nodes[v];
-  if (!is_node_kind(nd->kind))
-    return malformed(d, nd, "kind %u is no kind of node", nd->kind);
-  if (nd->scope != CGRT_TOP && (nd->scope >= v || !is_control(&d->nodes[nd->scope]) ||
-                                nd->branch >= d->nodes[nd->scope].nbodies))
-    return malformed(d, nd, "its body is not one of an earlier control node");
-  uint32_t least_args = 0;
+  *least_args = 0;
   switch (node_kind(nd)) {
   case CGRT_KERNEL_NODE:
     if (nd->kernel >= d->nkernels)
       return malformed(d, nd, "kernel %u of %u", nd->kernel, d->nkernels);
-    if (nd->grid_expr) {
-      cgrt_status s = check_grid_code(d, nd);
-      if (s != CGRT_OK)
-        return s;
-    }
-    break;
+    return nd->grid_expr ? check_grid_code(d, nd) : CGRT_OK;
   case CGRT_CAPTURE_NODE:
     if (nd->kernel >= d->ncaptures || !d->captures || !d->capture_names)
       return malformed(d, nd, "capture function %u of %u", nd->kernel, d->ncaptures);
     for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++)
       if (d->args[i].kind == CGRT_ARG_SCALAR_VALUE)
         return malformed(d, nd, "a scalar by value to a capture function");
-    break;
+    return CGRT_OK;
   case CGRT_COLLECTIVE_NODE:
     if (!d->collectives)
       return malformed(d, nd, "a collective without the collectives' library");
@@ -143,55 +163,31 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
     for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++)
       if (d->args[i].kind != CGRT_ARG_BUFFER && d->args[i].kind != CGRT_ARG_SCALAR_PTR)
         return malformed(d, nd, "a collective's argument %u", i - nd->arg);
-    break;
-  case CGRT_COPY_NODE: least_args = 2; break;
+    return CGRT_OK;
+  case CGRT_COPY_NODE: *least_args = 2; return CGRT_OK;
   case CGRT_FILL_NODE:
     if (nd->elem_size != 1 && nd->elem_size != 2 && nd->elem_size != 4 && nd->elem_size != 8)
       return malformed(d, nd, "elements of %u bytes", nd->elem_size);
-    least_args = 1;
-    break;
+    *least_args = 1;
+    return CGRT_OK;
   case CGRT_WHILE_NODE:
-  case CGRT_IF_NODE: {
-    if (nd->nbodies == 0 || nd->ncode > CGRT_COND_CODE || nd->nargs > CGRT_COND_OPERANDS ||
-        nd->code > d->ncode || nd->ncode > d->ncode - nd->code)
-      return malformed(d, nd, "a condition of %u instructions from %u, %u operands, %u bodies",
-                       nd->ncode, nd->code, nd->nargs, nd->nbodies);
-    /* Postfix code that leaves one value, of comparisons the kernels know,
-     * reading no operand past the node's (the kernels index by it). */
-    uint32_t depth = 0, operands = 0;
-    for (uint32_t i = 0; i < nd->ncode; i++) {
-      unsigned c = d->code[nd->code + i];
-      if (c == CGRT_COND_AND || c == CGRT_COND_OR) {
-        if (depth < 2)
-          return malformed(d, nd, "instruction %u of the condition joins two values, with %u on "
-                                  "the stack", i, depth);
-        depth--;
-      } else if (c > CGRT_COND_COMPARE(CGRT_F64, CGRT_NCMP - 1, 1)) {
-        return malformed(d, nd, "instruction %u of the condition (%u) is no comparison", i, c);
-      } else {
-        depth++;
-        operands += 2;
-      }
-    }
-    if (depth != 1)
-      return malformed(d, nd, "a condition that leaves %u values on the stack, not 1", depth);
-    if (operands > nd->nargs)
-      return malformed(d, nd, "a condition that reads %u operands of %u", operands, nd->nargs);
-    break;
-  }
+  case CGRT_IF_NODE: return check_condition(d, nd);
   case CGRT_SWITCH_NODE:
     if (nd->nbodies == 0 || nd->ncode != nd->nbodies || nd->code > d->ncases ||
         nd->ncode > d->ncases - nd->code || nd->default_body >= (int32_t)nd->ncode ||
         nd->default_body < -1)
       return malformed(d, nd, "%u bodies, %u cases from %u, default %d", nd->nbodies, nd->ncode,
                        nd->code, nd->default_body);
-    least_args = 1;
-    break;
+    *least_args = 1;
+    return CGRT_OK;
   }
-  if (nd->grid_expr && !kind_of(nd)->runs_kernel)
-    return malformed(d, nd, "a grid program on a node that is no kernel node");
-  if (nd->nargs < least_args)
-    return malformed(d, nd, "%u arguments", nd->nargs);
+  return CGRT_OK; /* is_node_kind refused other kinds */
+}
+
+/* Node v's arguments: kinds and indices in range; a while's handle only
+ * to a kernel of that while's body. */
+static cgrt_status check_args(const cgrt_graph_desc *d, uint32_t v) {
+  const cgrt_node_desc *nd = &d->nodes[v];
   for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++) {
     const cgrt_arg_desc *a = &d->args[i];
     if (!is_arg_kind(a->kind))
@@ -222,6 +218,28 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
     }
     }
   }
+  return CGRT_OK;
+}
+
+/* A node's own fields and arguments; the nodes before it and the buffers
+ * are checked. */
+static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
+  const cgrt_node_desc *nd = &d->nodes[v];
+  if (!is_node_kind(nd->kind))
+    return malformed(d, nd, "kind %u is no kind of node", nd->kind);
+  if (nd->scope != CGRT_TOP && (nd->scope >= v || !is_control(&d->nodes[nd->scope]) ||
+                                nd->branch >= d->nodes[nd->scope].nbodies))
+    return malformed(d, nd, "its body is not one of an earlier control node");
+  uint32_t least_args;
+  cgrt_status s = check_kind_fields(d, v, &least_args);
+  if (s != CGRT_OK)
+    return s;
+  if (nd->grid_expr && !kind_of(nd)->runs_kernel)
+    return malformed(d, nd, "a grid program on a node that is no kernel node");
+  if (nd->nargs < least_args)
+    return malformed(d, nd, "%u arguments", nd->nargs);
+  if ((s = check_args(d, v)) != CGRT_OK)
+    return s;
   if (!kind_of(nd)->repeats && nd->body_sets_handle)
     return malformed(d, nd, "a node that is no while sets its handle");
   if (is_control(nd) && nd->scope != CGRT_TOP && nd->scope < v &&
@@ -230,13 +248,8 @@ static cgrt_status check_node(const cgrt_graph_desc *d, uint32_t v) {
   return CGRT_OK;
 }
 
-/* Checks once, at create, what building relies on and cgc guarantees:
- * kinds and indices in range, a node's body belonging to an earlier
- * control node, edges between two nodes of one body (programmatic ones
- * between kernels), the scalar upload feeding nodes of the top graph, and
- * at most UINT32_MAX - 1 bodies.  Edges may go backward in the table (a
- * written edge against the written order); a cycle, which cgc refuses,
- * fails instantiation. */
+/* The kernel and module tables: each kernel found where its kind says,
+ * each module with its bytes and a format. */
 static cgrt_status check_kernels(const cgrt_graph_desc *d) {
   if (d->nkernels && (!d->kernels || !d->kernel_names))
     return malformed(d, NULL, "%u kernels, but no kernel table", d->nkernels);
@@ -298,6 +311,13 @@ static cgrt_status check_handles(const cgrt_graph_desc *d) {
   return s;
 }
 
+/* Checks once, at create, what building relies on and cgc guarantees:
+ * kinds and indices in range, a node's body belonging to an earlier
+ * control node, edges between two nodes of one body (programmatic ones
+ * between kernels), the scalar upload feeding nodes of the top graph, and
+ * at most UINT32_MAX - 1 bodies.  Edges may go backward in the table (a
+ * written edge against the written order); a cycle, which cgc refuses,
+ * fails instantiation. */
 cgrt_status cgrt_check_desc(const cgrt_graph_desc *d) {
   cgrt_status ks = check_kernels(d);
   if (ks != CGRT_OK)
