@@ -399,6 +399,49 @@ cgrt_status cgrt_device_updatable(cgrt_graph *g, uint32_t v) {
   return CGRT_OK;
 }
 
+/* More scalars set than the upload's parameter holds: once every launch
+ * issued has finished, straight into their slots, and the nodes the
+ * upload would have updated on the device updated from the host. */
+static cgrt_status upload_slow(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  cudaError_t err;
+  if (g->launches && (err = CU(cudaStreamSynchronize(g->last_stream))) != cudaSuccess)
+    return fail(d, "cudaStreamSynchronize (more scalars set than one upload holds)", err);
+  for (uint32_t i = 0; i < d->nscalars; i++)
+    if (g->pending[i / 64] >> (i % 64) & 1 &&
+        (err = CU(cudaMemcpy(g->dmem + g->slots + 8 * (uint64_t)i, &g->values[i], 8,
+                             cudaMemcpyHostToDevice))) != cudaSuccess)
+      return fail(d, "cudaMemcpy (more scalars set than one upload holds)", err);
+  /* The nodes the upload would have written these into: from the host,
+   * with nothing in flight, and the graph uploaded again before the
+   * launch (cgrt_launch). */
+  for (uint32_t n = 0; n < d->nnodes; n++) {
+    const cgrt_node_desc *nd = &d->nodes[n];
+    int stale = 0;
+    for (uint32_t a = nd->arg; g->dev_node[n] && a < nd->arg + nd->nargs; a++)
+      stale |= arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE &&
+               g->pending[d->args[a].index / 64] >> (d->args[a].index % 64) & 1;
+    if (stale) {
+      int reshaped = 0;
+      cgrt_status s = cgrt_update_node(g, n, &reshaped);
+      if (s != CGRT_OK)
+        return s;
+      g->reupload = 1;
+    }
+  }
+  /* And the queued grids, from the host likewise. */
+  for (uint32_t q = 0; q < g->nqueue; q++) {
+    int reshaped = 0;
+    cgrt_status s = cgrt_update_node(g, g->grid_queue[q], &reshaped);
+    if (s != CGRT_OK)
+      return s;
+    g->reupload = 1;
+  }
+  cgrt_commit_grids(g);
+  memset(g->pending, 0, g->words * sizeof *g->pending);
+  return CGRT_OK;
+}
+
 /* Puts the scalars set since the last launch into the upload's parameter
  * for the launch about to be issued, and enables the upload; with none set
  * it disables the upload, which then costs a launch nothing (*loaded: the
@@ -411,40 +454,9 @@ cgrt_status cgrt_upload(cgrt_graph *g, int *loaded) {
     count += (uint32_t)__builtin_popcountll(g->pending[w]);
   cudaError_t err;
   if (count > g->load_room) {
-    if (g->launches && (err = CU(cudaStreamSynchronize(g->last_stream))) != cudaSuccess)
-      return fail(d, "cudaStreamSynchronize (more scalars set than one upload holds)", err);
-    for (uint32_t i = 0; i < d->nscalars; i++)
-      if (g->pending[i / 64] >> (i % 64) & 1 &&
-          (err = CU(cudaMemcpy(g->dmem + g->slots + 8 * (uint64_t)i, &g->values[i], 8,
-                               cudaMemcpyHostToDevice))) != cudaSuccess)
-        return fail(d, "cudaMemcpy (more scalars set than one upload holds)", err);
-    /* The nodes the upload would have written these into: from the host,
-     * with nothing in flight, and the graph uploaded again before the
-     * launch (cgrt_launch). */
-    for (uint32_t n = 0; n < d->nnodes; n++) {
-      const cgrt_node_desc *nd = &d->nodes[n];
-      int stale = 0;
-      for (uint32_t a = nd->arg; g->dev_node[n] && a < nd->arg + nd->nargs; a++)
-        stale |= arg_kind(&d->args[a]) == CGRT_ARG_SCALAR_VALUE &&
-                 g->pending[d->args[a].index / 64] >> (d->args[a].index % 64) & 1;
-      if (stale) {
-        int reshaped = 0;
-        cgrt_status s = cgrt_update_node(g, n, &reshaped);
-        if (s != CGRT_OK)
-          return s;
-        g->reupload = 1;
-      }
-    }
-    /* And the queued grids, from the host likewise. */
-    for (uint32_t q = 0; q < g->nqueue; q++) {
-      int reshaped = 0;
-      cgrt_status s = cgrt_update_node(g, g->grid_queue[q], &reshaped);
-      if (s != CGRT_OK)
-        return s;
-      g->reupload = 1;
-    }
-    cgrt_commit_grids(g);
-    memset(g->pending, 0, g->words * sizeof *g->pending);
+    cgrt_status s = upload_slow(g);
+    if (s != CGRT_OK)
+      return s;
     count = 0; /* in the slots already: nothing is left for the kernel */
   }
   if (count == 0) {
