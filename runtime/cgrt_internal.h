@@ -37,6 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What these files share is hidden: the shared library exports only the
+ * runtime's API (cgrt.h, cgrt_testing.h, declared above). */
+#pragma GCC visibility push(hidden)
+
 enum {
   LOADS_MOST = 2048, /* scalars set between two launches that the upload's parameter holds */
   ALIGN = 256,      /* alignment of every owned buffer */
@@ -251,8 +255,6 @@ static inline const void *kernel_address(cgrt_kernel k) {
 
 /* ---- errors, accounting and the fault hook (cgrt_errors.c) ---- */
 
-/* Hidden: the shared library exports only the runtime's API. */
-#pragma GCC visibility push(hidden)
 
 /* This thread's last failure (cgrt_last_error), its CUDA calls and the
  * call the fault hook fails; what the runtime holds, in every thread. */
