@@ -113,6 +113,8 @@ def generate():
     out.append("STATUS_NAMES = {\n%s}\n\n" % "".join(
         '    %s: "%s",\n' % (n.replace("CGRT_", ""), n) for n, _ in statuses))
     out.append("CURRENT_DEVICE = %s\n" % define(rt, "CGRT_CURRENT_DEVICE"))
+    out.append("\n# The structures the package reads; a pointer to a table it does not read\n"
+               "# (nodes, arguments, edges, ...) or to a CUDA object is opaque (c_void_p).\n")
     known = {}
     for cname, pyname in STRUCTS:
         fields = struct_fields(abi if cname in abi else rt, cname, known)

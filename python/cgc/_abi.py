@@ -52,6 +52,9 @@ STATUS_NAMES = {
 
 CURRENT_DEVICE = -1
 
+# The structures the package reads; a pointer to a table it does not read
+# (nodes, arguments, edges, ...) or to a CUDA object is opaque (c_void_p).
+
 
 class BufferDesc(C.Structure):
     """cgrt_buffer_desc."""
