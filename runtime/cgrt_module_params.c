@@ -70,7 +70,7 @@ static int ptx_params(const unsigned char *t, uint64_t n, const char *symbol, ui
 
 /* A cubin: the KPARAM_INFO records of section .nv.info.symbol. */
 static int elf_params(const unsigned char *e, uint64_t n, const char *symbol, uint32_t *count) {
-  if (n < ELF_HEADER || memcmp(e, "\x7f" "ELF", 4) || e[4] != 2 || e[5] != 1)
+  if (n < ELF_HEADER || memcmp(e, "\177ELF", 4) || e[4] != 2 || e[5] != 1)
     return 0; /* not a 64-bit little-endian ELF file */
   uint64_t shoff = le(e + 0x28, 8), shsize = le(e + 0x3a, 2), shnum = le(e + 0x3c, 2);
   uint64_t strndx = le(e + 0x3e, 2);
