@@ -65,6 +65,47 @@ void cgrt_next_pass(cgrt_graph *g) {
   }
 }
 
+/* The nodes that take a scalar set since the last launch by value (or
+ * whose grid follows one, on the host's way), each updated once however
+ * many of its scalars were set: an update takes every current value.
+ * Each pass has its own stamp, so a pass that fails leaves the next one to
+ * update again. */
+static cgrt_status update_values(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  cgrt_next_pass(g);
+  for (uint32_t i = 0; i < d->nscalars; i++) {
+    if (!g->value_dirty[i])
+      continue;
+    uint32_t r = d->nbuffers + i;
+    int reshaped = 0; /* no capture node takes a scalar by value */
+    for (uint32_t u = g->use_start[r]; u < g->use_start[r + 1]; u++) {
+      uint32_t n = g->use[u];
+      if (g->stamp[n] == g->epoch)
+        continue;
+      cgrt_status s = cgrt_update_node(g, n, &reshaped);
+      if (s != CGRT_OK)
+        return s;
+      g->stamp[n] = g->epoch;
+      g->node_updates++;
+    }
+    g->value_dirty[i] = 0;
+  }
+  g->any_value_dirty = 0;
+  return CGRT_OK;
+}
+
+/* A launch on another stream than its pool's previous one: the previous
+ * launch may be running, so this stream waits for that one's work. */
+static cgrt_status wait_pool(cgrt_graph *g, cudaStream_t stream) {
+  cgrt_pool *pool = g->pool;
+  cudaError_t err;
+  if ((err = CU(cudaEventRecord(pool->event, pool->last_stream))) != cudaSuccess)
+    return fail(g->d, "cudaEventRecord (the pool's previous stream)", err);
+  if ((err = CU(cudaStreamWaitEvent(stream, pool->event, 0))) != cudaSuccess)
+    return fail(g->d, "cudaStreamWaitEvent (the pool's previous stream)", err);
+  return CGRT_OK;
+}
+
 cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   if (!g)
     return invalid(NULL, "launch: the graph is NULL");
@@ -72,29 +113,8 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   cgrt_status s = check_stream(g, stream);
   if (s != CGRT_OK)
     return s;
-  if (g->any_value_dirty) {
-    /* A node is updated once however many of the scalars it follows were
-     * set: an update takes every current value.  Each pass has its own
-     * stamp, so a pass that fails leaves the next one to update again. */
-    cgrt_next_pass(g);
-    for (uint32_t i = 0; i < d->nscalars; i++) {
-      if (!g->value_dirty[i])
-        continue;
-      uint32_t r = d->nbuffers + i;
-      int reshaped = 0; /* no capture node takes a scalar by value */
-      for (uint32_t u = g->use_start[r]; u < g->use_start[r + 1]; u++) {
-        uint32_t n = g->use[u];
-        if (g->stamp[n] == g->epoch)
-          continue;
-        if ((s = cgrt_update_node(g, n, &reshaped)) != CGRT_OK)
-          return s; /* still dirty: the next launch tries again */
-        g->stamp[n] = g->epoch;
-        g->node_updates++;
-      }
-      g->value_dirty[i] = 0;
-    }
-    g->any_value_dirty = 0;
-  }
+  if (g->any_value_dirty && (s = update_values(g)) != CGRT_OK)
+    return s; /* still marked: the next launch tries again */
   if (g->any_grid_dirty && (s = cgrt_queue_grids(g)) != CGRT_OK)
     return s; /* the scalars stay marked: the next launch works them out again */
   cudaError_t err;
@@ -107,13 +127,9 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
     g->reupload = 0;
   }
   cgrt_pool *pool = g->pool;
-  if (pool && pool->launched && pool->last_stream != stream) {
-    /* The pool's previous launch may be running: wait for its stream. */
-    if ((err = CU(cudaEventRecord(pool->event, pool->last_stream))) != cudaSuccess)
-      return fail(d, "cudaEventRecord (the pool's previous stream)", err);
-    if ((err = CU(cudaStreamWaitEvent(stream, pool->event, 0))) != cudaSuccess)
-      return fail(d, "cudaStreamWaitEvent (the pool's previous stream)", err);
-  }
+  if (pool && pool->launched && pool->last_stream != stream &&
+      (s = wait_pool(g, stream)) != CGRT_OK)
+    return s;
   if ((err = CU(cudaGraphLaunch(g->exec, stream))) != cudaSuccess)
     return fail(d, "cudaGraphLaunch", err); /* the marks stay for the next launch */
   if (pool) {
