@@ -57,6 +57,20 @@ cgrt_status cgrt_pool_create(cgrt_pool **out, size_t bytes, int device);
 cgrt_status cgrt_pool_destroy(cgrt_pool *pool);
 size_t cgrt_pool_size(const cgrt_pool *pool);
 
+/* CUDA features a graph can be built without, for running it under
+ * compute-sanitizer, whose tools may not handle them (cgrt_options.safe,
+ * or the environment variable CGRT_SANITIZER_SAFE): the graph computes the
+ * same, at some cost in launch time.  Conditional nodes stay: control flow
+ * needs them. */
+enum {
+  /* No device-updatable kernel nodes: the scalar upload writes no node
+   * parameters or grids on the device; the host updates those nodes. */
+  CGRT_SAFE_DEVICE_UPDATES = 1,
+  /* No programmatic dependent launch: `=>` edges go in as full edges. */
+  CGRT_SAFE_PROGRAMMATIC = 2,
+  CGRT_SAFE_ALL = CGRT_SAFE_DEVICE_UPDATES | CGRT_SAFE_PROGRAMMATIC
+};
+
 typedef struct cgrt_options {
   int device;           /* device ordinal, or CGRT_CURRENT_DEVICE */
   void *user;           /* returned by G_user() */
@@ -65,10 +79,12 @@ typedef struct cgrt_options {
   cudaStream_t stream;  /* where to upload (create waits for it) */
   cgrt_pool *pool;      /* NULL: the graph's owned buffers are its own */
   void *comm;           /* an ncclComm_t: needed by graphs with collectives */
+  unsigned safe;        /* CGRT_SAFE_*: features left out, with those that
+                           CGRT_SANITIZER_SAFE names */
 } cgrt_options;
 
 /* The options used when create is given NULL. */
-#define CGRT_OPTIONS_INIT {CGRT_CURRENT_DEVICE, NULL, 1, 0, NULL, NULL}
+#define CGRT_OPTIONS_INIT {CGRT_CURRENT_DEVICE, NULL, 1, 0, NULL, NULL, 0}
 
 /* What the runtime needs of a library of collectives (cgrt_nccl, in the
  * cgrt_nccl library, which links NCCL).  Codes are the library's own

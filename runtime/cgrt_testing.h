@@ -46,6 +46,10 @@ unsigned long long cgrt_test_node_updates(const struct cgrt_graph *g);
  * the runtime's), counting the scalar upload as one. */
 unsigned cgrt_test_driver_update(const struct cgrt_graph *g);
 
+/* How many edges of graph g went in as programmatic ones (none when
+ * cgrt_options.safe or CGRT_SANITIZER_SAFE leaves them out). */
+unsigned cgrt_test_programmatic_edges(const struct cgrt_graph *g);
+
 #ifdef __cplusplus
 }
 #endif

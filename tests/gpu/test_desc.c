@@ -3,6 +3,7 @@
  * needs no GPU.  A table cgc may write (an edge that goes backward in the
  * table, a node inside a body) passes the check. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cgrt.h"
@@ -372,6 +373,25 @@ int main(void) {
   t.scalars[0].type = CGRT_F32;
   t.nodes[1].grid_expr = 0;
   expect_refused(&t, "a bound on a float", "scalar s: a bound on a type that is no integer");
+
+  /* CGRT_SANITIZER_SAFE: a word it does not know refuses create before any
+   * CUDA call, so that a misspelt switch is not silently off. */
+  static const char *const unknown[] = {"racecheck", "programmatic,", "1,pdl", "yes"};
+  for (size_t i = 0; i < sizeof unknown / sizeof *unknown; i++) {
+    char want[128];
+    table_init(&t);
+    setenv("CGRT_SANITIZER_SAFE", unknown[i], 1);
+    snprintf(want, sizeof want, "CGRT_SANITIZER_SAFE is '%s': it takes 1 (or all)", unknown[i]);
+    expect_refused(&t, "an unknown CGRT_SANITIZER_SAFE", want);
+  }
+  static const char *const known[] = {"", "0", "1", "all", "device-updates", "programmatic",
+                                      "programmatic,device-updates"};
+  for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+    table_init(&t);
+    setenv("CGRT_SANITIZER_SAFE", known[i], 1);
+    expect_accepted(&t, "a CGRT_SANITIZER_SAFE create knows");
+  }
+  unsetenv("CGRT_SANITIZER_SAFE");
 
   printf("test_desc: %d checks, %d failed\n", checks, failures);
   return failures ? 1 : 0;

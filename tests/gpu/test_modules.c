@@ -246,7 +246,7 @@ int main(void) {
     expect_refused("a cubin for sm_75", create_arch75, CGRT_ERROR_CUDA, parts);
   }
   const char *fewer_parts[] = {"node f", "kernel fewer", "'module_kernels.ptx'",
-                               "takes more parameters than the 4 its declaration has", NULL};
+                               "takes 5 parameters, but its declaration has 4", NULL};
   expect_refused("a parameter fewer", create_fewer, CGRT_ERROR_INVALID, fewer_parts);
   const char *more_parts[] = {"node m", "kernel more", "takes 5 parameters, but its declaration "
                               "has 6", NULL};

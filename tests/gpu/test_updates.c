@@ -39,17 +39,21 @@ static void test_grids(cudaStream_t stream, volatile uint32_t *gate, volatile ui
   static const struct {
     const char *name;
     unsigned least, room, grids; /* the hooks, and the nodes whose grid is set on the device */
+    unsigned safe;               /* cgrt_options.safe */
   } configs[] = {
-      {"grids, default", 0, 0, 6},
-      {"grids, never on the device", UINT_MAX, 0, 0},
-      {"grids, an upload one value wide", 0, 1, 6},
+      {"grids, default", 0, 0, 6, 0},
+      {"grids, never on the device", UINT_MAX, 0, 0, 0},
+      {"grids, an upload one value wide", 0, 1, 6, 0},
+      {"grids, sanitizer-safe (no device updates)", 0, 0, 0, CGRT_SAFE_DEVICE_UPDATES},
   };
   uint32_t *ns = malloc(LAUNCHES * sizeof *ns), *ms = malloc(LAUNCHES * sizeof *ms);
   for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
     grids *g = NULL;
+    cgrt_options opt = CGRT_OPTIONS_INIT;
+    opt.safe = configs[c].safe;
     cgrt_test_device_updates(configs[c].least);
     cgrt_test_upload_room(configs[c].room);
-    CGRT(grids_create(&g, NULL));
+    CGRT(grids_create(&g, &opt));
     cgrt_test_device_updates(0);
     cgrt_test_upload_room(0);
     unsigned on_device = cgrt_test_device_grids((const struct cgrt_graph *)g);
@@ -149,11 +153,13 @@ static void test_grids(cudaStream_t stream, volatile uint32_t *gate, volatile ui
   many_destroy(g);
 }
 
-static wide *make(unsigned least, unsigned room) {
+static wide *make(unsigned least, unsigned room, unsigned safe) {
   wide *g = NULL;
+  cgrt_options opt = CGRT_OPTIONS_INIT;
+  opt.safe = safe;
   cgrt_test_device_updates(least);
   cgrt_test_upload_room(room);
-  CGRT(wide_create(&g, NULL));
+  CGRT(wide_create(&g, &opt));
   cgrt_test_device_updates(0);
   cgrt_test_upload_room(0);
   return g;
@@ -173,14 +179,16 @@ int main(void) {
   static const struct {
     const char *name;
     unsigned least, room, updated; /* the hooks, and the parameters written on the device */
+    unsigned safe;                 /* cgrt_options.safe */
   } configs[] = {
-      {"default", 0, 0, 6},
-      {"never on the device", UINT_MAX, 0, 0},
-      {"always on the device", 1, 0, 8},
-      {"always, an upload one value wide", 1, 1, 8},
+      {"default", 0, 0, 6, 0},
+      {"never on the device", UINT_MAX, 0, 0, 0},
+      {"always on the device", 1, 0, 8, 0},
+      {"always, an upload one value wide", 1, 1, 8, 0},
+      {"sanitizer-safe (no device updates)", 1, 0, 0, CGRT_SAFE_DEVICE_UPDATES},
   };
   for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
-    wide *g = make(configs[c].least, configs[c].room);
+    wide *g = make(configs[c].least, configs[c].room, configs[c].safe);
     unsigned updated = cgrt_test_updated_params((const struct cgrt_graph *)g);
     EXPECT(updated == configs[c].updated, "%s: %u parameters written on the device, expected %u",
            configs[c].name, updated, configs[c].updated);
