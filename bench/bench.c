@@ -187,7 +187,8 @@ static void bench_chains(cudaStream_t s) {
                                                     launch_chain1000};
   static const char *const ways[] = {"stream", "capture", "hand", "cgc", "hand_upload0"};
   enum { WAYS = 5 };
-  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s, NULL, NULL};
+  cgrt_options in_s = CGRT_OPTIONS_INIT;
+  in_s.stream = s;
   for (int k = 0; k < 3; k++) {
     Chain c[WAYS];
     void *g = NULL;
@@ -389,7 +390,8 @@ static void bench_decode(cudaStream_t s) {
   graphs[1] = hand_decode(&ways[2]);
   ways[2].exec = instantiate(graphs[1], s);
   decode_step_extern ext = {dc.x, dc.wn, dc.w[0], dc.w[1], dc.w[2], dc.w[3], dc.kc, dc.vc};
-  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s, NULL, NULL};
+  cgrt_options in_s = CGRT_OPTIONS_INIT;
+  in_s.stream = s;
   CGRT(decode_step_create(&ways[3].cgc, &ext, &in_s));
   decode_plain_extern plain_ext = {dc.x, dc.wn, dc.w[0], dc.w[1], dc.w[2], dc.w[3], dc.kc, dc.vc};
   CGRT(decode_plain_create(&ways[4].plain, &plain_ext, &in_s));
@@ -441,7 +443,8 @@ LAUNCHER(pbig33)
 
 /* Chains of small and of large kernels, plain and pdl, cgc's graphs. */
 static void bench_pdl(cudaStream_t s) {
-  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s, NULL, NULL};
+  cgrt_options in_s = CGRT_OPTIONS_INIT;
+  in_s.stream = s;
   static const char *const cases[] = {"small33", "small1000", "large33"};
   static const int nodes[] = {33, 1000, 33};
   for (int k = 0; k < 3; k++) {
@@ -484,7 +487,8 @@ static void ser8_step(void *g, cudaStream_t s) { CGRT(ser8_launch(g, s)); }
 static void bench_concurrency(cudaStream_t s) {
   par8 *p;
   ser8 *q;
-  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s, NULL, NULL};
+  cgrt_options in_s = CGRT_OPTIONS_INIT;
+  in_s.stream = s;
   CGRT(par8_create(&p, &in_s));
   CGRT(ser8_create(&q, &in_s));
   const uint64_t ns = 20000; /* 20 us a kernel */
@@ -571,7 +575,8 @@ static cgrt_status hand_wide_launch(void *ctx, cudaStream_t s) {
 }
 
 static void bench_scalars(cudaStream_t s) {
-  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s, NULL, NULL};
+  cgrt_options in_s = CGRT_OPTIONS_INIT;
+  in_s.stream = s;
   for (int k = 0; k < 3; k++) {
     int nodes = k == 0 ? 1 : k == 1 ? 10 : 100;
     {
@@ -820,7 +825,8 @@ static cudaGraph_t hand_while(float *x, uint32_t *it, Loop *l, cudaStream_t s) {
 }
 
 static void bench_loops(cudaStream_t s) {
-  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s, NULL, NULL};
+  cgrt_options in_s = CGRT_OPTIONS_INIT;
+  in_s.stream = s;
   float *x;
   uint32_t *it;
   CUDA(cudaMalloc((void **)&x, N * sizeof *x));
@@ -928,7 +934,8 @@ static void *create_chain(int module, int n, float *x, const cgrt_options *o) {
 }
 
 static void bench_modules(cudaStream_t s) {
-  cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s, NULL, NULL};
+  cgrt_options in_s = CGRT_OPTIONS_INIT;
+  in_s.stream = s;
   static const char *const ways[] = {"linked", "module"};
   float *x;
   CUDA(cudaMalloc((void **)&x, N * sizeof *x));
@@ -987,7 +994,8 @@ static void bench_creation(cudaStream_t s) {
     for (int r = 0; r < reps; r++) {
       double t0 = bench_now_us();
       void *g = NULL;
-      cgrt_options in_s = {CGRT_CURRENT_DEVICE, NULL, 1, s, NULL, NULL};
+      cgrt_options in_s = CGRT_OPTIONS_INIT;
+      in_s.stream = s;
       switch (k) {
       case 0: CGRT(chain100_create((chain100 **)&g, &in_s)); break;
       case 1: CGRT(chain1000_create((chain1000 **)&g, &in_s)); break;
