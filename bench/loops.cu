@@ -37,7 +37,7 @@
 #include "check.h"
 
 // The runtime's condition kernels (runtime/cgrt_kernels.cu): only their
-// host stubs' addresses are used here, as cgrt.c does.
+// host stubs' addresses are used here, as the runtime does.
 extern "C" void cgrt_cond(void);
 
 enum { TICKS = 1024, THREADS = 32, ROUNDS = 21 };

@@ -1,4 +1,4 @@
-/* cgrt_cond.h: what cgrt.c passes the kernels that evaluate conditions
+/* cgrt_cond.h: what the runtime passes the kernels that evaluate conditions
  * (cgrt_kernels.cu).  Private to the runtime. */
 #ifndef CGRT_COND_H
 #define CGRT_COND_H
