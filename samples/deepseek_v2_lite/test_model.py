@@ -9,12 +9,14 @@ published modeling code's math) on the same weights:
            a step at a time (the logits of every step compared), then the
            same 32 again in one `generate` launch (the same tokens).
   c        the C sample (main.c) on a safetensors checkpoint it wrote
-           (the small model), and on the whole model's random weights.
+           (the small model), and on the whole model's random weights (the
+           same tokens as the Python path's).
 
 A token counts as identical when it is the reference's argmax, or when the
 reference's own logit for it is within the tie tolerance of its maximum (a
-near-tie: printed; the rounding of the two programs may order them either
-way).  Usage: test_model.py BUILD_DIR (the C samples are BUILD_DIR's).
+near-tie, printed: the two programs' rounding may order them either way).
+The tolerance is the largest difference of the two programs' logits at that
+step where cgc's are at hand (Python), else 2 * LOGIT_TOL of their spread.  Usage: test_model.py BUILD_DIR (the C samples are BUILD_DIR's).
 Exit 77 without PyTorch or a GPU.
 """
 import os
@@ -27,7 +29,11 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TOKENS = 32
 PROMPT = [100000, 2991, 457, 245, 4863, 13, 340, 10, 17]  # main.c's default
 SMALL = dict(layers=4, dense_layers=1, experts=8, top_k=6, vocab=4096)
-LOGIT_TOL = 0.03  # the largest relative L2 error of a step's logits
+# The largest relative L2 error of a step's logits.  Two bf16 programs that
+# round at the same places but sum in other orders drift apart with depth:
+# on the H200 the small model stayed under 0.01 and the whole one (27
+# layers) under 0.041 over 40 steps; a wrong kernel gives errors near 1.
+LOGIT_TOL = 0.05
 
 failures = []
 
@@ -38,19 +44,16 @@ def check(cond, message):
         print("FAILED: " + message, flush=True)
 
 
-def tie_tol(torch, ref_logits):
-    """How close a reference logit must be to the maximum to count as a tie:
-    a few times the error two bf16 programs make in the logits."""
-    return float(3 * LOGIT_TOL * ref_logits.float().std())
-
-
-def agree(torch, what, step, token, ref_logits):
-    """Whether cgc's token is the reference's choice (or a near-tie)."""
+def agree(torch, what, step, token, ref_logits, tol):
+    """Whether cgc's token is the reference's choice, or a near-tie: the
+    reference's logit for it within tol of its maximum, tol being what the
+    two programs' logits differ by at that step (where cgc's logits are at
+    hand) or LOGIT_TOL of the logits' spread."""
     best = int(torch.argmax(ref_logits))
     if token == best:
         return True
     gap = float(ref_logits[best] - ref_logits[token])
-    if gap <= tie_tol(torch, ref_logits):
+    if gap <= tol:
         print("%s: step %d: near-tie: cgc %d, reference %d (logits %.4f apart)" % (
             what, step, token, best, gap))
         return True
@@ -69,8 +72,9 @@ def follow(torch, ref, what, prompts, made):
         logits = ref.step(torch.tensor(toks), torch.tensor([i] * B))
         if i >= P - 1:
             for b in range(B):
+                tol = 2 * LOGIT_TOL * float(logits[b].float().std())
                 if not agree(torch, "%s seq %d" % (what, b), i - P + 1, made[b][i - P + 1],
-                             logits[b]):
+                             logits[b], tol):
                     return
 
 
@@ -100,7 +104,8 @@ def test_python(torch, cfg, seed, batch, full):
         nxt = m.next_tokens()
         if i >= P - 1:
             for b in range(batch):
-                agree(torch, "%s seq %d" % (what, b), i - P + 1, nxt[b], want[b])
+                tol = float((got[b] - want[b]).abs().max())
+                agree(torch, "%s seq %d" % (what, b), i - P + 1, nxt[b], want[b], tol)
                 made[b].append(nxt[b])
     print("%s: %d steps, logits' worst relative error %.3g" % (what, P + TOKENS - 1, worst))
     # The same tokens again, in one launch on the device.
@@ -116,6 +121,7 @@ def test_python(torch, cfg, seed, batch, full):
     m.close()
     del w, ref
     torch.cuda.empty_cache()
+    return made
 
 
 def run_sample(exe, args):
@@ -127,9 +133,9 @@ def run_sample(exe, args):
     return [[int(t) for t in line.split(":")[1].split()] for line in seqs]
 
 
-def test_c(torch, build):
+def test_c(torch, build, python_whole):
     sys.path.insert(0, HERE)
-    from reference import Config, Reference, load_checkpoint, random_weights
+    from reference import Config, Reference, load_checkpoint
     small = os.path.join(build, "samples", "deepseek_v2_lite", "deepseek_v2_lite_small")
     whole = os.path.join(build, "samples", "deepseek_v2_lite", "deepseek_v2_lite")
     with tempfile.TemporaryDirectory() as tmp:
@@ -145,14 +151,13 @@ def test_c(torch, build):
             follow(torch, Reference(w, c, 64), "C small model from a checkpoint", [prompt], made)
             print("C small model from a checkpoint: %s" % made[0])
             del w
+    # The whole model from C: the same graph as from Python on the same
+    # weights (checked against the reference there), so the same tokens.
     made = run_sample(whole, ["--tokens", str(TOKENS), "--seed", "1"])
     if made:
-        c = Config()
-        w = random_weights(c, 1, "cuda")
-        follow(torch, Reference(w, c, 64), "C whole model, random weights", [PROMPT], made)
         print("C whole model, random weights: %s" % made[0])
-        del w
-    torch.cuda.empty_cache()
+        check(made[0] == python_whole[0], "the C sample made %s, the Python model %s" % (
+            made[0], python_whole[0]))
 
 
 def main():
@@ -170,8 +175,8 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     with torch.no_grad():
         test_python(torch, SMALL, 3, 2, False)
-        test_python(torch, {}, 1, 1, True)
-        test_c(torch, sys.argv[1])
+        whole = test_python(torch, {}, 1, 1, True)
+        test_c(torch, sys.argv[1], whole)
     print("test_model.py: %s" % ("%d FAILED" % len(failures) if failures else "OK"))
     return 1 if failures else 0
 
