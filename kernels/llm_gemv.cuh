@@ -46,7 +46,8 @@ __device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int per_block = WARPS * R;
   const bool fast = (a.k & 7) == 0 && ((uintptr_t)a.w & 15) == 0 && ((uintptr_t)a.x & 15) == 0 &&
-                    (a.x_token & 7) == 0 && (a.x_group & 7) == 0;
+                    (a.x_token & 7) == 0 && (a.x_group & 7) == 0 &&
+                    ((uintptr_t)a.g & 15) == 0; // the norm weights too, read 16 bytes at a time
   unsigned long long best[MB];
 #pragma unroll
   for (int t = 0; t < MB; t++)
