@@ -99,18 +99,18 @@ class Layout(common.TempDir):
 class Documents(unittest.TestCase):
     def test_abi_number(self):
         """Where the package's documents give the ABI's number, it is
-        cgrt_abi.h's: python/README.md, the README's section on Python, the
+        cgrt_abi.h's: python/README.md, doc/building.md's section on Python, the
         reference, and _abi's own docstring."""
         with open(os.path.join(common.SOURCE, "runtime", "cgrt_abi.h")) as f:
             abi = int(re.search(r"^#define CGRT_ABI (\d+)$", f.read(), re.M).group(1))
         self.assertEqual(_abi.ABI, abi)
         texts = {}
-        for rel in ("python/README.md", "README.md", "doc/language.md"):
+        for rel in ("python/README.md", "doc/building.md", "doc/language.md"):
             with open(os.path.join(common.SOURCE, rel)) as f:
                 texts[rel] = f.read()
-        python = re.search(r"^## From Python\n(.*?)^## ", texts["README.md"], re.S | re.M)
-        self.assertIsNotNone(python, "README.md has a section '## From Python'")
-        texts["README.md"] = python.group(1)
+        python = re.search(r"^## From Python\n(.*?)^## ", texts["doc/building.md"], re.S | re.M)
+        self.assertIsNotNone(python, "doc/building.md has a section '## From Python'")
+        texts["doc/building.md"] = python.group(1)
         texts["cgc/_abi.py"] = _abi.__doc__
         for where, text in texts.items():
             for m in re.finditer(r"\bABI(?: version)? (\d+)\b", text):
