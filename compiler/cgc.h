@@ -819,8 +819,12 @@ const char *graph_c_name(char *buf, GraphName which, const Graph *g, const Resou
 /* The names a scalar or buffer gives its graph (GN_SET and GN_GET, or
  * GN_BIND, or GN_BUFFER) into out; returns how many. */
 int resource_c_names(const Resource *r, GraphName out[2]);
-/* cgc_G_TABLE, a static table of the graph's description, into buf. */
+/* cgc_TABLE_G, a static table of the graph's description, into buf
+ * (CNAME_SIZE bytes); TABLE is a tag of cname.c's list. */
 const char *graph_table_c_name(char *buf, const Graph *g, const char *table);
+/* cgc_call_F, the function that calls capture function F with its
+ * arguments' words, into buf (CNAME_SIZE bytes). */
+const char *capture_caller_c_name(char *buf, const Item *capture);
 /* The program's own names, as the C spells them. */
 const char *kernel_c_name(const Item *kernel);    /* its symbol */
 const char *param_c_name(const Param *param);     /* in the kernel's declaration */
@@ -838,10 +842,16 @@ const char *c_name_refused(const char *name, bool file_scope);
 const char *c_name_taken(const char *name);
 
 /* The generated header's include guard, from its file name (OUT_H_ for
- * out.h), with CGC_ before it where the program gives a name the same
- * spelling; into buf (HEADER_GUARD_SIZE bytes). */
+ * out.h), with CGC_ before it where it would begin with a digit or '_' or
+ * the program gives a name the same spelling; into buf (HEADER_GUARD_SIZE
+ * bytes). */
 enum { HEADER_GUARD_SIZE = 264 };
 const char *header_guard(char *buf, const char *header, const Compiler *c, const Program *p);
+/* What `#include "NAME"` cannot hold that `name` holds ("'\"'", "a control
+ * character", "'?\?='"), or NULL: '"' ends the name, C leaves ', \ and
+ * control characters undefined there (C11 6.4.7), and a trigraph is
+ * another character under -std=c11. */
+const char *include_name_flaw(const char *name);
 /* The runtime's header, which the generated header includes. */
 #define CGRT_HEADER "cgrt.h"
 /* A header of that name, found first, would include itself instead. */

@@ -348,12 +348,12 @@ bool module_kernel(Compiler *c, Item *k) {
 }
 
 bool template_header(Compiler *c, Item *k) {
-  for (const char *p = k->from; *p; p++)
-    if (*p == '"' || *p == '\'' || *p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f) {
-      error_at(c->diag, k->from_pos, "header '%s' cannot be named in #include \"...\" (it has %s)",
-               k->from, *p == '"' ? "'\"'" : *p == '\'' ? "'''" : *p == '\\' ? "'\\'" : "a control character");
-      return false;
-    }
+  const char *flaw = include_name_flaw(k->from);
+  if (flaw) {
+    error_at(c->diag, k->from_pos, "header '%s' cannot be named in #include \"...\" (it has %s)",
+             k->from, flaw);
+    return false;
+  }
   char *real;
   char *path = find_from(c, k, "header", &real);
   if (!path)
