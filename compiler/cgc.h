@@ -109,6 +109,14 @@ void source_set_realpath(Diag *d, int file, const char *realpath);
 /* Reads a file into the table; returns its index, or -1 after reporting an
  * error at `at` (or without position when at.file < 0). */
 int source_load(Diag *d, const char *path, Pos at);
+struct stat;
+/* From now on source_load refuses what is not a regular file (cgc lsp,
+ * which must not block on a FIFO or a device that a document names). */
+void source_set_regular_only(Diag *d, bool on);
+/* Opens `path` to read (O_NONBLOCK with `nonblock`, so that opening a FIFO
+ * or a device cannot block) and fills *st from what it opened; NULL with
+ * errno set when either fails. */
+FILE *open_read(const char *path, bool nonblock, struct stat *st);
 const Source *source_get(Diag *d, int file);
 
 /* A stretch of source text: the caret at `at`, underlined (^~~~) from
@@ -571,6 +579,9 @@ void parse_program_source(Compiler *c, int file);
 /* Finds a file that `include` or `from` names: beside the file `from`
  * (a path), then in each -I directory; NULL when there is none. */
 char *find_file(Compiler *c, const char *from, const char *name);
+/* Where find_file found nothing: whether a directory of that name stands
+ * where it looked, so that the error can say so. */
+bool found_directory(Compiler *c, const char *from, const char *name);
 
 /* The scanner and parser (grammar/) talk to parse.c through this. */
 typedef struct ParseState {

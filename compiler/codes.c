@@ -259,6 +259,8 @@ static const struct {
               "condition set by its body's kernel"},
     {"E0210", "control nodes '%s' and '%s' have no path of edges between them: a loop whose "
               "body sets its handle runs apart from the other control nodes"},
+    {"E0211", "'%s' is not a regular file (the language server reads no FIFO or device)"},
+    {"E0212", "%s '%s' is a directory, not a regular file"},
 };
 
 /* Unknown formats get E0000, which the diagnostics tests refuse.  At most

@@ -412,6 +412,7 @@ static Analysis *analyze(Server *s, Doc *d) {
   }
   diag_set_json(a->c.diag, true);
   diag_set_output(a->c.diag, out);
+  source_set_regular_only(a->c.diag, true);
   free(d->real);
   d->real = realpath(d->path, NULL);
   a->file = source_add(a->c.diag, d->path, d->text, d->len);

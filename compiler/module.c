@@ -199,13 +199,10 @@ bool module_scan(Module *m, Arena *a, const char **why) {
  * FIFO, which could be endless) within the program's budget of module
  * bytes; NULL after an error at `at`. */
 static Module *read_module(Compiler *c, Pos at, const char *written, const char *path) {
-  FILE *f = fopen(path, "rb");
   struct stat st;
-  if (!f || fstat(fileno(f), &st) != 0) {
-    int err = errno;
-    if (f)
-      fclose(f);
-    error_at(c->diag, at, "cannot read module '%s': %s", written, strerror(err));
+  FILE *f = open_read(path, true, &st);
+  if (!f) {
+    error_at(c->diag, at, "cannot read module '%s': %s", written, strerror(errno));
     return NULL;
   }
   if (!S_ISREG(st.st_mode)) {
@@ -286,6 +283,10 @@ static char *find_from(Compiler *c, Item *k, const char *what, char **real) {
   const Source *src = source_get(c->diag, k->from_pos.file);
   char *path = find_file(c, src->path, k->from);
   *real = path ? realpath(path, NULL) : NULL;
+  if (!path && found_directory(c, src->path, k->from)) {
+    error_at(c->diag, k->from_pos, "%s '%s' is a directory, not a regular file", what, k->from);
+    return NULL;
+  }
   if (!*real) {
     error_at(c->diag, k->from_pos, "cannot find %s '%s'", what, k->from);
     return NULL;

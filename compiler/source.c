@@ -31,6 +31,7 @@ struct Diag {
   bool dropping; /* the last error was not printed: drop its notes too */
   bool warning_off[W_COUNT]; /* -Wno-NAME */
   bool werror;               /* -Werror */
+  bool regular_only;         /* source_load reads regular files only (cgc lsp) */
 };
 
 Diag *diag_new(void) {
@@ -299,14 +300,33 @@ void source_set_realpath(Diag *d, int file, const char *realpath) {
   s->realpath = realpath ? strcpy(xrealloc(NULL, strlen(realpath) + 1), realpath) : NULL;
 }
 
+void source_set_regular_only(Diag *d, bool on) { d->regular_only = on; }
+
+FILE *open_read(const char *path, bool nonblock, struct stat *st) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (nonblock ? O_NONBLOCK : 0));
+  if (fd < 0)
+    return NULL;
+  FILE *f = fstat(fd, st) == 0 ? fdopen(fd, "rb") : NULL;
+  if (!f) {
+    int err = errno;
+    close(fd);
+    errno = err;
+  }
+  return f;
+}
+
 int source_load(Diag *d, const char *path, Pos at) {
-  FILE *f = fopen(path, "rb");
   struct stat st;
-  if (!f || fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-    int err = f ? (S_ISDIR(st.st_mode) ? EISDIR : errno) : errno;
+  FILE *f = open_read(path, d->regular_only, &st);
+  if (!f || S_ISDIR(st.st_mode) || (d->regular_only && !S_ISREG(st.st_mode))) {
+    int err = !f ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
     if (f)
       fclose(f);
-    error_at(d, at, "cannot read '%s': %s", path, strerror(err));
+    if (err)
+      error_at(d, at, "cannot read '%s': %s", path, strerror(err));
+    else
+      error_at(d, at, "'%s' is not a regular file (the language server reads no FIFO or device)",
+               path);
     return -1;
   }
   if (st.st_size > MAX_FILE_SIZE) {

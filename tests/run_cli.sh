@@ -430,5 +430,15 @@ for bad in 9x x-y "" $(printf 'a%.0s' $(seq 1 65)); do
   check "--prefix='$bad' is a usage error" [ "$status" = 2 ]
 done
 
+# A module that is a FIFO is refused without opening it for good (the open
+# cannot block), as a device is; a directory is said to be one.
+if mkfifo "$tmp/fifo.ptx" 2> /dev/null; then
+  printf 'kernel k(inout x: f32*) from "fifo.ptx";\n' > "$tmp/fifo.cgraph"
+  timeout 20 "$cgc" --check "$tmp/fifo.cgraph" > "$tmp/out" 2> "$tmp/err"
+  status=$?
+  check "a FIFO as a module: exit 1, not a hang" [ "$status" = 1 ]
+  check "a FIFO as a module: not a regular file" grep -q "module 'fifo.ptx' is not a regular file" "$tmp/err"
+fi
+
 valgrind_clean "$tmp/vg"
 finish
