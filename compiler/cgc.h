@@ -88,6 +88,8 @@ typedef struct Source {
   const char *text;
   size_t len;
   char *realpath; /* for include identity */
+  const uint32_t *line_starts; /* each line's offset, made at its first diagnostic */
+  uint32_t nlines;
 } Source;
 
 typedef struct Diag Diag;

@@ -139,24 +139,44 @@ static const char *line_end(const char *line, const char *end) {
   return line;
 }
 
-/* The start of 1-based line `n` of a source. */
-static const char *line_start(const Source *s, int n) {
-  const char *line = s->text, *end = s->text + s->len;
-  for (int i = 1; i < n && line < end; i++) {
-    line = line_end(line, end);
-    if (line < end && *line == '\r' && line + 1 < end && line[1] == '\n')
-      line++;
-    if (line < end)
-      line++;
+/* Where the line after the one that starts at `line` starts (end at the last). */
+static const char *next_line(const char *line, const char *end) {
+  line = line_end(line, end);
+  if (line < end && *line == '\r' && line + 1 < end && line[1] == '\n')
+    line++;
+  return line < end ? line + 1 : line;
+}
+
+/* The start of 1-based line `n` of a source (its end past the last line).
+ * The first diagnostic in a source makes an index of its line starts, in
+ * one pass, so that any number of diagnostics scan it once. */
+static const char *line_start(Diag *d, Source *s, int n) {
+  const char *end = s->text + s->len;
+  if (!s->line_starts) {
+    uint32_t count = 0;
+    for (const char *line = s->text;; line = next_line(line, end)) {
+      count++;
+      if (line == end)
+        break;
+    }
+    uint32_t *starts = arena_alloc(d->arena, count * sizeof *starts);
+    count = 0;
+    for (const char *line = s->text;; line = next_line(line, end)) {
+      starts[count++] = (uint32_t)(line - s->text);
+      if (line == end)
+        break;
+    }
+    s->line_starts = starts;
+    s->nlines = count;
   }
-  return line;
+  return n >= 1 && (uint32_t)n <= s->nlines ? s->text + s->line_starts[n - 1] : end;
 }
 
 /* The column just past the token that starts at p: a word or number, a
  * string, a two-character operator, or one character. */
 static int token_end(Diag *d, Pos p) {
-  const Source *s = &d->sources.v[p.file];
-  const char *line = line_start(s, p.line), *end = s->text + s->len;
+  Source *s = &d->sources.v[p.file];
+  const char *line = line_start(d, s, p.line), *end = s->text + s->len;
   const char *c = line + p.col - 1;
   if (c >= end || *c == '\n' || *c == '\r')
     return p.col;
@@ -183,8 +203,8 @@ Span span_at(Pos p) { return (Span){.at = p, .lo_line = p.line, .lo_col = p.col}
  * of a token (hi_line 0) is the token; one that begins or ends on another
  * line runs to that side's end of this one. */
 static void span_columns(Diag *d, Span s, int *lo, int *hi) {
-  const Source *src = &d->sources.v[s.at.file];
-  const char *line = line_start(src, s.at.line);
+  Source *src = &d->sources.v[s.at.file];
+  const char *line = line_start(d, src, s.at.line);
   int len = (int)(line_end(line, src->text + src->len) - line);
   int at = s.at.col;
   if (!s.hi_line) {
@@ -387,8 +407,8 @@ static void indent_to(Diag *d, const char *line, const char *eol, int to) {
 
 /* The source line and, under it, the span: ^ at the caret, ~ elsewhere. */
 static void print_line(Diag *d, Span s) {
-  const Source *src = &d->sources.v[s.at.file];
-  const char *line = line_start(src, s.at.line);
+  Source *src = &d->sources.v[s.at.file];
+  const char *line = line_start(d, src, s.at.line);
   const char *eol = line_end(line, src->text + src->len);
   fputs("    ", d->out);
   for (const char *c = line; c < eol; c++)
@@ -481,6 +501,14 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
     report_json(d, s, names[severity], code, *option ? option : NULL, msg);
     return;
   }
+  /* The diagnostic is put together in memory and written at once: stderr
+   * has no buffer, and a write a character costs more than the rest. */
+  FILE *out = d->out;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  if (mem)
+    d->out = mem;
   /* A line break or escape sequence in a file name or message must not
    * split the FILE:LINE:COL line or reach the terminal. */
   fputs(col(d, C_BOLD), d->out);
@@ -497,6 +525,12 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
   fputc('\n', d->out);
   if (p.file >= 0)
     print_line(d, s);
+  if (mem) {
+    d->out = out;
+    if (fclose(mem) == 0)
+      fwrite(text, 1, len, out);
+    free(text);
+  }
 }
 
 #define REPORT(sev, warning, span)                                                                 \
@@ -540,8 +574,8 @@ void diag_fix(Diag *d, Span s, const char *text) {
     return;
   }
   /* Under the caret line, where the text goes. */
-  const Source *src = &d->sources.v[s.at.file];
-  const char *line = line_start(src, s.at.line);
+  Source *src = &d->sources.v[s.at.file];
+  const char *line = line_start(d, src, s.at.line);
   int lo, hi;
   span_columns(d, s, &lo, &hi);
   indent_to(d, line, line_end(line, src->text + src->len), lo);
