@@ -500,6 +500,8 @@ typedef struct Item {
   KernelSource source;
   const char *from;     /* the module's or header's path as written */
   Pos from_pos;         /* of the string */
+  const char *header;   /* sema: the template header found, as the companion
+                           includes it: from the main file's directory */
   const char *symbol;   /* the name in the module, or NULL: the kernel's */
   Pos symbol_pos;
   Sym *template_name;   /* the C++ template */

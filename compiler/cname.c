@@ -77,14 +77,15 @@ const char *kernel_c_name(const Item *kernel) { return kernel->name->name; }
 const char *param_c_name(const Param *param) { return param->name->name; }
 
 /* cgc_template_NAME_HASH: the hash, of everything that makes the
- * instantiation (the template, its arguments, its header and the
- * declared parameters), keeps two programs' different instantiations of
- * one kernel name apart when they are linked together, while the same
- * declaration included by both gives one symbol (defined weak). */
+ * instantiation (the template, its arguments, its header as the companion
+ * includes it and the declared parameters), keeps two programs' different
+ * instantiations of one kernel name apart when they are linked together,
+ * while the same declaration included by two programs beside each other
+ * gives one symbol (defined weak). */
 const char *template_c_name(char *buf, const Item *k) {
   uint64_t h = 14695981039346656037u;
   const char *parts[] = {k->name->name, k->template_name->name,
-                         k->template_args ? k->template_args : "", k->from ? k->from : ""};
+                         k->template_args ? k->template_args : "", k->header ? k->header : ""};
   for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
     for (const char *p = parts[i];; p++) {
       h = (h ^ (unsigned char)*p) * 1099511628211u;

@@ -1058,10 +1058,10 @@ void emit_templates(FILE *cu, Compiler *cc, const Program *p, const char *source
   /* Each header once, in the order the kernels name them. */
   for (size_t i = 0; i < n; i++) {
     size_t j = 0;
-    while (j < i && strcmp(k.v[j]->from, k.v[i]->from))
+    while (j < i && strcmp(k.v[j]->header, k.v[i]->header))
       j++;
     if (j == i)
-      fprintf(cu, "#include \"%s\"\n", k.v[i]->from);
+      fprintf(cu, "#include \"%s\"\n", k.v[i]->header);
   }
   char name[CNAME_SIZE];
   for (size_t i = 0; i < n; i++) {
