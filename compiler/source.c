@@ -617,6 +617,8 @@ struct Output {
   char *target;     /* the file replaced: path with its symlinks followed */
   char *tmp;        /* the temporary beside target; NULL: written in place */
   int fd;           /* the device written in place, or -1 */
+  bool linked;      /* fd is a regular file with other hard links: its bytes
+                       are replaced from the start, and it is cut there */
   char *buf;        /* what goes to fd */
   size_t len;
   FILE *f;
@@ -644,7 +646,8 @@ static const char *base_of(const char *path) {
 typedef struct Resolved {
   char *target;   /* where the chain of symlinks ends (heap) */
   bool exists;    /* target exists; st describes it */
-  bool in_place;  /* a device, FIFO or open file: written, not replaced */
+  bool in_place;  /* a device, FIFO, open file or file with other hard
+                     links: written, not replaced */
   bool proc_link; /* reached through /proc: an open file, appended to */
   int own_fd;     /* through /proc/self/fd/N (/dev/stdout): N, else -1 */
   struct stat st;
@@ -695,7 +698,9 @@ static int resolve(const char *path, Resolved *r) {
       }
       r->target = cur;
       r->exists = true;
-      r->in_place = r->proc_link || !S_ISREG(r->st.st_mode);
+      /* A file with other hard links is rewritten where it is: a new file
+       * renamed onto this name would leave the other names the old text. */
+      r->in_place = r->proc_link || !S_ISREG(r->st.st_mode) || r->st.st_nlink > 1;
       return 0;
     }
     char to[PATH_MAX];
@@ -728,7 +733,10 @@ bool same_file(const char *a, const char *b) {
   if (resolve(a, &ra) != 0)
     return false;
   if (resolve(b, &rb) == 0) {
-    if (ra.in_place || rb.in_place) {
+    /* A device, FIFO or open file may take several outputs; a regular
+     * file written in place (it has other hard links) may not. */
+    if ((ra.in_place && (ra.proc_link || !S_ISREG(ra.st.st_mode))) ||
+        (rb.in_place && (rb.proc_link || !S_ISREG(rb.st.st_mode)))) {
       same = false;
     } else if (ra.exists || rb.exists) {
       same = ra.exists && rb.exists && ra.st.st_dev == rb.st.st_dev && ra.st.st_ino == rb.st.st_ino;
@@ -830,8 +838,10 @@ FILE *output_add(Outputs *os, const char *path) {
      * offset as standard output would; opened again, a pipe or file the
      * shell made could refuse the user, and the offset would be lost. */
     int flags = r.own_fd >= 0 ? fcntl(r.own_fd, F_GETFL) : -1;
+    o->linked = !r.proc_link && r.own_fd < 0 && S_ISREG(r.st.st_mode);
     if (r.own_fd < 0)
-      o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (r.proc_link ? O_APPEND : 0));
+      o->fd = open(path, (o->linked ? O_RDWR : O_WRONLY) | O_NOCTTY | O_CLOEXEC |
+                             (r.proc_link ? O_APPEND : 0));
     else if ((flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR)
       o->fd = fcntl(r.own_fd, F_DUPFD_CLOEXEC, 0);
     else
@@ -899,6 +909,33 @@ static int write_all(int fd, const char *s, size_t n) {
   return 0;
 }
 
+/* A regular file written in place (it has other hard links): left as it
+ * is when it holds the bytes already, else written from its start and cut
+ * at their end. */
+static int rewrite(int fd, const char *s, size_t n) {
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return errno;
+  if ((size_t)st.st_size == n) {
+    char old[4096];
+    size_t at = 0;
+    while (at < n) {
+      ssize_t k = pread(fd, old, n - at < sizeof old ? n - at : sizeof old, (off_t)at);
+      if (k <= 0 || memcmp(old, s + at, (size_t)k))
+        break;
+      at += (size_t)k;
+    }
+    if (at == n)
+      return 0;
+  }
+  if (lseek(fd, 0, SEEK_SET) != 0)
+    return errno;
+  int err = write_all(fd, s, n);
+  if (!err && ftruncate(fd, (off_t)n) != 0)
+    err = errno;
+  return err;
+}
+
 /* Whether the temporary holds exactly the bytes of the file it would
  * replace: then the file is left as it is, time stamp and all, so that a
  * build tool sees no change (an edited comment rebuilds nothing that
@@ -941,7 +978,12 @@ bool outputs_commit(Outputs *os) {
     return false;
   }
   for (i = 0; i < n && !err; i++)
-    if (v[i]->fd >= 0) {
+    if (v[i]->fd >= 0 && v[i]->linked) {
+      err = rewrite(v[i]->fd, v[i]->buf, v[i]->len);
+      if (close(v[i]->fd) != 0 && !err && errno != EINTR)
+        err = errno;
+      v[i]->fd = -1;
+    } else if (v[i]->fd >= 0) {
       err = write_all(v[i]->fd, v[i]->buf, v[i]->len);
       if (close(v[i]->fd) != 0 && !err && errno != EINTR)
         err = errno;
