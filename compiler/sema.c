@@ -1015,7 +1015,10 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     note_at(s->d, decl->name_pos, "'%s' is declared here", e->name->name);
     return false;
   }
-  for (size_t i = 0; i < s->g->nodes.n; i++) {
+  /* The call is in w's body, so every node made since w is of that body
+   * (a control node comes before its bodies' nodes): only those are looked
+   * at, which keeps a program of many such loops linear. */
+  for (size_t i = (size_t)w + 1; i < s->g->nodes.n; i++) {
     const Node *c = &s->g->nodes.v[i];
     if (c->scope == w && node_kinds[c->kind].bodies) {
       report_control_in_handle_body(s, wn, c->pos, c->kind);
