@@ -237,7 +237,8 @@ static const struct {
               "grid before the launch"},
     {"E0198", "a %s cannot be of type 'handle'; a handle is the type of a kernel parameter, which "
               "takes the name of a while node whose body calls the kernel"},
-    {"E0199", "parameter '%s' is a pointer to a handle; a handle is passed by value ('%s: handle')"},
+    {"E0199",
+     "parameter '%s' is a pointer to a handle; a handle is passed by value ('%s: handle')"},
     {"E0200", "capture function '%s' cannot take a handle (parameter '%s'); only a kernel in a "
               "while's body sets the loop's condition"},
     {"E0201", "parameter '%s' of '%s' is a handle; pass the name of a while node whose body "
@@ -261,6 +262,14 @@ static const struct {
               "body sets its handle runs apart from the other control nodes"},
     {"E0211", "'%s' is not a regular file (the language server reads no FIFO or device)"},
     {"E0212", "%s '%s' is a directory, not a regular file"},
+    {"E0213", "a buffer's size takes a bounded scalar at its bound, the largest value only of a "
+              "size that grows with the scalar; this %s"},
+    {"E0214", "grid extent %c divides by zero when %s, the initial values, which create sets it "
+              "with"},
+    {"E0215", "grid extent %c overflows 64 bits when %s, the initial values, which create sets "
+              "it with"},
+    {"E0216", "grid extent %c is %lld when %s, the initial values, which create sets it with; "
+              "there it must be 0 (the node is off) to %lld"},
 };
 
 /* Unknown formats get E0000, which the diagnostics tests refuse.  At most

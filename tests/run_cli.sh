@@ -299,7 +299,7 @@ printf '%s: \\\n  %s \\\n  %s \\\n  %s \\\n  %s \\\n  %s\n' "$tmp/m/out_graph.c"
   "$(realpath "$tmp/m/sub/scale.cuh")" > "$tmp/m/out.d.want"
 check "the depfile lists the modules and the template's header" cmp -s "$tmp/m/out.d" "$tmp/m/out.d.want"
 check "a template kernel's graph gets the companion beside -o" [ -f "$tmp/m/out_graph_templates.cu" ]
-check "the companion includes the header as written" grep -q '#include "scale.cuh"' "$tmp/m/out_graph_templates.cu"
+check "the companion includes the header cgc found, from the main file's directory" grep -q '#include "sub/scale.cuh"' "$tmp/m/out_graph_templates.cu"
 check "each module is embedded once" [ "$(grep -c '^static const unsigned char cgc_module_' "$tmp/m/out_graph.c")" = 2 ]
 run -o "$tmp/plain_graph.c" "$tmp/ok.cgraph"
 check "no companion without template kernels" [ ! -e "$tmp/plain_graph_templates.cu" ]
