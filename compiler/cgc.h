@@ -875,6 +875,10 @@ bool header_hides_runtime(const char *header);
 /* ---- order.c: data flow, cycles, hazards, transitive reduction ---- */
 
 void order_graph(Compiler *c, Graph *g);
+/* Why an inferred edge is there, in words for DOT and hover: how its
+ * resource orders its nodes ("read after write"), or, without a resource,
+ * "collectives in order" or "a loop whose body sets its handle runs apart". */
+const char *edge_reason(const Edge *e);
 
 /* ---- dot.c, emit_c.c ---- */
 

@@ -963,16 +963,13 @@ static void put_resource(CharVec *out, Analysis *a, const Graph *g, Stmt *st) {
   }
 }
 
-static const char *const why_words[] = {"read after write", "write after read",
-                                        "write after write"};
-
 static void put_edge_reason(CharVec *out, const Graph *g, const Edge *e) {
   if (e->written)
     put(out, "written");
   else if (e->res < 0)
-    put(out, "collectives in order");
+    put(out, "%s", edge_reason(e));
   else
-    put(out, "%s: %s", g->res.v[e->res].name->name, why_words[e->why % 3]);
+    put(out, "%s: %s", g->res.v[e->res].name->name, edge_reason(e));
 }
 
 /* A node statement: its launch, and the nodes it makes with their edges. */
