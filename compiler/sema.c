@@ -1936,7 +1936,9 @@ static bool keyword_named(const Stmt *st) { return !st->name && !strchr(st->base
 /* A kernel node's kernel and arguments; false after an error. */
 static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   Global *gl = map_get(&s->globals, st->kernel);
-  int which = gl ? -1 : collective_index(st->kernel);
+  /* A collective's name is the collective unless a kernel or capture
+   * function has it: a constant or graph of the name does not hide it. */
+  int which = gl && gl->item->kind == IT_KERNEL ? -1 : collective_index(st->kernel);
   if (which >= 0) {
     int errors = diag_errors(s->d);
     check_collective(s, n, st, which);
