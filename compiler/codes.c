@@ -270,6 +270,31 @@ static const struct {
               "it with"},
     {"E0216", "grid extent %c is %lld when %s, the initial values, which create sets it with; "
               "there it must be 0 (the node is off) to %lld"},
+    /* usage errors (main.c), JSON only after --diagnostics-format=json */
+    {"E0217", "%s needs a value"},
+    {"E0218", "unknown diagnostics format '%s' (use text or json)"},
+    {"E0219", "unknown diagnostics output '%s' (use stderr or stdout)"},
+    {"E0220", "unknown warning '%s' (the warnings are uninitialized, unused, "
+              "block-size, unused-define and search-budget)"},
+    {"E0221", "unknown output kind '%s' (use --emit=c or --emit=dot)"},
+    {"E0222", "--prefix takes the start of a C name, at most %d bytes of letters, "
+              "digits and '_' (not '%s')"},
+    {"E0223", "-D takes NAME=VALUE, not '%s'"},
+    {"E0224", "-D %s: the value does not fit in 64 bits"},
+    {"E0225", "-D %s: the value must be an integer"},
+    {"E0226", "unknown option '%s'"},
+    {"E0227", "more than one input file ('%s')"},
+    {"E0228", "no input file"},
+    {"E0229", "C output needs -o OUT.c (the header goes beside it)"},
+    {"E0230", "-H applies to --emit=c only"},
+    {"E0231", "--templates applies to --emit=c only"},
+    {"E0232", "--emit=dot without -o writes the DOT to standard output; diagnostics "
+              "cannot go there too"},
+    {"E0233", "--depfile needs -o to name the target"},
+    {"E0234", "%s needs a file name"},
+    {"E0235", "the header '%s' cannot be named in #include \"...\" (it has %s)"},
+    {"E0236", "the header '%s' would include itself in place of the runtime's "
+              "cgrt.h; name it otherwise (-o or -H)"},
 };
 
 /* Unknown formats get E0000, which the diagnostics tests refuse.  At most

@@ -403,6 +403,16 @@ check "text: an I/O error's file name is escaped" \
 
 run --check --diagnostics-format=xml "$tmp/ok.cgraph"
 check "an unknown diagnostics format is a usage error" [ "$status" = 2 ]
+# After --diagnostics-format=json a usage error is a JSON line with its code,
+# where diagnostics go.
+run --diagnostics-format=json --bogus "$tmp/ok.cgraph"
+check "json: a usage error: exit 2" [ "$status" = 2 ]
+check "json: a usage error is one JSON line with its code" \
+  grep -qx '{"file":null,.*"severity":"error","code":"E0[0-9]*","message":"unknown option '"'"'--bogus'"'"'",.*}' "$tmp/err"
+check "json: nothing else" [ "$(wc -l < "$tmp/err")" = 1 ]
+run --diagnostics-format=json --diagnostics-output=stdout --check
+check "json to stdout: a usage error goes there" grep -q '"message":"no input file"' "$tmp/out"
+check "json to stdout: not to stderr" [ ! -s "$tmp/err" ]
 
 # Colour only on a terminal, and never with NO_COLOR.
 printf 'const N = 1 / 0;\n' > "$tmp/bad.cgraph"
