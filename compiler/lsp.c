@@ -132,15 +132,17 @@ static int read_message(char **body, size_t *len) {
   long long length = -1;
   bool any = false, too_long = false;
   for (;;) {
-    if (!fgets(line, sizeof line, stdin))
+    /* A byte at a time, counted: a NUL is a byte of the line like any
+     * other, and only what is left of this line is skipped. */
+    size_t n = 0;
+    int ch;
+    while ((ch = getchar()) != EOF && ch != '\n')
+      if (n < sizeof line - 1)
+        line[n++] = (char)ch; /* past that, a header line this long is none of LSP's */
+    if (ch == EOF && !n)
       return any ? -1 : 0;
-    size_t n = strlen(line);
-    if (n && line[n - 1] != '\n' && !feof(stdin)) {
-      int ch;
-      while ((ch = getchar()) != EOF && ch != '\n')
-        ; /* a header line this long is none of LSP's */
-    }
-    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+    line[n] = 0;
+    while (n && line[n - 1] == '\r')
       line[--n] = 0;
     if (!n) {
       if (!any)
@@ -154,7 +156,7 @@ static int read_message(char **body, size_t *len) {
       long long v = strtoll(line + 15, &end, 10);
       while (*end == ' ' || *end == '\t')
         end++;
-      length = errno || *end || v < 0 || end == line + 15 ? -1 : v;
+      length = errno || end != line + n || v < 0 || end == line + 15 ? -1 : v;
       too_long = length >= 0 && (unsigned long long)length > MAX_MESSAGE;
     }
   }
