@@ -48,4 +48,31 @@ G
 within "300,000 loops that set their handle" "$cgc" --check "$tmp/handles.cgraph"
 check "300,000 loops that set their handle: no diagnostic" [ ! -s "$tmp/err" ]
 
+# cgc lsp on a document of 100,000 nodes that each warn: its diagnostics
+# and its symbols find their positions through an index of line starts.
+if command -v python3 > /dev/null && "$cgc" lsp --help > /dev/null 2>&1; then
+  python3 - "$tmp/lsp.in" <<'P'
+import json, sys
+doc = ("kernel k(inout x: f32*);\ngraph g {\n    buffer x: f32[4] = 0;\n" +
+       "".join("    node a%d = k(x) grid(1) block(1);\n" % i for i in range(100000)) + "}\n")
+uri = "file:///scaling.cgraph"
+msgs = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"processId": None, "rootUri": None, "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "cgraph", "version": 1, "text": doc}}},
+        {"jsonrpc": "2.0", "id": 1, "method": "textDocument/documentSymbol",
+         "params": {"textDocument": {"uri": uri}}},
+        {"jsonrpc": "2.0", "id": 99, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"}]
+with open(sys.argv[1], "wb") as f:
+    for m in msgs:
+        body = json.dumps(m).encode()
+        f.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+P
+  within "cgc lsp, 100,000 warnings and symbols" sh -c '"$0" lsp < "$1"' "$cgc" "$tmp/lsp.in"
+  check "cgc lsp: the last warning is published" grep -q '"line":100002' "$tmp/out"
+  check "cgc lsp: the symbols are answered" grep -q '"id":1,"result":\[' "$tmp/out"
+fi
+
 finish
