@@ -685,7 +685,8 @@ typedef struct Resource {
                               a copy or a fill reaches it) */
   Pos written_at;          /* scalars: first out/inout use, file -1 if none */
   int from_comm;           /* scalars: 0, or = rank (CGRT_RANK) or = ranks (CGRT_RANKS) */
-  bool bounded;            /* scalars: declared with `max` */
+  bool bounded;            /* scalars: declared with a valid `max` */
+  bool bound_written;      /* scalars: `max` written, valid or refused there */
   int64_t bound;           /* scalars: the bound */
   Pos grid_at;             /* scalars: first grid(...) that follows it, file -1 if none */
   Pos bound_at;            /* scalars: just past the type, where `max` goes */

@@ -270,6 +270,8 @@ static const struct {
               "it with"},
     {"E0216", "grid extent %c is %lld when %s, the initial values, which create sets it with; "
               "there it must be 0 (the node is off) to %lld"},
+    {"E0237", "scalar '%s' takes the communicator's %s, which has no bound; %s can follow a "
+              "scalar only up to a bound"},
     /* usage errors (main.c), JSON only after --diagnostics-format=json */
     {"E0217", "%s needs a value"},
     {"E0218", "unknown diagnostics format '%s' (use text or json)"},

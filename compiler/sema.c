@@ -212,6 +212,15 @@ static bool eval(Sema *s, Expr *e, Value *out);
 /* An integer scalar without `max` where a bound is needed (`what`): the
  * fix-it puts ` max N` after its type. */
 static void no_bound(Sema *s, Expr *e, const Resource *r, const char *what) {
+  if (r->bound_written)
+    return; /* a bound that was refused where it is written */
+  if (r->from_comm != CGRT_FROM_VALUE) {
+    error_span(s->d, expr_span(e),
+               "scalar '%s' takes the communicator's %s, which has no bound; %s can follow a "
+               "scalar only up to a bound",
+               r->name->name, r->from_comm == CGRT_RANK ? "rank" : "ranks", what);
+    return;
+  }
   error_span(s->d, expr_span(e),
              "scalar '%s' has no bound; %s can follow a scalar only up to a bound: declare it "
              "'scalar %s: %s max N'",
@@ -639,15 +648,15 @@ static void declare_scalar(Sema *s, Stmt *st) {
                st->name->name, st->value->name->name, type_name(st->type));
       return;
     }
-    if (st->bound) {
+    r->from_comm = strcmp(st->value->name->name, "rank") ? CGRT_RANKS : CGRT_RANK;
+    r->bound_written = st->bound != NULL;
+    if (st->bound)
       error_span(s->d, expr_span(st->bound),
                  "scalar '%s' takes the communicator's %s, so it takes no bound ('max')",
                  st->name->name, st->value->name->name);
-      return;
-    }
-    r->from_comm = strcmp(st->value->name->name, "rank") ? CGRT_RANKS : CGRT_RANK;
     return;
   }
+  r->bound_written = st->bound != NULL;
   r->bound_at = st->type_pos;
   r->bound_at.col += (int32_t)strlen(type_name(st->type));
   if (st->bound) {

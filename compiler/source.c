@@ -452,6 +452,8 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
                                       [C_NOTE] = "note"};
   char msg[2048], option[64] = "";
   vsnprintf(msg, sizeof msg, fmt, ap);
+  if (s.at.file >= 0 && s.at.line < 1)
+    s = span_at((Pos){.file = -1}); /* a place never set: no line 0 is shown */
   Pos p = s.at;
 
   if (warning >= 0) {
@@ -559,7 +561,7 @@ static void move_to_fixes(Diag *d, size_t from) {
 }
 
 void diag_fix(Diag *d, Span s, const char *text) {
-  if (d->dropping || d->stopped || s.at.file < 0)
+  if (d->dropping || d->stopped || s.at.file < 0 || s.at.line < 1)
     return;
   if (d->json) {
     if (!d->pending.n)

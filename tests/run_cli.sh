@@ -410,6 +410,12 @@ check "json: a usage error: exit 2" [ "$status" = 2 ]
 check "json: a usage error is one JSON line with its code" \
   grep -qx '{"file":null,.*"severity":"error","code":"E0[0-9]*","message":"unknown option '"'"'--bogus'"'"'",.*}' "$tmp/err"
 check "json: nothing else" [ "$(wc -l < "$tmp/err")" = 1 ]
+# A refused bound is reported once, where it is written: no note or fix-it
+# of its uses at a line 0.
+printf 'kernel k(inout x: f32*, n: u32);\ngraph g {\n    scalar r: u32 max 4 = ranks;\n    buffer x: f32[r, 16];\n    k(x, r) grid(r) block(32);\n}\n' > "$tmp/ranks.cgraph"
+run --check --diagnostics-format=json "$tmp/ranks.cgraph"
+check "json: a refused bound: one error" [ "$(wc -l < "$tmp/err")" = 1 ]
+check "json: no position at line 0" sh -c '! grep -q "\"line\":0" "$0"' "$tmp/err"
 run --diagnostics-format=json --diagnostics-output=stdout --check
 check "json to stdout: a usage error goes there" grep -q '"message":"no input file"' "$tmp/out"
 check "json to stdout: not to stderr" [ ! -s "$tmp/err" ]
