@@ -13,7 +13,8 @@ there, runs bench/dense_block.py's measurements (bench/bench_dense and its
 PyTorch version), bench/tensor_parallel.py's (bench_tp on 1 and 2 GPUs,
 and PyTorch's with torch.distributed) and bench/python_launch.py's (a
 decode step set and launched from Python against PyTorch's replay()),
-times the compiler on generated graphs, and writes DIR/results.csv,
+times the compiler on generated graphs (and bench/compile_scaling.sh's
+`cgc --check` at 10k, 100k and 1M nodes), and writes DIR/results.csv,
 DIR/ratios.png and DIR/table.txt; the table is printed last.
 """
 import argparse
@@ -134,8 +135,21 @@ def run_compiler(build_dir):
     return rows
 
 
+def run_scaling(build_dir):
+    """bench/compile_scaling.sh: cgc --check at 10k, 100k and 1M nodes."""
+    cgc = os.path.join(build_dir, "compiler", "cgc")
+    out = subprocess.run(["sh", os.path.join(HERE, "compile_scaling.sh"), "--csv", cgc],
+                         check=True, stdout=subprocess.PIPE, text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        shape, nodes, wall, user, sys_s, mib = line.split(",")
+        case = "%s_%dk_nodes" % (shape, int(nodes) // 1000)
+        for metric, value in (("seconds", wall), ("user_seconds", user), ("peak_mib", mib)):
+            rows.append(dict(section="compile_scaling", case=case, way="cgc_check", metric=metric,
+                             value=value))
+    return rows
 
-def ratio_lines(rows):
+
     """(label, value, target text, met) for the table and the plot."""
     out = []
     add = ratio_adder(out)
@@ -302,6 +316,7 @@ def main():
         rows += tensor_parallel.measure(args.build, args.arch)
         rows += python_launch.measure(args.build, args.arch)
         rows += run_compiler(args.build)
+        rows += run_scaling(args.build)
     with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()

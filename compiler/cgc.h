@@ -88,6 +88,8 @@ typedef struct Source {
   const char *text;
   size_t len;
   char *realpath; /* for include identity */
+  const uint32_t *line_starts; /* each line's offset, made at its first diagnostic */
+  uint32_t nlines;
 } Source;
 
 typedef struct Diag Diag;
@@ -109,6 +111,14 @@ void source_set_realpath(Diag *d, int file, const char *realpath);
 /* Reads a file into the table; returns its index, or -1 after reporting an
  * error at `at` (or without position when at.file < 0). */
 int source_load(Diag *d, const char *path, Pos at);
+struct stat;
+/* From now on source_load refuses what is not a regular file (cgc lsp,
+ * which must not block on a FIFO or a device that a document names). */
+void source_set_regular_only(Diag *d, bool on);
+/* Opens `path` to read (O_NONBLOCK with `nonblock`, so that opening a FIFO
+ * or a device cannot block) and fills *st from what it opened; NULL with
+ * errno set when either fails. */
+FILE *open_read(const char *path, bool nonblock, struct stat *st);
 const Source *source_get(Diag *d, int file);
 
 /* A stretch of source text: the caret at `at`, underlined (^~~~) from
@@ -490,6 +500,8 @@ typedef struct Item {
   KernelSource source;
   const char *from;     /* the module's or header's path as written */
   Pos from_pos;         /* of the string */
+  const char *header;   /* sema: the template header found, as the companion
+                           includes it: from the main file's directory */
   const char *symbol;   /* the name in the module, or NULL: the kernel's */
   Pos symbol_pos;
   Sym *template_name;   /* the C++ template */
@@ -571,6 +583,9 @@ void parse_program_source(Compiler *c, int file);
 /* Finds a file that `include` or `from` names: beside the file `from`
  * (a path), then in each -I directory; NULL when there is none. */
 char *find_file(Compiler *c, const char *from, const char *name);
+/* Where find_file found nothing: whether a directory of that name stands
+ * where it looked, so that the error can say so. */
+bool found_directory(Compiler *c, const char *from, const char *name);
 
 /* The scanner and parser (grammar/) talk to parse.c through this. */
 typedef struct ParseState {
@@ -670,7 +685,8 @@ typedef struct Resource {
                               a copy or a fill reaches it) */
   Pos written_at;          /* scalars: first out/inout use, file -1 if none */
   int from_comm;           /* scalars: 0, or = rank (CGRT_RANK) or = ranks (CGRT_RANKS) */
-  bool bounded;            /* scalars: declared with `max` */
+  bool bounded;            /* scalars: declared with a valid `max` */
+  bool bound_written;      /* scalars: `max` written, valid or refused there */
   int64_t bound;           /* scalars: the bound */
   Pos grid_at;             /* scalars: first grid(...) that follows it, file -1 if none */
   Pos bound_at;            /* scalars: just past the type, where `max` goes */
@@ -819,8 +835,12 @@ const char *graph_c_name(char *buf, GraphName which, const Graph *g, const Resou
 /* The names a scalar or buffer gives its graph (GN_SET and GN_GET, or
  * GN_BIND, or GN_BUFFER) into out; returns how many. */
 int resource_c_names(const Resource *r, GraphName out[2]);
-/* cgc_G_TABLE, a static table of the graph's description, into buf. */
+/* cgc_TABLE_G, a static table of the graph's description, into buf
+ * (CNAME_SIZE bytes); TABLE is a tag of cname.c's list. */
 const char *graph_table_c_name(char *buf, const Graph *g, const char *table);
+/* cgc_call_F, the function that calls capture function F with its
+ * arguments' words, into buf (CNAME_SIZE bytes). */
+const char *capture_caller_c_name(char *buf, const Item *capture);
 /* The program's own names, as the C spells them. */
 const char *kernel_c_name(const Item *kernel);    /* its symbol */
 const char *param_c_name(const Param *param);     /* in the kernel's declaration */
@@ -838,10 +858,16 @@ const char *c_name_refused(const char *name, bool file_scope);
 const char *c_name_taken(const char *name);
 
 /* The generated header's include guard, from its file name (OUT_H_ for
- * out.h), with CGC_ before it where the program gives a name the same
- * spelling; into buf (HEADER_GUARD_SIZE bytes). */
+ * out.h), with CGC_ before it where it would begin with a digit or '_' or
+ * the program gives a name the same spelling; into buf (HEADER_GUARD_SIZE
+ * bytes). */
 enum { HEADER_GUARD_SIZE = 264 };
 const char *header_guard(char *buf, const char *header, const Compiler *c, const Program *p);
+/* What `#include "NAME"` cannot hold that `name` holds ("'\"'", "a control
+ * character", "'?\?='"), or NULL: '"' ends the name, C leaves ', \ and
+ * control characters undefined there (C11 6.4.7), and a trigraph is
+ * another character under -std=c11. */
+const char *include_name_flaw(const char *name);
 /* The runtime's header, which the generated header includes. */
 #define CGRT_HEADER "cgrt.h"
 /* A header of that name, found first, would include itself instead. */
@@ -850,6 +876,10 @@ bool header_hides_runtime(const char *header);
 /* ---- order.c: data flow, cycles, hazards, transitive reduction ---- */
 
 void order_graph(Compiler *c, Graph *g);
+/* Why an inferred edge is there, in words for DOT and hover: how its
+ * resource orders its nodes ("read after write"), or, without a resource,
+ * "collectives in order" or "a loop whose body sets its handle runs apart". */
+const char *edge_reason(const Edge *e);
 
 /* ---- dot.c, emit_c.c ---- */
 

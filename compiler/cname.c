@@ -54,10 +54,21 @@ int resource_c_names(const Resource *r, GraphName out[2]) {
   return 1;
 }
 
-/* The tables have fixed names without '_' after the graph's, and nothing of
- * the program can begin with cgc_, so no two meet. */
+/* The names cgc makes from a name of the program begin with cgc_ and a tag
+ * of their kind, then '_': a graph's tables (cgc_nodes_G, cgc_grid_code_G
+ * ...), a capture function's caller (cgc_call_F), a template's accessor
+ * (cgc_template_K_HASH) and a module's bytes (cgc_module_N).  No tag and
+ * '_' begins another tag and '_', nor a fixed name of the generated C
+ * (cgc_kernels, cgc_capture_names ...), and nothing of the program can
+ * begin with cgc_, so no two meet, whatever '_' the program's names hold
+ * (g's grid table and the code of g_grid; a variant s_1). */
 const char *graph_table_c_name(char *buf, const Graph *g, const char *table) {
-  snprintf(buf, CNAME_SIZE, "cgc_%s_%s", g->name->name, table);
+  snprintf(buf, CNAME_SIZE, "cgc_%s_%s", table, g->name->name);
+  return buf;
+}
+
+const char *capture_caller_c_name(char *buf, const Item *capture) {
+  snprintf(buf, CNAME_SIZE, "cgc_call_%s", capture->name->name);
   return buf;
 }
 
@@ -66,14 +77,15 @@ const char *kernel_c_name(const Item *kernel) { return kernel->name->name; }
 const char *param_c_name(const Param *param) { return param->name->name; }
 
 /* cgc_template_NAME_HASH: the hash, of everything that makes the
- * instantiation (the template, its arguments, its header and the
- * declared parameters), keeps two programs' different instantiations of
- * one kernel name apart when they are linked together, while the same
- * declaration included by both gives one symbol (defined weak). */
+ * instantiation (the template, its arguments, its header as the companion
+ * includes it and the declared parameters), keeps two programs' different
+ * instantiations of one kernel name apart when they are linked together,
+ * while the same declaration included by two programs beside each other
+ * gives one symbol (defined weak). */
 const char *template_c_name(char *buf, const Item *k) {
   uint64_t h = 14695981039346656037u;
   const char *parts[] = {k->name->name, k->template_name->name,
-                         k->template_args ? k->template_args : "", k->from ? k->from : ""};
+                         k->template_args ? k->template_args : "", k->header ? k->header : ""};
   for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
     for (const char *p = parts[i];; p++) {
       h = (h ^ (unsigned char)*p) * 1099511628211u;
@@ -406,12 +418,36 @@ const char *header_guard(char *buf, const char *header, const Compiler *c, const
   for (const char *s = base_name(header); *s && n < 248; s++)
     guard[n++] = isalnum((unsigned char)*s) ? (char)toupper((unsigned char)*s) : '_';
   memcpy(guard + n, "_", 2);
-  if (isdigit((unsigned char)guard[0]))
-    guard[0] = '_';
-  if (!program_spells(c, p, guard))
+  /* A guard that would begin with '_' (the implementation's, as _STDDEF_H_
+   * for _stddef.h) or a digit, or that the program spells, takes CGC, a
+   * prefix the program cannot give, and '_' unless it has one. */
+  if (guard[0] == '_') {
+    memcpy(guard - 3, "CGC", 3);
+    return guard - 3;
+  }
+  if (!isdigit((unsigned char)guard[0]) && !program_spells(c, p, guard))
     return guard;
-  memcpy(buf, "CGC_", 4); /* a name the program cannot give */
+  memcpy(buf, "CGC_", 4);
   return buf;
+}
+
+const char *include_name_flaw(const char *name) {
+  static const char trigraphs[] = "=/'()!<>-";
+  static const char *const said[] = {"'?\?='", "'?\?/'", "'?\?''", "'?\?('", "'?\?)'",
+                                     "'?\?!'", "'?\?<'", "'?\?>'", "'?\?-'"};
+  for (const char *p = name; *p; p++) {
+    if (*p == '"')
+      return "'\"'";
+    if (*p == '\'')
+      return "'''";
+    if (*p == '\\')
+      return "'\\'";
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      return "a control character";
+    if (p[0] == '?' && p[1] == '?' && p[2] && strchr(trigraphs, p[2]))
+      return said[strchr(trigraphs, p[2]) - trigraphs];
+  }
+  return NULL;
 }
 
 bool header_hides_runtime(const char *header) {

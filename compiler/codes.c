@@ -237,7 +237,8 @@ static const struct {
               "grid before the launch"},
     {"E0198", "a %s cannot be of type 'handle'; a handle is the type of a kernel parameter, which "
               "takes the name of a while node whose body calls the kernel"},
-    {"E0199", "parameter '%s' is a pointer to a handle; a handle is passed by value ('%s: handle')"},
+    {"E0199",
+     "parameter '%s' is a pointer to a handle; a handle is passed by value ('%s: handle')"},
     {"E0200", "capture function '%s' cannot take a handle (parameter '%s'); only a kernel in a "
               "while's body sets the loop's condition"},
     {"E0201", "parameter '%s' of '%s' is a handle; pass the name of a while node whose body "
@@ -259,6 +260,43 @@ static const struct {
               "condition set by its body's kernel"},
     {"E0210", "control nodes '%s' and '%s' have no path of edges between them: a loop whose "
               "body sets its handle runs apart from the other control nodes"},
+    {"E0211", "'%s' is not a regular file (the language server reads no FIFO or device)"},
+    {"E0212", "%s '%s' is a directory, not a regular file"},
+    {"E0213", "a buffer's size takes a bounded scalar at its bound, the largest value only of a "
+              "size that grows with the scalar; this %s"},
+    {"E0214", "grid extent %c divides by zero when %s, the initial values, which create sets it "
+              "with"},
+    {"E0215", "grid extent %c overflows 64 bits when %s, the initial values, which create sets "
+              "it with"},
+    {"E0216", "grid extent %c is %lld when %s, the initial values, which create sets it with; "
+              "there it must be 0 (the node is off) to %lld"},
+    {"E0237", "scalar '%s' takes the communicator's %s, which has no bound; %s can follow a "
+              "scalar only up to a bound"},
+    /* usage errors (main.c), JSON only after --diagnostics-format=json */
+    {"E0217", "%s needs a value"},
+    {"E0218", "unknown diagnostics format '%s' (use text or json)"},
+    {"E0219", "unknown diagnostics output '%s' (use stderr or stdout)"},
+    {"E0220", "unknown warning '%s' (the warnings are uninitialized, unused, "
+              "block-size, unused-define and search-budget)"},
+    {"E0221", "unknown output kind '%s' (use --emit=c or --emit=dot)"},
+    {"E0222", "--prefix takes the start of a C name, at most %d bytes of letters, "
+              "digits and '_' (not '%s')"},
+    {"E0223", "-D takes NAME=VALUE, not '%s'"},
+    {"E0224", "-D %s: the value does not fit in 64 bits"},
+    {"E0225", "-D %s: the value must be an integer"},
+    {"E0226", "unknown option '%s'"},
+    {"E0227", "more than one input file ('%s')"},
+    {"E0228", "no input file"},
+    {"E0229", "C output needs -o OUT.c (the header goes beside it)"},
+    {"E0230", "-H applies to --emit=c only"},
+    {"E0231", "--templates applies to --emit=c only"},
+    {"E0232", "--emit=dot without -o writes the DOT to standard output; diagnostics "
+              "cannot go there too"},
+    {"E0233", "--depfile needs -o to name the target"},
+    {"E0234", "%s needs a file name"},
+    {"E0235", "the header '%s' cannot be named in #include \"...\" (it has %s)"},
+    {"E0236", "the header '%s' would include itself in place of the runtime's "
+              "cgrt.h; name it otherwise (-o or -H)"},
 };
 
 /* Unknown formats get E0000, which the diagnostics tests refuse.  At most

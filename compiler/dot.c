@@ -57,13 +57,12 @@ static void emit_node(FILE *out, const Node *n, int indent, bool details) {
 /* With details, why an edge is there: written, or the buffer or scalar
  * that orders its nodes and how. */
 static void edge_label(FILE *out, const Graph *g, const Edge *e) {
-  static const char *const why[] = {"read after write", "write after read", "write after write"};
   if (e->written)
     fputs("label=\"written\"", out);
-  else if (e->res < 0) /* two collectives: they run in the order written */
-    fputs("label=\"collectives in order\"", out);
+  else if (e->res < 0) /* collectives, or a loop kept apart */
+    fprintf(out, "label=\"%s\"", edge_reason(e));
   else
-    fprintf(out, "label=\"%s: %s\"", g->res.v[e->res].name->name, why[e->why]);
+    fprintf(out, "label=\"%s: %s\"", g->res.v[e->res].name->name, edge_reason(e));
 }
 
 static const char *body_label(const Graph *g, const Node *c, int branch, char *buf, size_t size) {

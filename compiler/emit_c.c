@@ -104,12 +104,13 @@ static bool all_linked(const Kernels *k) {
   return true;
 }
 
-/* A C string literal. */
+/* A C string literal.  A '?' after a '?' is written \? so that no ??/,
+ * ??= ... stands in the literal: under -std=c11 those are trigraphs. */
 static void emit_string(FILE *f, const char *s) {
   fputc('"', f);
-  for (; *s; s++) {
+  for (const char *start = s; *s; s++) {
     unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
+    if (ch == '"' || ch == '\\' || (ch == '?' && s > start && s[-1] == '?'))
       fprintf(f, "\\%c", ch);
     else if (ch < 0x20 || ch >= 0x7f)
       fprintf(f, "\\%03o", ch);
@@ -717,6 +718,7 @@ static void emit_capture_declarations(FILE *h, Compiler *cc) {
 static void emit_capture_callers(FILE *c, const Kernels *captures) {
   if (!captures->n)
     return;
+  char caller[CNAME_SIZE];
   bool f32 = false, f64 = false, f16 = false, bf16 = false, halves = false;
   for (size_t i = 0; i < captures->n; i++)
     for (int j = 0; j < captures->v[i]->nparams; j++) {
@@ -753,9 +755,10 @@ static void emit_capture_callers(FILE *c, const Kernels *captures) {
                "  cgc_v.u = cgc_bits;\n  return cgc_v.f;\n}\n");
   for (size_t i = 0; i < captures->n; i++) {
     const Item *k = captures->v[i];
-    fprintf(c, "static int cgc_call_%s(void *cgc_stream, void *cgc_user, const uint64_t *cgc_arg) {\n"
-               "  return (int)%s((cudaStream_t)cgc_stream, cgc_user",
-            kernel_c_name(k), kernel_c_name(k));
+    fprintf(c,
+            "static int %s(void *cgc_stream, void *cgc_user, const uint64_t *cgc_arg) {\n"
+            "  return (int)%s((cudaStream_t)cgc_stream, cgc_user",
+            capture_caller_c_name(caller, k), kernel_c_name(k));
     if (!k->nparams)
       fprintf(c, ");\n  (void)cgc_arg;\n}\n");
     for (int j = 0; j < k->nparams; j++) {
@@ -776,7 +779,7 @@ static void emit_capture_callers(FILE *c, const Kernels *captures) {
   }
   fprintf(c, "\nstatic const cgrt_capture cgc_captures[] = {");
   for (size_t i = 0; i < captures->n; i++)
-    fprintf(c, "%scgc_call_%s", i ? ", " : "", kernel_c_name(captures->v[i]));
+    fprintf(c, "%s%s", i ? ", " : "", capture_caller_c_name(caller, captures->v[i]));
   fprintf(c, "};\nstatic const char *const cgc_capture_names[] = {");
   for (size_t i = 0; i < captures->n; i++)
     fprintf(c, "%s\"%s\"", i ? ", " : "", captures->v[i]->name->name);
@@ -1055,10 +1058,10 @@ void emit_templates(FILE *cu, Compiler *cc, const Program *p, const char *source
   /* Each header once, in the order the kernels name them. */
   for (size_t i = 0; i < n; i++) {
     size_t j = 0;
-    while (j < i && strcmp(k.v[j]->from, k.v[i]->from))
+    while (j < i && strcmp(k.v[j]->header, k.v[i]->header))
       j++;
     if (j == i)
-      fprintf(cu, "#include \"%s\"\n", k.v[i]->from);
+      fprintf(cu, "#include \"%s\"\n", k.v[i]->header);
   }
   char name[CNAME_SIZE];
   for (size_t i = 0; i < n; i++) {

@@ -65,7 +65,18 @@ typedef struct Doc {
   Analysis *an;
 } Doc;
 
+/* The line starts of the text positions were last asked of, made in one
+ * pass, so that a request's many positions cost a search each, not a scan
+ * of the text from its start; forgotten at each message, since texts
+ * change between messages (a freed text's address may come back). */
+typedef struct Lines {
+  const char *t;
+  size_t n;
+  VEC(size_t) start;
+} Lines;
+
 typedef struct Server {
+  Lines *lines; /* a pointer: positions are asked through a const Server */
   VEC(Doc *) docs;
   VEC(char *) incs; /* initializationOptions.includePaths */
   bool initialized, shutdown;
@@ -132,15 +143,17 @@ static int read_message(char **body, size_t *len) {
   long long length = -1;
   bool any = false, too_long = false;
   for (;;) {
-    if (!fgets(line, sizeof line, stdin))
+    /* A byte at a time, counted: a NUL is a byte of the line like any
+     * other, and only what is left of this line is skipped. */
+    size_t n = 0;
+    int ch;
+    while ((ch = getchar()) != EOF && ch != '\n')
+      if (n < sizeof line - 1)
+        line[n++] = (char)ch; /* past that, a header line this long is none of LSP's */
+    if (ch == EOF && !n)
       return any ? -1 : 0;
-    size_t n = strlen(line);
-    if (n && line[n - 1] != '\n' && !feof(stdin)) {
-      int ch;
-      while ((ch = getchar()) != EOF && ch != '\n')
-        ; /* a header line this long is none of LSP's */
-    }
-    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+    line[n] = 0;
+    while (n && line[n - 1] == '\r')
       line[--n] = 0;
     if (!n) {
       if (!any)
@@ -154,7 +167,7 @@ static int read_message(char **body, size_t *len) {
       long long v = strtoll(line + 15, &end, 10);
       while (*end == ' ' || *end == '\t')
         end++;
-      length = errno || *end || v < 0 || end == line + 15 ? -1 : v;
+      length = errno || end != line + n || v < 0 || end == line + 15 ? -1 : v;
       too_long = length >= 0 && (unsigned long long)length > MAX_MESSAGE;
     }
   }
@@ -185,12 +198,22 @@ static int read_message(char **body, size_t *len) {
  * both from 0, and columns in UTF-16 code units unless the client takes
  * utf-8.  Lines end at LF, CR LF or a lone CR for both. */
 
-static size_t line_offset(const char *t, size_t n, int64_t line) {
-  size_t i = 0;
-  for (int64_t l = 0; l < line && i < n; i++)
+static const Lines *lines_of(const Server *s, const char *t, size_t n) {
+  Lines *l = s->lines;
+  if (l->t == t && l->n == n && l->start.n)
+    return l;
+  l->t = t, l->n = n, l->start.n = 0;
+  vec_push(&l->start, 0);
+  for (size_t i = 0; i < n; i++)
     if (t[i] == '\n' || (t[i] == '\r' && !(i + 1 < n && t[i + 1] == '\n')))
-      l++;
-  return i;
+      vec_push(&l->start, i + 1);
+  return l;
+}
+
+/* The byte offset of 0-based line `line` (n past the last). */
+static size_t line_offset(const Server *s, const char *t, size_t n, int64_t line) {
+  const Lines *l = lines_of(s, t, n);
+  return line >= 0 && (uint64_t)line < l->start.n ? l->start.v[line] : n;
 }
 
 static size_t line_end(const char *t, size_t n, size_t i) {
@@ -231,7 +254,7 @@ static cJSON *lsp_pos(const Server *s, const char *t, size_t n, int64_t line, in
   cJSON *p = cJSON_CreateObject();
   if (line < 1)
     line = 1;
-  size_t ls = line_offset(t, n, line - 1), le = line_end(t, n, ls);
+  size_t ls = line_offset(s, t, n, line - 1), le = line_end(t, n, ls);
   size_t at = col < 1 ? ls : ls + (size_t)(col - 1);
   if (at > le)
     at = le;
@@ -242,12 +265,18 @@ static cJSON *lsp_pos(const Server *s, const char *t, size_t n, int64_t line, in
 
 /* The LSP position of byte offset `off`. */
 static cJSON *lsp_pos_at(const Server *s, const char *t, size_t n, size_t off) {
-  int64_t line = 1;
-  size_t ls = 0;
-  for (size_t i = 0; i < off && i < n; i++)
-    if (t[i] == '\n' || (t[i] == '\r' && !(i + 1 < n && t[i + 1] == '\n')))
-      line++, ls = i + 1;
-  return lsp_pos(s, t, n, line, (int64_t)(off - ls) + 1);
+  const Lines *l = lines_of(s, t, n);
+  if (off > n)
+    off = n;
+  size_t lo = 0, hi = l->start.n; /* the last line that starts at or before off */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (l->start.v[mid] <= off)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lsp_pos(s, t, n, (int64_t)lo + 1, (int64_t)(off - l->start.v[lo]) + 1);
 }
 
 static cJSON *lsp_range(cJSON *start, cJSON *end) {
@@ -258,8 +287,8 @@ static cJSON *lsp_range(cJSON *start, cJSON *end) {
 }
 
 /* The byte offset of a compiler position. */
-static size_t offset_of(const char *t, size_t n, Pos p) {
-  size_t ls = line_offset(t, n, p.line - 1), le = line_end(t, n, ls);
+static size_t offset_of(const Server *s, const char *t, size_t n, Pos p) {
+  size_t ls = line_offset(s, t, n, p.line - 1), le = line_end(t, n, ls);
   size_t at = ls + (size_t)(p.col > 0 ? p.col - 1 : 0);
   return at > le ? le : at;
 }
@@ -412,6 +441,7 @@ static Analysis *analyze(Server *s, Doc *d) {
   }
   diag_set_json(a->c.diag, true);
   diag_set_output(a->c.diag, out);
+  source_set_regular_only(a->c.diag, true);
   free(d->real);
   d->real = realpath(d->path, NULL);
   a->file = source_add(a->c.diag, d->path, d->text, d->len);
@@ -496,7 +526,7 @@ static cJSON *lsp_diagnostic(Server *s, Doc *d, Analysis *a, const cJSON *j) {
         i++;
       at = i < a->c.files.n ? a->c.included_at.v[i] : (Pos){.file = -1};
     }
-    size_t lo = at.file >= 0 ? offset_of(d->text, d->len, at) : 0;
+    size_t lo = at.file >= 0 ? offset_of(s, d->text, d->len, at) : 0;
     size_t hi = at.file >= 0 ? extent_end(d->text, d->len, lo) : 0;
     cJSON_AddItemToObject(
         out, "range",
@@ -862,8 +892,9 @@ static void put_expr(CharVec *out, Analysis *a, const Expr *e) {
   Pos hi = {.file = e->pos.file, .line = e->hi_line, .col = e->hi_col};
   if (!e->lo_line)
     lo = e->pos;
-  size_t i = offset_of(src->text, src->len, lo);
-  size_t j = e->hi_line ? offset_of(src->text, src->len, hi) : i;
+  const Server *s = a->c.overlay_ctx; /* the server that made the analysis */
+  size_t i = offset_of(s, src->text, src->len, lo);
+  size_t j = e->hi_line ? offset_of(s, src->text, src->len, hi) : i;
   if (j <= i)
     j = i, (void)word_at(src->text, src->len, i, &i, &j);
   for (size_t k = i; k < j; k++)
@@ -962,16 +993,13 @@ static void put_resource(CharVec *out, Analysis *a, const Graph *g, Stmt *st) {
   }
 }
 
-static const char *const why_words[] = {"read after write", "write after read",
-                                        "write after write"};
-
 static void put_edge_reason(CharVec *out, const Graph *g, const Edge *e) {
   if (e->written)
     put(out, "written");
   else if (e->res < 0)
-    put(out, "collectives in order");
+    put(out, "%s", edge_reason(e));
   else
-    put(out, "%s: %s", g->res.v[e->res].name->name, why_words[e->why % 3]);
+    put(out, "%s: %s", g->res.v[e->res].name->name, edge_reason(e));
 }
 
 /* A node statement: its launch, and the nodes it makes with their edges. */
@@ -1169,7 +1197,7 @@ static bool get_position(Request *r) {
     return false;
   }
   const char *t = r->doc->text;
-  size_t n = r->doc->len, ls = line_offset(t, n, line);
+  size_t n = r->doc->len, ls = line_offset(r->s, t, n, line);
   r->off = byte_at(r->s, t, ls, line_end(t, n, ls), ch);
   return true;
 }
@@ -1217,7 +1245,7 @@ static cJSON *decl_location(Server *s, Doc *d, Pos p, size_t len) {
   if (k < 0)
     return NULL;
   const Source *src = source_get(a->c.diag, p.file);
-  size_t lo = offset_of(src->text, src->len, p);
+  size_t lo = offset_of(s, src->text, src->len, p);
   CharVec uri = {0};
   file_uri(s, d, a, k, &uri);
   cJSON *l = location(uri.v, lsp_range(lsp_pos_at(s, src->text, src->len, lo),
@@ -1293,7 +1321,7 @@ static void on_definition(Request *r) {
   /* A parameter's position is its mode's or name's: find the name. */
   if (at.file >= 0 && f.kind == F_PARAM) {
     const Source *src = source_get(d->an->c.diag, at.file);
-    size_t o = offset_of(src->text, src->len, at), w0, w1;
+    size_t o = offset_of(r->s, src->text, src->len, at), w0, w1;
     size_t le = line_end(src->text, src->len, o);
     while (o < le && !(word_at(src->text, src->len, o, &w0, &w1) && w1 - w0 == hi - lo &&
                        !memcmp(src->text + w0, word, hi - lo)))
@@ -1461,7 +1489,8 @@ typedef struct Symbols {
 static cJSON *symbol(Symbols *sy, const char *name, int kind, const char *detail, Pos start,
                      Pos name_pos) {
   Doc *d = sy->d;
-  size_t lo = offset_of(d->text, d->len, start), n = offset_of(d->text, d->len, name_pos);
+  size_t lo = offset_of(sy->s, d->text, d->len, start),
+         n = offset_of(sy->s, d->text, d->len, name_pos);
   if (n < lo)
     lo = n;
   size_t hi = extent_end(d->text, d->len, lo), nhi = n + strlen(name);
@@ -1685,7 +1714,7 @@ static bool doc_offset(const Server *s, const Doc *d, const cJSON *pos, size_t *
   int64_t line, ch;
   if (!get_int(pos, "line", &line) || !get_int(pos, "character", &ch))
     return false;
-  size_t ls = line_offset(d->text, d->len, line);
+  size_t ls = line_offset(s, d->text, d->len, line);
   *off = byte_at(s, d->text, ls, line_end(d->text, d->len, ls), ch);
   return true;
 }
@@ -1923,9 +1952,11 @@ int cgc_lsp(int argc, char **argv) {
       return 2;
     }
   }
-  Server s = {0};
+  Lines lines = {0};
+  Server s = {.lines = &lines};
   int status = -1;
   while (status < 0) {
+    lines.t = NULL; /* texts may change with any message */
     char *body = NULL;
     size_t len = 0;
     int got = read_message(&body, &len);
@@ -1956,6 +1987,7 @@ int cgc_lsp(int argc, char **argv) {
   for (size_t i = 0; i < s.incs.n; i++)
     free(s.incs.v[i]);
   vec_free(&s.incs);
+  vec_free(&lines.start);
   return status;
 }
 

@@ -33,11 +33,24 @@ static const char usage_text[] =
     "  -h, --help        print this help and exit\n"
     "  --version         print the version and exit\n";
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...) {
-  char *msg;
+/* A usage error: text on stderr, or, after --diagnostics-format=json, a
+ * JSON diagnostic (without position) where diagnostics go. */
+static int usage_error(bool json, bool to_stdout, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int usage_error(bool json, bool to_stdout, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
+  if (json) {
+    Diag *d = diag_new();
+    diag_set_json(d, true);
+    diag_set_output(d, to_stdout ? stdout : stderr);
+    verror_at(d, span_at((Pos){.file = -1}), fmt, ap);
+    diag_flush(d);
+    diag_free(d);
+    va_end(ap);
+    return 2;
+  }
+  char *msg;
   if (vasprintf(&msg, fmt, ap) < 0)
     msg = NULL;
   va_end(ap);
@@ -157,18 +170,6 @@ static char *beside(const char *out, const char *given, const char *suffix) {
   return h;
 }
 
-/* The character of a header's file name that `#include "NAME"` cannot
- * hold, or 0: '"' ends the name, and C leaves ', \\ and control characters
- * undefined there (C11 6.4.7). */
-static char unincludable(const char *header) {
-  const char *base = strrchr(header, '/') ? strrchr(header, '/') + 1 : header;
-  for (; *base; base++)
-    if (*base == '"' || *base == '\'' || *base == '\\' || (unsigned char)*base < 0x20 ||
-        *base == 0x7f)
-      return *base;
-  return 0;
-}
-
 /* Every output of the run, or none: the C and its header (hpath) and the
  * companion CUDA file of template kernels (cupath, or NULL), or the DOT
  * (hpath NULL), then the depfile. */
@@ -233,10 +234,12 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = NULL;
-#define TAKE(flag)                                                             \
-  (!strcmp(a, flag) ? (i + 1 < argc ? (val = argv[++i], true)                  \
-                                    : (status = usage_error("%s needs a value", flag), false)) \
-   : (!strncmp(a, flag, strlen(flag)) && strlen(flag) == 2 ? (val = a + 2, true) : false))
+#define TAKE(flag)                                                                                 \
+  (!strcmp(a, flag)                                                                                \
+       ? (i + 1 < argc                                                                             \
+              ? (val = argv[++i], true)                                                            \
+              : (status = usage_error(json, diag_stdout, "%s needs a value", flag), false))        \
+       : (!strncmp(a, flag, strlen(flag)) && strlen(flag) == 2 ? (val = a + 2, true) : false))
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(usage_text, stdout);
       goto done;
@@ -250,14 +253,16 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--diagnostics-format=text")) {
       json = false;
     } else if (!strncmp(a, "--diagnostics-format=", 21)) {
-      status = usage_error("unknown diagnostics format '%s' (use text or json)", a + 21);
+      status = usage_error(json, diag_stdout, "unknown diagnostics format '%s' (use text or json)",
+                           a + 21);
       goto done;
     } else if (!strcmp(a, "--diagnostics-output=stdout")) {
       diag_stdout = true;
     } else if (!strcmp(a, "--diagnostics-output=stderr")) {
       diag_stdout = false;
     } else if (!strncmp(a, "--diagnostics-output=", 21)) {
-      status = usage_error("unknown diagnostics output '%s' (use stderr or stdout)", a + 21);
+      status = usage_error(json, diag_stdout,
+                           "unknown diagnostics output '%s' (use stderr or stdout)", a + 21);
       goto done;
     } else if (!strcmp(a, "-Werror")) {
       werror = true;
@@ -265,7 +270,8 @@ int main(int argc, char **argv) {
       bool no = !strncmp(a + 2, "no-", 3);
       Warning w;
       if (!warning_named(a + (no ? 5 : 2), &w)) {
-        status = usage_error("unknown warning '%s' (the warnings are uninitialized, unused, "
+        status = usage_error(json, diag_stdout,
+                             "unknown warning '%s' (the warnings are uninitialized, unused, "
                              "block-size, unused-define and search-budget)",
                              a + (no ? 5 : 2));
         goto done;
@@ -278,12 +284,14 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--emit=c")) {
       emit_dot_mode = false;
     } else if (!strncmp(a, "--emit=", 7)) {
-      status = usage_error("unknown output kind '%s' (use --emit=c or --emit=dot)", a + 7);
+      status = usage_error(json, diag_stdout,
+                           "unknown output kind '%s' (use --emit=c or --emit=dot)", a + 7);
       goto done;
     } else if (!strncmp(a, "--prefix=", 9)) {
       prefix = a + 9;
       if (!valid_name(prefix, strlen(prefix)) || strlen(prefix) > MAX_PREFIX_LEN) {
-        status = usage_error("--prefix takes the start of a C name, at most %d bytes of letters, "
+        status = usage_error(json, diag_stdout,
+                             "--prefix takes the start of a C name, at most %d bytes of letters, "
                              "digits and '_' (not '%s')",
                              MAX_PREFIX_LEN, prefix);
         goto done;
@@ -292,7 +300,7 @@ int main(int argc, char **argv) {
       depfile = a + 10;
     } else if (!strcmp(a, "--depfile")) {
       if (i + 1 == argc) {
-        status = usage_error("%s needs a value", a);
+        status = usage_error(json, diag_stdout, "%s needs a value", a);
         goto done;
       }
       depfile = argv[++i];
@@ -300,7 +308,7 @@ int main(int argc, char **argv) {
       templates = a + 12;
     } else if (!strcmp(a, "--templates")) {
       if (i + 1 == argc) {
-        status = usage_error("%s needs a value", a);
+        status = usage_error(json, diag_stdout, "%s needs a value", a);
         goto done;
       }
       templates = argv[++i];
@@ -314,12 +322,13 @@ int main(int argc, char **argv) {
       const char *eq = strchr(val, '=');
       int64_t v;
       if (!eq || !valid_name(val, (size_t)(eq - val))) {
-        status = usage_error("-D takes NAME=VALUE, not '%s'", val);
+        status = usage_error(json, diag_stdout, "-D takes NAME=VALUE, not '%s'", val);
         goto done;
       }
       int parsed = parse_define_value(eq + 1, &v);
       if (parsed <= 0) {
-        status = usage_error(parsed ? "-D %s: the value does not fit in 64 bits"
+        status = usage_error(json, diag_stdout,
+                             parsed ? "-D %s: the value does not fit in 64 bits"
                                     : "-D %s: the value must be an integer",
                              val);
         goto done;
@@ -334,10 +343,10 @@ int main(int argc, char **argv) {
     } else if (status) {
       goto done;
     } else if (a[0] == '-' && a[1]) {
-      status = usage_error("unknown option '%s'", a);
+      status = usage_error(json, diag_stdout, "unknown option '%s'", a);
       goto done;
     } else if (input) {
-      status = usage_error("more than one input file ('%s')", a);
+      status = usage_error(json, diag_stdout, "more than one input file ('%s')", a);
       goto done;
     } else {
       input = a;
@@ -347,28 +356,29 @@ int main(int argc, char **argv) {
       goto done;
   }
   if (!input) {
-    status = usage_error("%s", "no input file");
+    status = usage_error(json, diag_stdout, "no input file");
     goto done;
   }
   if (!check_only && !emit_dot_mode && !out) {
-    status = usage_error("%s", "C output needs -o OUT.c (the header goes beside it)");
+    status = usage_error(json, diag_stdout, "C output needs -o OUT.c (the header goes beside it)");
     goto done;
   }
   if (header && emit_dot_mode) {
-    status = usage_error("%s", "-H applies to --emit=c only");
+    status = usage_error(json, diag_stdout, "-H applies to --emit=c only");
     goto done;
   }
   if (templates && emit_dot_mode) {
-    status = usage_error("%s", "--templates applies to --emit=c only");
+    status = usage_error(json, diag_stdout, "--templates applies to --emit=c only");
     goto done;
   }
   if (diag_stdout && emit_dot_mode && !out && !check_only) {
-    status = usage_error("%s", "--emit=dot without -o writes the DOT to standard output; "
-                               "diagnostics cannot go there too");
+    status = usage_error(json, diag_stdout,
+                         "--emit=dot without -o writes the DOT to standard output; "
+                         "diagnostics cannot go there too");
     goto done;
   }
   if (depfile && !out) {
-    status = usage_error("%s", "--depfile needs -o to name the target");
+    status = usage_error(json, diag_stdout, "--depfile needs -o to name the target");
     goto done;
   }
   if (check_only)
@@ -388,24 +398,33 @@ int main(int argc, char **argv) {
   size_t nfiles = sizeof files / sizeof *files, noutputs = nfiles - 1;
   for (size_t i = 0; i < noutputs; i++)
     if (files[i].path && !*files[i].path) {
-      status = usage_error("%s needs a file name", i == 1 ? "-H" : files[i].what);
+      status =
+          usage_error(json, diag_stdout, "%s needs a file name", i == 1 ? "-H" : files[i].what);
       goto done;
     }
-  if (hpath && unincludable(hpath)) {
-    status = usage_error("the header '%s' cannot be named in #include \"...\" (it has '%c')", hpath,
-                         unincludable(hpath));
+  /* The C includes the header by its file name. */
+  const char *flaw = !hpath                ? NULL
+                     : strrchr(hpath, '/') ? include_name_flaw(strrchr(hpath, '/') + 1)
+                                           : include_name_flaw(hpath);
+  if (flaw) {
+    status =
+        usage_error(json, diag_stdout,
+                    "the header '%s' cannot be named in #include \"...\" (it has %s)", hpath, flaw);
     goto done;
   }
   for (size_t i = 0; i < nfiles; i++)
     for (size_t j = i + 1; j < nfiles; j++)
       if (files[i].path && files[j].path && same_file(files[i].path, files[j].path)) {
-        status = usage_error("%s '%s' and %s '%s' are the same file", files[i].what, files[i].path,
-                             files[j].what, files[j].path);
+        status = usage_error(json, diag_stdout, "%s '%s' and %s '%s' are the same file",
+                             files[i].what, files[i].path, files[j].what, files[j].path);
         goto done;
       }
   if (hpath && header_hides_runtime(hpath)) {
-    status = usage_error("the header '%s' would include itself in place of the runtime's "
-                         CGRT_HEADER "; name it otherwise (-o or -H)", hpath);
+    status =
+        usage_error(json, diag_stdout,
+                    "the header '%s' would include itself in place of the runtime's " CGRT_HEADER
+                    "; name it otherwise (-o or -H)",
+                    hpath);
     goto done;
   }
 

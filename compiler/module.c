@@ -199,13 +199,10 @@ bool module_scan(Module *m, Arena *a, const char **why) {
  * FIFO, which could be endless) within the program's budget of module
  * bytes; NULL after an error at `at`. */
 static Module *read_module(Compiler *c, Pos at, const char *written, const char *path) {
-  FILE *f = fopen(path, "rb");
   struct stat st;
-  if (!f || fstat(fileno(f), &st) != 0) {
-    int err = errno;
-    if (f)
-      fclose(f);
-    error_at(c->diag, at, "cannot read module '%s': %s", written, strerror(err));
+  FILE *f = open_read(path, true, &st);
+  if (!f) {
+    error_at(c->diag, at, "cannot read module '%s': %s", written, strerror(errno));
     return NULL;
   }
   if (!S_ISREG(st.st_mode)) {
@@ -286,6 +283,10 @@ static char *find_from(Compiler *c, Item *k, const char *what, char **real) {
   const Source *src = source_get(c->diag, k->from_pos.file);
   char *path = find_file(c, src->path, k->from);
   *real = path ? realpath(path, NULL) : NULL;
+  if (!path && found_directory(c, src->path, k->from)) {
+    error_at(c->diag, k->from_pos, "%s '%s' is a directory, not a regular file", what, k->from);
+    return NULL;
+  }
   if (!*real) {
     error_at(c->diag, k->from_pos, "cannot find %s '%s'", what, k->from);
     return NULL;
@@ -347,13 +348,47 @@ bool module_kernel(Compiler *c, Item *k) {
   return false;
 }
 
+/* The path of `to` (absolute, canonical) from directory `dir` (the same):
+ * lib/scale.cuh, or ../inc/scale.cuh. */
+static char *relative_path(Arena *a, const char *dir, const char *to) {
+  size_t common = 0; /* bytes of the components both begin with, '/' included */
+  for (size_t i = 0;; i++) {
+    bool dir_end = !dir[i] || dir[i] == '/';
+    if (dir_end && (to[i] == '/' || !to[i]))
+      common = i;
+    if (!dir[i] || dir[i] != to[i])
+      break;
+  }
+  size_t ups = 0;
+  for (const char *p = dir + common; *p; p++)
+    ups += *p == '/' && p[1];
+  const char *rest = to + common + (to[common] == '/');
+  char *out = arena_alloc(a, 3 * ups + strlen(rest) + 1), *p = out;
+  for (size_t i = 0; i < ups; i++, p += 3)
+    memcpy(p, "../", 3);
+  strcpy(p, rest);
+  return out;
+}
+
+/* The directory of the main file, canonical (heap), or NULL. */
+static char *main_directory(Compiler *c) {
+  const Source *main = c->files.n ? source_get(c->diag, c->files.v[0]) : NULL;
+  if (!main || !main->realpath)
+    return realpath(".", NULL);
+  char *dir = strcpy(xrealloc(NULL, strlen(main->realpath) + 1), main->realpath);
+  char *slash = strrchr(dir, '/');
+  if (slash)
+    slash[slash == dir] = 0; /* "/" stays */
+  return dir;
+}
+
 bool template_header(Compiler *c, Item *k) {
-  for (const char *p = k->from; *p; p++)
-    if (*p == '"' || *p == '\'' || *p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f) {
-      error_at(c->diag, k->from_pos, "header '%s' cannot be named in #include \"...\" (it has %s)",
-               k->from, *p == '"' ? "'\"'" : *p == '\'' ? "'''" : *p == '\\' ? "'\\'" : "a control character");
-      return false;
-    }
+  const char *flaw = include_name_flaw(k->from);
+  if (flaw) {
+    error_at(c->diag, k->from_pos, "header '%s' cannot be named in #include \"...\" (it has %s)",
+             k->from, flaw);
+    return false;
+  }
   char *real;
   char *path = find_from(c, k, "header", &real);
   if (!path)
@@ -362,9 +397,22 @@ bool template_header(Compiler *c, Item *k) {
   bool regular = stat(path, &st) == 0 && S_ISREG(st.st_mode);
   if (regular)
     add_dep(c, real);
-  free(real);
   if (!regular) {
+    free(real);
     error_at(c->diag, k->from_pos, "header '%s' is not a regular file", k->from);
+    return false;
+  }
+  /* The companion names the header cgc found, from the main file's
+   * directory, which is on its include path: as written, the name would
+   * be looked up there, where another header of that name may stand. */
+  char *dir = main_directory(c);
+  k->header = dir ? relative_path(c->arena, dir, real) : arena_strdup(c->arena, real);
+  free(dir);
+  free(real);
+  flaw = include_name_flaw(k->header);
+  if (flaw) {
+    error_at(c->diag, k->from_pos, "header '%s' cannot be named in #include \"...\" (it has %s)",
+             k->header, flaw);
     return false;
   }
   return true;

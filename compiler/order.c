@@ -337,6 +337,16 @@ static const char *why_text(int why) {
   return why == WHY_RAW ? "reads" : "writes";
 }
 
+const char *edge_reason(const Edge *e) {
+  switch (e->why) {
+  case WHY_COMM: return "collectives in order";
+  case WHY_APART: return "a loop whose body sets its handle runs apart";
+  case WHY_RAW: return "read after write";
+  case WHY_WAR: return "write after read";
+  default: return "write after write";
+  }
+}
+
 static void describe_step(Compiler *c, Graph *g, const Edge *e) {
   const Node *a = &g->nodes.v[e->from], *b = &g->nodes.v[e->to];
   if (e->written) {

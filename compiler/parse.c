@@ -2,6 +2,7 @@
  * includes. */
 #include "parse_actions.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -559,26 +560,35 @@ typedef struct Reader {
   int depth;
 } Reader;
 
-static bool exists(const char *path) {
+/* Whether path names a directory (dir) or something else that exists. */
+static bool exists(const char *path, bool dir) {
   struct stat st;
-  return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
+  return stat(path, &st) == 0 && !S_ISDIR(st.st_mode) == !dir;
 }
 
-char *find_file(Compiler *c, const char *from, const char *name) {
+static char *search(Compiler *c, const char *from, const char *name, bool dir) {
   if (name[0] == '/')
-    return exists(name) ? arena_strdup(c->arena, name) : NULL;
+    return exists(name, dir) ? arena_strdup(c->arena, name) : NULL;
   char *copy = arena_strdup(c->arena, from);
   char *path = arena_printf(c->arena, "%s/%s", dirname(copy), name);
   if (!strncmp(path, "./", 2) && strncmp(from, "./", 2))
     path += 2;
-  if (exists(path))
+  if (exists(path, dir))
     return path;
   for (int i = 0; i < c->ninclude_dirs; i++) {
     path = arena_printf(c->arena, "%s/%s", c->include_dirs[i], name);
-    if (exists(path))
+    if (exists(path, dir))
       return path;
   }
   return NULL;
+}
+
+char *find_file(Compiler *c, const char *from, const char *name) {
+  return search(c, from, name, false);
+}
+
+bool found_directory(Compiler *c, const char *from, const char *name) {
+  return search(c, from, name, true) != NULL;
 }
 
 static void read_file(Reader *r, int file, Pos at);
@@ -593,6 +603,11 @@ static void read_include(Reader *r, Item *inc) {
   }
   char *path = find_file(c, from->path, inc->path);
   char *real = path ? realpath(path, NULL) : NULL;
+  if (!real && !path && found_directory(c, from->path, inc->path)) {
+    error_at(c->diag, inc->pos, "cannot read '%s': %s", inc->path, strerror(EISDIR));
+    c->include_failed = true;
+    return;
+  }
   if (!real) {
     error_at(c->diag, inc->pos, "cannot find include file '%s'", inc->path);
     c->include_failed = true;

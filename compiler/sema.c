@@ -212,6 +212,15 @@ static bool eval(Sema *s, Expr *e, Value *out);
 /* An integer scalar without `max` where a bound is needed (`what`): the
  * fix-it puts ` max N` after its type. */
 static void no_bound(Sema *s, Expr *e, const Resource *r, const char *what) {
+  if (r->bound_written)
+    return; /* a bound that was refused where it is written */
+  if (r->from_comm != CGRT_FROM_VALUE) {
+    error_span(s->d, expr_span(e),
+               "scalar '%s' takes the communicator's %s, which has no bound; %s can follow a "
+               "scalar only up to a bound",
+               r->name->name, r->from_comm == CGRT_RANK ? "rank" : "ranks", what);
+    return;
+  }
   error_span(s->d, expr_span(e),
              "scalar '%s' has no bound; %s can follow a scalar only up to a bound: declare it "
              "'scalar %s: %s max N'",
@@ -639,15 +648,15 @@ static void declare_scalar(Sema *s, Stmt *st) {
                st->name->name, st->value->name->name, type_name(st->type));
       return;
     }
-    if (st->bound) {
+    r->from_comm = strcmp(st->value->name->name, "rank") ? CGRT_RANKS : CGRT_RANK;
+    r->bound_written = st->bound != NULL;
+    if (st->bound)
       error_span(s->d, expr_span(st->bound),
                  "scalar '%s' takes the communicator's %s, so it takes no bound ('max')",
                  st->name->name, st->value->name->name);
-      return;
-    }
-    r->from_comm = strcmp(st->value->name->name, "rank") ? CGRT_RANKS : CGRT_RANK;
     return;
   }
+  r->bound_written = st->bound != NULL;
   r->bound_at = st->type_pos;
   r->bound_at.col += (int32_t)strlen(type_name(st->type));
   if (st->bound) {
@@ -685,6 +694,116 @@ static void declare_scalar(Sema *s, Stmt *st) {
   }
 }
 
+/* ---- a buffer's size over bounded scalars ---- */
+
+/* How a buffer's size expression varies with the bounded scalars in it. */
+typedef enum Growth {
+  GROWS_NOT,     /* no bounded scalar: a constant */
+  GROWS_NONNEG,  /* grows with them, and is never negative */
+  GROWS,         /* grows with them, and may be negative */
+  GROWS_REFUSED, /* not known to grow: reported */
+} Growth;
+
+/* A buffer's size takes each bounded scalar at its bound, which gives the
+ * largest value the size needs only where the size never falls as a
+ * scalar grows over its range (its type's least value up to its bound).
+ * Refuses, at the part that breaks that, a scalar subtracted, negated,
+ * divided by or taken modulo, a product of parts that may be negative, and
+ * a factor or divisor that is not a positive constant. */
+static Growth size_growth(Sema *s, Expr *e) {
+  const char *why = NULL;
+  Growth a = GROWS_NOT, b = GROWS_NOT;
+  switch (e->kind) {
+  case EX_NAME: {
+    Binding *bd = lookup(s, e->name);
+    const Resource *r = bd && bd->kind == B_RES ? &s->g->res.v[bd->res] : NULL;
+    if (!r || r->kind != RES_SCALAR || !r->bounded)
+      return GROWS_NOT;
+    return type_is_signed(r->type) ? GROWS : GROWS_NONNEG;
+  }
+  case EX_NEG:
+    a = size_growth(s, e->a);
+    if (a == GROWS_NOT || a == GROWS_REFUSED)
+      return a;
+    why = "negates a bounded scalar";
+    break;
+  case EX_CALL:
+    if (e->nargs != 2)
+      return GROWS_NOT; /* reported by eval */
+    a = size_growth(s, e->args[0]);
+    b = size_growth(s, e->args[1]);
+    if (a == GROWS_REFUSED || b == GROWS_REFUSED)
+      return GROWS_REFUSED;
+    if (!strcmp(e->fn->name, "cdiv") && b != GROWS_NOT) {
+      why = "divides by a bounded scalar";
+      break;
+    }
+    if (!strcmp(e->fn->name, "cdiv") && a != GROWS_NOT) {
+      int64_t d;
+      if (eval_int(s, e->args[1], &d) && d <= 0) {
+        why = "divides by a constant that is not positive";
+        break;
+      }
+    }
+    return a > b ? a : b;
+  case EX_BIN:
+    a = size_growth(s, e->a);
+    b = size_growth(s, e->b);
+    if (a == GROWS_REFUSED || b == GROWS_REFUSED)
+      return GROWS_REFUSED;
+    if (a == GROWS_NOT && b == GROWS_NOT)
+      return GROWS_NOT;
+    switch (e->op) {
+    case '+': {
+      Expr *c = a == GROWS_NOT ? e->a : b == GROWS_NOT ? e->b : NULL;
+      int64_t v = 0;
+      if (c && eval_int(s, c, &v) && v < 0)
+        return GROWS;
+      return a > b ? a : b;
+    }
+    case '-':
+      if (b != GROWS_NOT) {
+        why = "subtracts a bounded scalar";
+        break;
+      }
+      return GROWS;
+    case '*':
+      if (a == GROWS_NOT || b == GROWS_NOT) {
+        int64_t v;
+        if (eval_int(s, a == GROWS_NOT ? e->a : e->b, &v) && v < 0) {
+          why = "multiplies a bounded scalar by a negative constant";
+          break;
+        }
+        return a == GROWS_NOT ? b : a;
+      }
+      if (a == GROWS || b == GROWS) {
+        why = "multiplies parts that may be negative (a signed scalar takes values below 0)";
+        break;
+      }
+      return GROWS_NONNEG;
+    case '/':
+      if (b != GROWS_NOT) {
+        why = "divides by a bounded scalar";
+        break;
+      }
+      int64_t d;
+      if (eval_int(s, e->b, &d) && d <= 0) {
+        why = "divides by a constant that is not positive";
+        break;
+      }
+      return a;
+    default: /* % */ why = "takes a remainder of a bounded scalar"; break;
+    }
+    break;
+  default: return GROWS_NOT;
+  }
+  error_span(s->d, expr_span(e),
+             "a buffer's size takes a bounded scalar at its bound, the largest value only of a "
+             "size that grows with the scalar; this %s",
+             why);
+  return GROWS_REFUSED;
+}
+
 static void declare_buffer(Sema *s, Stmt *st) {
   if (!check_new_name(s, st->name, st->name_pos))
     return;
@@ -699,7 +818,7 @@ static void declare_buffer(Sema *s, Stmt *st) {
   for (int i = 0; i < st->ndims; i++) {
     int64_t n;
     s->at_bound = true;
-    bool valid = eval_int(s, st->dims[i], &n);
+    bool valid = size_growth(s, st->dims[i]) != GROWS_REFUSED && eval_int(s, st->dims[i], &n);
     s->at_bound = false;
     if (!valid) {
       ok = false;
@@ -1015,7 +1134,10 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     note_at(s->d, decl->name_pos, "'%s' is declared here", e->name->name);
     return false;
   }
-  for (size_t i = 0; i < s->g->nodes.n; i++) {
+  /* The call is in w's body, so every node made since w is of that body
+   * (a control node comes before its bodies' nodes): only those are looked
+   * at, which keeps a program of many such loops linear. */
+  for (size_t i = (size_t)w + 1; i < s->g->nodes.n; i++) {
     const Node *c = &s->g->nodes.v[i];
     if (c->scope == w && node_kinds[c->kind].bodies) {
       report_control_in_handle_body(s, wn, c->pos, c->kind);
@@ -1502,8 +1624,9 @@ static bool grid_program(Sema *s, Expr *e, GridCode *code, int *depth) {
   return true;
 }
 
-/* "n = 4096, m = 8": the bounds of the scalars a program follows. */
-static const char *bounds_text(Sema *s, const int64_t *code, size_t lo, size_t hi) {
+/* "n = 4096, m = 8": the bounds of the scalars a program follows, or
+ * their initial values. */
+static const char *bounds_text(Sema *s, const int64_t *code, size_t lo, size_t hi, bool initial) {
   CharVec text = {0};
   bool *seen = xrealloc(NULL, s->g->res.n + 1);
   memset(seen, 0, s->g->res.n + 1);
@@ -1516,7 +1639,7 @@ static const char *bounds_text(Sema *s, const int64_t *code, size_t lo, size_t h
     const Resource *r = &s->g->res.v[code[i]];
     char buf[320];
     int len = snprintf(buf, sizeof buf, "%s%s = %lld", text.n ? ", " : "", r->name->name,
-                       (long long)r->bound);
+                       (long long)(initial ? r->init_i : r->bound));
     for (int k = 0; k < len && k < (int)sizeof buf - 1; k++)
       vec_push(&text, buf[k]);
   }
@@ -1572,7 +1695,7 @@ static bool grid_extents(Sema *s, Node *n, LaunchItem *l) {
       int64_t v = 0;
       int err = cgrt_grid_eval(code.v, (uint32_t)code.n, &at, descs, (uint32_t)nres, values, &v);
       Span sp = i < l->nargs ? expr_span(l->args[i]) : span_at(l->pos);
-      const char *when = bounds_text(s, code.v, start[i], start[i + 1]);
+      const char *when = bounds_text(s, code.v, start[i], start[i + 1], false);
       if (err == CGRT_GRID_DIVZERO)
         error_span(s->d, sp, "grid extent %c divides by zero when %s", "xyz"[i], when);
       else if (err != CGRT_GRID_OK)
@@ -1586,6 +1709,35 @@ static bool grid_extents(Sema *s, Node *n, LaunchItem *l) {
       else
         n->grid[i] = v;
       ok = err == CGRT_GRID_OK && v >= 1 && v <= limit[i];
+    }
+    /* And at the scalars' initial values, which create sets the grid to:
+     * there an extent may be 0 (the node is off until a set), no less. */
+    for (size_t r = 0; r < nres; r++)
+      values[r] = s->g->res.v[r].init_bits;
+    at = 0;
+    for (int i = 0; i < 3 && ok; i++) {
+      int64_t v = 0;
+      int err = cgrt_grid_eval(code.v, (uint32_t)code.n, &at, descs, (uint32_t)nres, values, &v);
+      if (err == CGRT_GRID_OK && v >= 0 && v <= limit[i])
+        continue;
+      Span sp = i < l->nargs ? expr_span(l->args[i]) : span_at(l->pos);
+      const char *when = bounds_text(s, code.v, start[i], start[i + 1], true);
+      if (err == CGRT_GRID_DIVZERO)
+        error_span(s->d, sp,
+                   "grid extent %c divides by zero when %s, the initial values, which create "
+                   "sets it with",
+                   "xyz"[i], when);
+      else if (err != CGRT_GRID_OK)
+        error_span(s->d, sp,
+                   "grid extent %c overflows 64 bits when %s, the initial values, which create "
+                   "sets it with",
+                   "xyz"[i], when);
+      else
+        error_span(s->d, sp,
+                   "grid extent %c is %lld when %s, the initial values, which create sets it "
+                   "with; there it must be 0 (the node is off) to %lld",
+                   "xyz"[i], (long long)v, when, (long long)limit[i]);
+      ok = false;
     }
     free(descs);
     free(values);
@@ -1793,7 +1945,9 @@ static bool keyword_named(const Stmt *st) { return !st->name && !strchr(st->base
 /* A kernel node's kernel and arguments; false after an error. */
 static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   Global *gl = map_get(&s->globals, st->kernel);
-  int which = gl ? -1 : collective_index(st->kernel);
+  /* A collective's name is the collective unless a kernel or capture
+   * function has it: a constant or graph of the name does not hide it. */
+  int which = gl && gl->item->kind == IT_KERNEL ? -1 : collective_index(st->kernel);
   if (which >= 0) {
     int errors = diag_errors(s->d);
     check_collective(s, n, st, which);

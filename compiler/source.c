@@ -31,6 +31,7 @@ struct Diag {
   bool dropping; /* the last error was not printed: drop its notes too */
   bool warning_off[W_COUNT]; /* -Wno-NAME */
   bool werror;               /* -Werror */
+  bool regular_only;         /* source_load reads regular files only (cgc lsp) */
 };
 
 Diag *diag_new(void) {
@@ -138,24 +139,44 @@ static const char *line_end(const char *line, const char *end) {
   return line;
 }
 
-/* The start of 1-based line `n` of a source. */
-static const char *line_start(const Source *s, int n) {
-  const char *line = s->text, *end = s->text + s->len;
-  for (int i = 1; i < n && line < end; i++) {
-    line = line_end(line, end);
-    if (line < end && *line == '\r' && line + 1 < end && line[1] == '\n')
-      line++;
-    if (line < end)
-      line++;
+/* Where the line after the one that starts at `line` starts (end at the last). */
+static const char *next_line(const char *line, const char *end) {
+  line = line_end(line, end);
+  if (line < end && *line == '\r' && line + 1 < end && line[1] == '\n')
+    line++;
+  return line < end ? line + 1 : line;
+}
+
+/* The start of 1-based line `n` of a source (its end past the last line).
+ * The first diagnostic in a source makes an index of its line starts, in
+ * one pass, so that any number of diagnostics scan it once. */
+static const char *line_start(Diag *d, Source *s, int n) {
+  const char *end = s->text + s->len;
+  if (!s->line_starts) {
+    uint32_t count = 0;
+    for (const char *line = s->text;; line = next_line(line, end)) {
+      count++;
+      if (line == end)
+        break;
+    }
+    uint32_t *starts = arena_alloc(d->arena, count * sizeof *starts);
+    count = 0;
+    for (const char *line = s->text;; line = next_line(line, end)) {
+      starts[count++] = (uint32_t)(line - s->text);
+      if (line == end)
+        break;
+    }
+    s->line_starts = starts;
+    s->nlines = count;
   }
-  return line;
+  return n >= 1 && (uint32_t)n <= s->nlines ? s->text + s->line_starts[n - 1] : end;
 }
 
 /* The column just past the token that starts at p: a word or number, a
  * string, a two-character operator, or one character. */
 static int token_end(Diag *d, Pos p) {
-  const Source *s = &d->sources.v[p.file];
-  const char *line = line_start(s, p.line), *end = s->text + s->len;
+  Source *s = &d->sources.v[p.file];
+  const char *line = line_start(d, s, p.line), *end = s->text + s->len;
   const char *c = line + p.col - 1;
   if (c >= end || *c == '\n' || *c == '\r')
     return p.col;
@@ -182,8 +203,8 @@ Span span_at(Pos p) { return (Span){.at = p, .lo_line = p.line, .lo_col = p.col}
  * of a token (hi_line 0) is the token; one that begins or ends on another
  * line runs to that side's end of this one. */
 static void span_columns(Diag *d, Span s, int *lo, int *hi) {
-  const Source *src = &d->sources.v[s.at.file];
-  const char *line = line_start(src, s.at.line);
+  Source *src = &d->sources.v[s.at.file];
+  const char *line = line_start(d, src, s.at.line);
   int len = (int)(line_end(line, src->text + src->len) - line);
   int at = s.at.col;
   if (!s.hi_line) {
@@ -299,14 +320,33 @@ void source_set_realpath(Diag *d, int file, const char *realpath) {
   s->realpath = realpath ? strcpy(xrealloc(NULL, strlen(realpath) + 1), realpath) : NULL;
 }
 
+void source_set_regular_only(Diag *d, bool on) { d->regular_only = on; }
+
+FILE *open_read(const char *path, bool nonblock, struct stat *st) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (nonblock ? O_NONBLOCK : 0));
+  if (fd < 0)
+    return NULL;
+  FILE *f = fstat(fd, st) == 0 ? fdopen(fd, "rb") : NULL;
+  if (!f) {
+    int err = errno;
+    close(fd);
+    errno = err;
+  }
+  return f;
+}
+
 int source_load(Diag *d, const char *path, Pos at) {
-  FILE *f = fopen(path, "rb");
   struct stat st;
-  if (!f || fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-    int err = f ? (S_ISDIR(st.st_mode) ? EISDIR : errno) : errno;
+  FILE *f = open_read(path, d->regular_only, &st);
+  if (!f || S_ISDIR(st.st_mode) || (d->regular_only && !S_ISREG(st.st_mode))) {
+    int err = !f ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
     if (f)
       fclose(f);
-    error_at(d, at, "cannot read '%s': %s", path, strerror(err));
+    if (err)
+      error_at(d, at, "cannot read '%s': %s", path, strerror(err));
+    else
+      error_at(d, at, "'%s' is not a regular file (the language server reads no FIFO or device)",
+               path);
     return -1;
   }
   if (st.st_size > MAX_FILE_SIZE) {
@@ -367,8 +407,8 @@ static void indent_to(Diag *d, const char *line, const char *eol, int to) {
 
 /* The source line and, under it, the span: ^ at the caret, ~ elsewhere. */
 static void print_line(Diag *d, Span s) {
-  const Source *src = &d->sources.v[s.at.file];
-  const char *line = line_start(src, s.at.line);
+  Source *src = &d->sources.v[s.at.file];
+  const char *line = line_start(d, src, s.at.line);
   const char *eol = line_end(line, src->text + src->len);
   fputs("    ", d->out);
   for (const char *c = line; c < eol; c++)
@@ -412,6 +452,8 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
                                       [C_NOTE] = "note"};
   char msg[2048], option[64] = "";
   vsnprintf(msg, sizeof msg, fmt, ap);
+  if (s.at.file >= 0 && s.at.line < 1)
+    s = span_at((Pos){.file = -1}); /* a place never set: no line 0 is shown */
   Pos p = s.at;
 
   if (warning >= 0) {
@@ -461,6 +503,14 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
     report_json(d, s, names[severity], code, *option ? option : NULL, msg);
     return;
   }
+  /* The diagnostic is put together in memory and written at once: stderr
+   * has no buffer, and a write a character costs more than the rest. */
+  FILE *out = d->out;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  if (mem)
+    d->out = mem;
   /* A line break or escape sequence in a file name or message must not
    * split the FILE:LINE:COL line or reach the terminal. */
   fputs(col(d, C_BOLD), d->out);
@@ -477,6 +527,12 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
   fputc('\n', d->out);
   if (p.file >= 0)
     print_line(d, s);
+  if (mem) {
+    d->out = out;
+    if (fclose(mem) == 0)
+      fwrite(text, 1, len, out);
+    free(text);
+  }
 }
 
 #define REPORT(sev, warning, span)                                                                 \
@@ -505,7 +561,7 @@ static void move_to_fixes(Diag *d, size_t from) {
 }
 
 void diag_fix(Diag *d, Span s, const char *text) {
-  if (d->dropping || d->stopped || s.at.file < 0)
+  if (d->dropping || d->stopped || s.at.file < 0 || s.at.line < 1)
     return;
   if (d->json) {
     if (!d->pending.n)
@@ -520,8 +576,8 @@ void diag_fix(Diag *d, Span s, const char *text) {
     return;
   }
   /* Under the caret line, where the text goes. */
-  const Source *src = &d->sources.v[s.at.file];
-  const char *line = line_start(src, s.at.line);
+  Source *src = &d->sources.v[s.at.file];
+  const char *line = line_start(d, src, s.at.line);
   int lo, hi;
   span_columns(d, s, &lo, &hi);
   indent_to(d, line, line_end(line, src->text + src->len), lo);
@@ -563,6 +619,8 @@ struct Output {
   char *target;     /* the file replaced: path with its symlinks followed */
   char *tmp;        /* the temporary beside target; NULL: written in place */
   int fd;           /* the device written in place, or -1 */
+  bool linked;      /* fd is a regular file with other hard links: its bytes
+                       are replaced from the start, and it is cut there */
   char *buf;        /* what goes to fd */
   size_t len;
   FILE *f;
@@ -590,7 +648,8 @@ static const char *base_of(const char *path) {
 typedef struct Resolved {
   char *target;   /* where the chain of symlinks ends (heap) */
   bool exists;    /* target exists; st describes it */
-  bool in_place;  /* a device, FIFO or open file: written, not replaced */
+  bool in_place;  /* a device, FIFO, open file or file with other hard
+                     links: written, not replaced */
   bool proc_link; /* reached through /proc: an open file, appended to */
   int own_fd;     /* through /proc/self/fd/N (/dev/stdout): N, else -1 */
   struct stat st;
@@ -641,7 +700,9 @@ static int resolve(const char *path, Resolved *r) {
       }
       r->target = cur;
       r->exists = true;
-      r->in_place = r->proc_link || !S_ISREG(r->st.st_mode);
+      /* A file with other hard links is rewritten where it is: a new file
+       * renamed onto this name would leave the other names the old text. */
+      r->in_place = r->proc_link || !S_ISREG(r->st.st_mode) || r->st.st_nlink > 1;
       return 0;
     }
     char to[PATH_MAX];
@@ -674,7 +735,10 @@ bool same_file(const char *a, const char *b) {
   if (resolve(a, &ra) != 0)
     return false;
   if (resolve(b, &rb) == 0) {
-    if (ra.in_place || rb.in_place) {
+    /* A device, FIFO or open file may take several outputs; a regular
+     * file written in place (it has other hard links) may not. */
+    if ((ra.in_place && (ra.proc_link || !S_ISREG(ra.st.st_mode))) ||
+        (rb.in_place && (rb.proc_link || !S_ISREG(rb.st.st_mode)))) {
       same = false;
     } else if (ra.exists || rb.exists) {
       same = ra.exists && rb.exists && ra.st.st_dev == rb.st.st_dev && ra.st.st_ino == rb.st.st_ino;
@@ -776,8 +840,10 @@ FILE *output_add(Outputs *os, const char *path) {
      * offset as standard output would; opened again, a pipe or file the
      * shell made could refuse the user, and the offset would be lost. */
     int flags = r.own_fd >= 0 ? fcntl(r.own_fd, F_GETFL) : -1;
+    o->linked = !r.proc_link && r.own_fd < 0 && S_ISREG(r.st.st_mode);
     if (r.own_fd < 0)
-      o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (r.proc_link ? O_APPEND : 0));
+      o->fd = open(path, (o->linked ? O_RDWR : O_WRONLY) | O_NOCTTY | O_CLOEXEC |
+                             (r.proc_link ? O_APPEND : 0));
     else if ((flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR)
       o->fd = fcntl(r.own_fd, F_DUPFD_CLOEXEC, 0);
     else
@@ -845,6 +911,33 @@ static int write_all(int fd, const char *s, size_t n) {
   return 0;
 }
 
+/* A regular file written in place (it has other hard links): left as it
+ * is when it holds the bytes already, else written from its start and cut
+ * at their end. */
+static int rewrite(int fd, const char *s, size_t n) {
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return errno;
+  if ((size_t)st.st_size == n) {
+    char old[4096];
+    size_t at = 0;
+    while (at < n) {
+      ssize_t k = pread(fd, old, n - at < sizeof old ? n - at : sizeof old, (off_t)at);
+      if (k <= 0 || memcmp(old, s + at, (size_t)k))
+        break;
+      at += (size_t)k;
+    }
+    if (at == n)
+      return 0;
+  }
+  if (lseek(fd, 0, SEEK_SET) != 0)
+    return errno;
+  int err = write_all(fd, s, n);
+  if (!err && ftruncate(fd, (off_t)n) != 0)
+    err = errno;
+  return err;
+}
+
 /* Whether the temporary holds exactly the bytes of the file it would
  * replace: then the file is left as it is, time stamp and all, so that a
  * build tool sees no change (an edited comment rebuilds nothing that
@@ -887,7 +980,12 @@ bool outputs_commit(Outputs *os) {
     return false;
   }
   for (i = 0; i < n && !err; i++)
-    if (v[i]->fd >= 0) {
+    if (v[i]->fd >= 0 && v[i]->linked) {
+      err = rewrite(v[i]->fd, v[i]->buf, v[i]->len);
+      if (close(v[i]->fd) != 0 && !err && errno != EINTR)
+        err = errno;
+      v[i]->fd = -1;
+    } else if (v[i]->fd >= 0) {
       err = write_all(v[i]->fd, v[i]->buf, v[i]->len);
       if (close(v[i]->fd) != 0 && !err && errno != EINTR)
         err = errno;

@@ -299,7 +299,7 @@ printf '%s: \\\n  %s \\\n  %s \\\n  %s \\\n  %s \\\n  %s\n' "$tmp/m/out_graph.c"
   "$(realpath "$tmp/m/sub/scale.cuh")" > "$tmp/m/out.d.want"
 check "the depfile lists the modules and the template's header" cmp -s "$tmp/m/out.d" "$tmp/m/out.d.want"
 check "a template kernel's graph gets the companion beside -o" [ -f "$tmp/m/out_graph_templates.cu" ]
-check "the companion includes the header as written" grep -q '#include "scale.cuh"' "$tmp/m/out_graph_templates.cu"
+check "the companion includes the header cgc found, from the main file's directory" grep -q '#include "sub/scale.cuh"' "$tmp/m/out_graph_templates.cu"
 check "each module is embedded once" [ "$(grep -c '^static const unsigned char cgc_module_' "$tmp/m/out_graph.c")" = 2 ]
 run -o "$tmp/plain_graph.c" "$tmp/ok.cgraph"
 check "no companion without template kernels" [ ! -e "$tmp/plain_graph_templates.cu" ]
@@ -403,6 +403,22 @@ check "text: an I/O error's file name is escaped" \
 
 run --check --diagnostics-format=xml "$tmp/ok.cgraph"
 check "an unknown diagnostics format is a usage error" [ "$status" = 2 ]
+# After --diagnostics-format=json a usage error is a JSON line with its code,
+# where diagnostics go.
+run --diagnostics-format=json --bogus "$tmp/ok.cgraph"
+check "json: a usage error: exit 2" [ "$status" = 2 ]
+check "json: a usage error is one JSON line with its code" \
+  grep -qx '{"file":null,.*"severity":"error","code":"E0[0-9]*","message":"unknown option '"'"'--bogus'"'"'",.*}' "$tmp/err"
+check "json: nothing else" [ "$(wc -l < "$tmp/err")" = 1 ]
+# A refused bound is reported once, where it is written: no note or fix-it
+# of its uses at a line 0.
+printf 'kernel k(inout x: f32*, n: u32);\ngraph g {\n    scalar r: u32 max 4 = ranks;\n    buffer x: f32[r, 16];\n    k(x, r) grid(r) block(32);\n}\n' > "$tmp/ranks.cgraph"
+run --check --diagnostics-format=json "$tmp/ranks.cgraph"
+check "json: a refused bound: one error" [ "$(wc -l < "$tmp/err")" = 1 ]
+check "json: no position at line 0" sh -c '! grep -q "\"line\":0" "$0"' "$tmp/err"
+run --diagnostics-format=json --diagnostics-output=stdout --check
+check "json to stdout: a usage error goes there" grep -q '"message":"no input file"' "$tmp/out"
+check "json to stdout: not to stderr" [ ! -s "$tmp/err" ]
 
 # Colour only on a terminal, and never with NO_COLOR.
 printf 'const N = 1 / 0;\n' > "$tmp/bad.cgraph"
@@ -429,6 +445,16 @@ for bad in 9x x-y "" $(printf 'a%.0s' $(seq 1 65)); do
   run -o "$tmp/bad.c" "--prefix=$bad" "$tmp/ok.cgraph"
   check "--prefix='$bad' is a usage error" [ "$status" = 2 ]
 done
+
+# A module that is a FIFO is refused without opening it for good (the open
+# cannot block), as a device is; a directory is said to be one.
+if mkfifo "$tmp/fifo.ptx" 2> /dev/null; then
+  printf 'kernel k(inout x: f32*) from "fifo.ptx";\n' > "$tmp/fifo.cgraph"
+  timeout 20 "$cgc" --check "$tmp/fifo.cgraph" > "$tmp/out" 2> "$tmp/err"
+  status=$?
+  check "a FIFO as a module: exit 1, not a hang" [ "$status" = 1 ]
+  check "a FIFO as a module: not a regular file" grep -q "module 'fifo.ptx' is not a regular file" "$tmp/err"
+fi
 
 valgrind_clean "$tmp/vg"
 finish

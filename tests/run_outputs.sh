@@ -239,6 +239,15 @@ for role in -o -H --depfile --templates dot; do
   ln -s link "$w/s/link2"
   ln -s sub/made "$w/s/dangling"
   mkdir "$w/s/sub"
+  printf 'previous text, longer than the output\n%8000s\n' x > "$w/s/hard"
+  ln "$w/s/hard" "$w/s/hard2"
+  with "$role" "$w/s/hard"
+  check "$role, a file with another hard link: exit 0" [ "$status" = 0 ]
+  check "$role, a file with another hard link: still one file" [ "$w/s/hard" -ef "$w/s/hard2" ]
+  check "$role, a file with another hard link: written, the old text cut off" \
+    sh -c '! grep -q previous "$0"' "$w/s/hard2"
+  with "$role" "$w/s/hard"
+  check "$role, a file with another hard link, again: the same bytes" cmp -s "$w/s/hard" "$w/s/hard2"
   for p in link link2; do
     printf 'previous\n' > "$w/s/real"
     with "$role" "$w/s/$p"
@@ -363,6 +372,17 @@ check "fmt of a symlink: still a link" [ -L "$w/g.cgraph" ]
 check "fmt of a symlink: the file it names is formatted" [ "$(cat "$w/real/g.cgraph")" = "const N = 1;" ]
 check "fmt of a symlink: the file keeps its mode" [ "$(stat -c %a "$w/real/g.cgraph")" = 640 ]
 check "fmt of a symlink: no temporary left" [ -z "$(find "$w" -name '*.tmp.*')" ]
+# A file with another hard link is rewritten where it is: both names keep
+# one file, which holds the new text (a rename would part them).
+printf 'const N=1;\n' > "$w/real/h.cgraph"
+ln "$w/real/h.cgraph" "$w/h2.cgraph"
+run "$exe" fmt "$w/real/h.cgraph"
+check "fmt of a file with another hard link: exit 0" [ "$status" = 0 ]
+check "fmt of a file with another hard link: still one file" [ "$w/real/h.cgraph" -ef "$w/h2.cgraph" ]
+check "fmt of a file with another hard link: the other name is formatted" \
+  [ "$(cat "$w/h2.cgraph")" = "const N = 1;" ]
+check "fmt of a file with another hard link: no temporary left" [ -z "$(find "$w" -name '*.tmp.*')" ]
+rm "$w/real/h.cgraph" "$w/h2.cgraph"
 
 # ---- an output that is another output, the input or an included file ----
 cat > "$w/inc.cgraph" <<'G'

@@ -59,7 +59,7 @@ static const cgrt_capture cgc_captures[] = {cgc_call_gemm_bf16, cgc_call_axpy};
 static const char *const cgc_capture_names[] = {"gemm_bf16", "axpy"};
 
 /* graph g */
-static const cgrt_buffer_desc cgc_g_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_g[] = {
   {.name = "a", .kind = CGRT_DEVICE, .zero = 1, .type = CGRT_BF16, .ndims = 2,
    .bytes = UINT64_C(8192), .dims = {UINT64_C(64), UINT64_C(64)}}, /* bf16[64, 64] */
   {.name = "b", .kind = CGRT_DEVICE, .zero = 1, .type = CGRT_BF16, .ndims = 1,
@@ -71,10 +71,10 @@ static const cgrt_buffer_desc cgc_g_buffers[] = {
   {.name = "y", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(256), .dims = {UINT64_C(64)}}, /* f32[64] */
 };
-static const cgrt_scalar_desc cgc_g_scalars[] = {
+static const cgrt_scalar_desc cgc_scalars_g[] = {
   {.name = "s", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x0)},
 };
-static const cgrt_arg_desc cgc_g_args[] = {
+static const cgrt_arg_desc cgc_args_g[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 3, .value = UINT64_C(0)}, /* f: x */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x40)}, /* f: n */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* up: a */
@@ -94,7 +94,7 @@ static const cgrt_arg_desc cgc_g_args[] = {
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x3f800000)}, /* ax2: alpha */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x40)}, /* ax2: n */
 };
-static const cgrt_node_desc cgc_g_nodes[] = {
+static const cgrt_node_desc cgc_nodes_g[] = {
   [0] = {.name = "f", .line = 13, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 2, .grid = {1, 1, 1}, .block = {64, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "up", .line = 14, .col = 5, .kind = CGRT_CAPTURE_NODE,
@@ -106,25 +106,25 @@ static const cgrt_node_desc cgc_g_nodes[] = {
   [4] = {.name = "ax2", .line = 17, .col = 9, .kind = CGRT_CAPTURE_NODE,
      .kernel = 1, .arg = 14, .nargs = 4, .scope = 3, .branch = 0},
 };
-static const uint32_t cgc_g_edges[] = {
+static const uint32_t cgc_edges_g[] = {
   0, 2, 0, /* f -> ax */
   2, 3, 0, /* ax -> if */
 };
-static const uint8_t cgc_g_code[] = {
+static const uint8_t cgc_code_g[] = {
   82
 };
-static const uint32_t cgc_g_loads[] = {3};
-static const cgrt_graph_desc cgc_g_desc = {
+static const uint32_t cgc_loads_g[] = {3};
+static const cgrt_graph_desc cgc_desc_g = {
   .abi = CGRT_ABI, .name = "g", .source = "capture_nodes.cgraph",
   .nbuffers = 5, .nscalars = 1, .nnodes = 5, .nedges = 2, .nkernels = 1, .nloads = 1, .ncode = 1, .ncases = 0,
-  .buffers = cgc_g_buffers,
-  .scalars = cgc_g_scalars,
-  .nodes = cgc_g_nodes,
-  .args = cgc_g_args,
-  .edges = cgc_g_edges,
-  .loads = cgc_g_loads,
+  .buffers = cgc_buffers_g,
+  .scalars = cgc_scalars_g,
+  .nodes = cgc_nodes_g,
+  .args = cgc_args_g,
+  .edges = cgc_edges_g,
+  .loads = cgc_loads_g,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names,
-  .code = cgc_g_code,
+  .code = cgc_code_g,
   .ncaptures = 2, .captures = cgc_captures, .capture_names = cgc_capture_names
 };
 
@@ -132,8 +132,8 @@ cgrt_status g_create(g **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_g_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_g_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_g, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_g, NULL, cgc_opt);
   *cgc_out = (g *)cgc_graph;
   return cgc_status;
 }
@@ -179,13 +179,13 @@ void g_destroy(g *cgc_graph) {
 }
 
 size_t g_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_g_desc);
+  return cgrt_pool_bytes(&cgc_desc_g);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_g_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_g, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

@@ -26,7 +26,7 @@ static const cgrt_kernel cgc_kernels[] = {scale};
 static const char *const cgc_kernel_names[] = {"scale"};
 
 /* graph tp */
-static const cgrt_buffer_desc cgc_tp_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_tp[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(4096), .dims = {UINT64_C(1024)}}, /* f32[1024] */
   {.name = "g", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
@@ -36,11 +36,11 @@ static const cgrt_buffer_desc cgc_tp_buffers[] = {
   {.name = "hs", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_BF16, .ndims = 1,
    .bytes = UINT64_C(128), .dims = {UINT64_C(64)}}, /* bf16[64] */
 };
-static const cgrt_scalar_desc cgc_tp_scalars[] = {
+static const cgrt_scalar_desc cgc_scalars_tp[] = {
   {.name = "me", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x0), .from_comm = CGRT_RANK},
   {.name = "world", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x0), .from_comm = CGRT_RANKS},
 };
-static const cgrt_arg_desc cgc_tp_args[] = {
+static const cgrt_arg_desc cgc_args_tp[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* scale: x */
   {.kind = CGRT_ARG_SCALAR_PTR, .size = 8, .index = 0}, /* scale: r = me */
   {.kind = CGRT_ARG_SCALAR_PTR, .size = 8, .index = 1}, /* scale: w = world */
@@ -58,7 +58,7 @@ static const cgrt_arg_desc cgc_tp_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* broadcast_2: dst = g */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* broadcast_2: src = x */
 };
-static const cgrt_node_desc cgc_tp_nodes[] = {
+static const cgrt_node_desc cgc_nodes_tp[] = {
   [0] = {.name = "scale", .line = 11, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 4, .grid = {4, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "ar", .line = 12, .col = 5, .kind = CGRT_COLLECTIVE_NODE,
@@ -80,7 +80,7 @@ static const cgrt_node_desc cgc_tp_nodes[] = {
      .arg = 14, .nargs = 2, .scope = CGRT_TOP,
      .selector_type = 10, .collective = CGRT_BROADCAST, .reduce_op = CGRT_SUM, .root = 0, .send_count = UINT64_C(1024), .recv_count = UINT64_C(1024)},
 };
-static const uint32_t cgc_tp_edges[] = {
+static const uint32_t cgc_edges_tp[] = {
   0, 1, 0, /* scale -> ar */
   1, 2, 0, /* ar -> all_reduce */
   2, 3, 0, /* all_reduce -> all_gather */
@@ -88,16 +88,16 @@ static const uint32_t cgc_tp_edges[] = {
   4, 5, 0, /* reduce_scatter -> broadcast */
   5, 6, 0, /* broadcast -> broadcast_2 */
 };
-static const uint32_t cgc_tp_loads[] = {0};
-static const cgrt_graph_desc cgc_tp_desc = {
+static const uint32_t cgc_loads_tp[] = {0};
+static const cgrt_graph_desc cgc_desc_tp = {
   .abi = CGRT_ABI, .name = "tp", .source = "collectives.cgraph",
   .nbuffers = 4, .nscalars = 2, .nnodes = 7, .nedges = 6, .nkernels = 1, .nloads = 1, .ncode = 0, .ncases = 0,
-  .buffers = cgc_tp_buffers,
-  .scalars = cgc_tp_scalars,
-  .nodes = cgc_tp_nodes,
-  .args = cgc_tp_args,
-  .edges = cgc_tp_edges,
-  .loads = cgc_tp_loads,
+  .buffers = cgc_buffers_tp,
+  .scalars = cgc_scalars_tp,
+  .nodes = cgc_nodes_tp,
+  .args = cgc_args_tp,
+  .edges = cgc_edges_tp,
+  .loads = cgc_loads_tp,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names,
   .collectives = &cgrt_nccl
 };
@@ -106,8 +106,8 @@ cgrt_status tp_create(tp **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_tp_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_tp_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_tp, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_tp, NULL, cgc_opt);
   *cgc_out = (tp *)cgc_graph;
   return cgc_status;
 }
@@ -157,13 +157,13 @@ void tp_destroy(tp *cgc_graph) {
 }
 
 size_t tp_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_tp_desc);
+  return cgrt_pool_bytes(&cgc_desc_tp);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_tp_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_tp, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

@@ -27,13 +27,13 @@ static const cgrt_kernel cgc_kernels[] = {step, prepare};
 static const char *const cgc_kernel_names[] = {"step", "prepare"};
 
 /* graph g */
-static const cgrt_buffer_desc cgc_g_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_g[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(256), .dims = {UINT64_C(64)}}, /* f32[64] */
   {.name = "resid", .kind = CGRT_DEVICE, .zero = 1, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(4), .dims = {UINT64_C(1)}}, /* f32[1] */
 };
-static const cgrt_arg_desc cgc_g_args[] = {
+static const cgrt_arg_desc cgc_args_g[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* init: x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* loop: operand 0 = resid */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x3f000000)}, /* loop: operand 1 */
@@ -44,7 +44,7 @@ static const cgrt_arg_desc cgc_g_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* b: x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* b: resid */
 };
-static const cgrt_node_desc cgc_g_nodes[] = {
+static const cgrt_node_desc cgc_nodes_g[] = {
   [0] = {.name = "init", .line = 7, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {64, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "loop", .line = 8, .col = 17, .kind = CGRT_WHILE_NODE,
@@ -56,30 +56,30 @@ static const cgrt_node_desc cgc_g_nodes[] = {
   [4] = {.name = "b", .line = 12, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 7, .nargs = 2, .grid = {1, 1, 1}, .block = {64, 1, 1}, .scope = 3, .branch = 0},
 };
-static const uint32_t cgc_g_edges[] = {
+static const uint32_t cgc_edges_g[] = {
   0, 1, 0, /* init -> loop */
   1, 3, 0, /* loop -> pick */
 };
-static const uint8_t cgc_g_code[] = {
+static const uint8_t cgc_code_g[] = {
   130, 130
 };
-static const cgrt_graph_desc cgc_g_desc = {
+static const cgrt_graph_desc cgc_desc_g = {
   .abi = CGRT_ABI, .name = "g", .source = "control_flow_named.cgraph",
   .nbuffers = 2, .nscalars = 0, .nnodes = 5, .nedges = 2, .nkernels = 2, .nloads = 0, .ncode = 2, .ncases = 0,
-  .buffers = cgc_g_buffers,
-  .nodes = cgc_g_nodes,
-  .args = cgc_g_args,
-  .edges = cgc_g_edges,
+  .buffers = cgc_buffers_g,
+  .nodes = cgc_nodes_g,
+  .args = cgc_args_g,
+  .edges = cgc_edges_g,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names,
-  .code = cgc_g_code
+  .code = cgc_code_g
 };
 
 cgrt_status g_create(g **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_g_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_g_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_g, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_g, NULL, cgc_opt);
   *cgc_out = (g *)cgc_graph;
   return cgc_status;
 }
@@ -105,13 +105,13 @@ void g_destroy(g *cgc_graph) {
 }
 
 size_t g_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_g_desc);
+  return cgrt_pool_bytes(&cgc_desc_g);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_g_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_g, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

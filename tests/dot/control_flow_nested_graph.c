@@ -27,16 +27,16 @@ static const cgrt_kernel cgc_kernels[] = {step, k};
 static const char *const cgc_kernel_names[] = {"step", "k"};
 
 /* graph g */
-static const cgrt_buffer_desc cgc_g_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_g[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(32), .dims = {UINT64_C(8)}}, /* f32[8] */
   {.name = "resid", .kind = CGRT_DEVICE, .zero = 1, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(4), .dims = {UINT64_C(1)}}, /* f32[1] */
 };
-static const cgrt_scalar_desc cgc_g_scalars[] = {
+static const cgrt_scalar_desc cgc_scalars_g[] = {
   {.name = "s", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x0)},
 };
-static const cgrt_arg_desc cgc_g_args[] = {
+static const cgrt_arg_desc cgc_args_g[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* k: x */
   {.kind = CGRT_ARG_SCALAR_PTR, .size = 8, .index = 0}, /* if: operand 0 = s */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x1)}, /* if: operand 1 */
@@ -51,7 +51,7 @@ static const cgrt_arg_desc cgc_g_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* k_3: x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* k_4: x */
 };
-static const cgrt_node_desc cgc_g_nodes[] = {
+static const cgrt_node_desc cgc_nodes_g[] = {
   [0] = {.name = "k", .line = 8, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "if", .line = 9, .col = 5, .kind = CGRT_IF_NODE,
@@ -71,40 +71,40 @@ static const cgrt_node_desc cgc_g_nodes[] = {
   [8] = {.name = "k_4", .line = 22, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 12, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_g_edges[] = {
+static const uint32_t cgc_edges_g[] = {
   0, 1, 0, /* k -> if */
   1, 8, 0, /* if -> k_4 */
   2, 3, 0, /* k_2 -> while */
   4, 5, 0, /* st[0] -> st[1] */
   5, 6, 0, /* st[1] -> switch */
 };
-static const uint8_t cgc_g_code[] = {
+static const uint8_t cgc_code_g[] = {
   74, 130
 };
-static const uint64_t cgc_g_cases[] = {
+static const uint64_t cgc_cases_g[] = {
   UINT64_C(0x1), /* switch: case 1 */
 };
-static const uint32_t cgc_g_loads[] = {1};
-static const cgrt_graph_desc cgc_g_desc = {
+static const uint32_t cgc_loads_g[] = {1};
+static const cgrt_graph_desc cgc_desc_g = {
   .abi = CGRT_ABI, .name = "g", .source = "control_flow_nested.cgraph",
   .nbuffers = 2, .nscalars = 1, .nnodes = 9, .nedges = 5, .nkernels = 2, .nloads = 1, .ncode = 2, .ncases = 1,
-  .buffers = cgc_g_buffers,
-  .scalars = cgc_g_scalars,
-  .nodes = cgc_g_nodes,
-  .args = cgc_g_args,
-  .edges = cgc_g_edges,
-  .loads = cgc_g_loads,
+  .buffers = cgc_buffers_g,
+  .scalars = cgc_scalars_g,
+  .nodes = cgc_nodes_g,
+  .args = cgc_args_g,
+  .edges = cgc_edges_g,
+  .loads = cgc_loads_g,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names,
-  .code = cgc_g_code,
-  .cases = cgc_g_cases
+  .code = cgc_code_g,
+  .cases = cgc_cases_g
 };
 
 cgrt_status g_create(g **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_g_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_g_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_g, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_g, NULL, cgc_opt);
   *cgc_out = (g *)cgc_graph;
   return cgc_status;
 }
@@ -138,13 +138,13 @@ void g_destroy(g *cgc_graph) {
 }
 
 size_t g_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_g_desc);
+  return cgrt_pool_bytes(&cgc_desc_g);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_g_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_g, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

@@ -26,7 +26,7 @@ static const cgrt_kernel cgc_kernels[] = {step};
 static const char *const cgc_kernel_names[] = {"step"};
 
 /* graph g */
-static const cgrt_buffer_desc cgc_g_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_g[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 2,
    .bytes = UINT64_C(1024), .dims = {UINT64_C(2), UINT64_C(128)}}, /* f32[2, 128] */
   {.name = "bias", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
@@ -36,7 +36,7 @@ static const cgrt_buffer_desc cgc_g_buffers[] = {
   {.name = "input", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(512), .dims = {UINT64_C(128)}}, /* f32[128] */
 };
-static const cgrt_arg_desc cgc_g_args[] = {
+static const cgrt_arg_desc cgc_args_g[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* fill: dst = bias */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* zero: dst = x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(512)}, /* copy: dst = x + 512 bytes */
@@ -48,7 +48,7 @@ static const cgrt_arg_desc cgc_g_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(512)}, /* copy_2: src = x + 512 bytes */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* fill_2: dst = x */
 };
-static const cgrt_node_desc cgc_g_nodes[] = {
+static const cgrt_node_desc cgc_nodes_g[] = {
   [0] = {.name = "fill", .line = 10, .col = 5, .kind = CGRT_FILL_NODE,
      .elem_size = 4, .arg = 0, .nargs = 1, .bytes = UINT64_C(512), .value = UINT64_C(0x3f000000), .scope = CGRT_TOP},
   [1] = {.name = "zero", .line = 11, .col = 5, .kind = CGRT_FILL_NODE,
@@ -62,20 +62,20 @@ static const cgrt_node_desc cgc_g_nodes[] = {
   [5] = {.name = "fill_2", .line = 15, .col = 5, .kind = CGRT_FILL_NODE,
      .elem_size = 4, .arg = 9, .nargs = 1, .bytes = UINT64_C(512), .value = UINT64_C(0xbf800000), .scope = CGRT_TOP},
 };
-static const uint32_t cgc_g_edges[] = {
+static const uint32_t cgc_edges_g[] = {
   0, 3, 0, /* fill -> s */
   1, 2, 0, /* zero -> copy */
   1, 5, 0, /* zero -> fill_2 */
   2, 3, 0, /* copy -> s */
   3, 4, 0, /* s -> copy_2 */
 };
-static const cgrt_graph_desc cgc_g_desc = {
+static const cgrt_graph_desc cgc_desc_g = {
   .abi = CGRT_ABI, .name = "g", .source = "copy_fill.cgraph",
   .nbuffers = 4, .nscalars = 0, .nnodes = 6, .nedges = 5, .nkernels = 1, .nloads = 0, .ncode = 0, .ncases = 0,
-  .buffers = cgc_g_buffers,
-  .nodes = cgc_g_nodes,
-  .args = cgc_g_args,
-  .edges = cgc_g_edges,
+  .buffers = cgc_buffers_g,
+  .nodes = cgc_nodes_g,
+  .args = cgc_args_g,
+  .edges = cgc_edges_g,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
 };
 
@@ -84,9 +84,9 @@ cgrt_status g_create(g **cgc_out, const g_extern *cgc_ext, const cgrt_options *c
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out || !cgc_ext)
-    return cgrt_invalid(&cgc_g_desc, cgc_out ? "create: ext is NULL" : "create: out is NULL");
+    return cgrt_invalid(&cgc_desc_g, cgc_out ? "create: ext is NULL" : "create: out is NULL");
   cgc_externs[0] = cgc_ext->input;
-  cgc_status = cgrt_create(&cgc_graph, &cgc_g_desc, cgc_externs, cgc_opt);
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_g, cgc_externs, cgc_opt);
   *cgc_out = (g *)cgc_graph;
   return cgc_status;
 }
@@ -120,13 +120,13 @@ void g_destroy(g *cgc_graph) {
 }
 
 size_t g_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_g_desc);
+  return cgrt_pool_bytes(&cgc_desc_g);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_g_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_g, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

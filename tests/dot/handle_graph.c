@@ -28,7 +28,7 @@ static const cgrt_kernel cgc_kernels[] = {sweep, reset, step};
 static const char *const cgc_kernel_names[] = {"sweep", "reset", "step"};
 
 /* graph solve */
-static const cgrt_buffer_desc cgc_solve_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_solve[] = {
   {.name = "b", .kind = CGRT_DEVICE, .zero = 1, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(4096), .dims = {UINT64_C(1024)}}, /* f32[1024] */
   {.name = "x", .kind = CGRT_DEVICE, .zero = 1, .type = CGRT_F32, .ndims = 1,
@@ -36,7 +36,7 @@ static const cgrt_buffer_desc cgc_solve_buffers[] = {
   {.name = "resid", .kind = CGRT_DEVICE, .zero = 1, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(4), .dims = {UINT64_C(1)}}, /* f32[1] */
 };
-static const cgrt_arg_desc cgc_solve_args[] = {
+static const cgrt_arg_desc cgc_args_solve[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* fill: dst = resid */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* loop: operand 0 = resid */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x3a83126f)}, /* loop: operand 1 */
@@ -51,7 +51,7 @@ static const cgrt_arg_desc cgc_solve_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* step[0]: x */
   {.kind = CGRT_ARG_HANDLE, .size = 8, .index = 3}, /* step[0]: h = the handle of again */
 };
-static const cgrt_node_desc cgc_solve_nodes[] = {
+static const cgrt_node_desc cgc_nodes_solve[] = {
   [0] = {.name = "fill", .line = 12, .col = 5, .kind = CGRT_FILL_NODE,
      .elem_size = 4, .arg = 0, .nargs = 1, .bytes = UINT64_C(4), .value = UINT64_C(0x3f800000), .scope = CGRT_TOP},
   [1] = {.name = "loop", .line = 13, .col = 17, .kind = CGRT_WHILE_NODE,
@@ -65,31 +65,31 @@ static const cgrt_node_desc cgc_solve_nodes[] = {
   [5] = {.name = "step[0]", .line = 19, .col = 13, .kind = CGRT_KERNEL_NODE,
      .kernel = 2, .arg = 11, .nargs = 2, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = 3, .branch = 0},
 };
-static const uint32_t cgc_solve_edges[] = {
+static const uint32_t cgc_edges_solve[] = {
   0, 1, 0, /* fill -> loop */
   1, 3, 0, /* loop -> again */
   4, 5, 0, /* reset -> step[0] */
 };
-static const uint8_t cgc_solve_code[] = {
+static const uint8_t cgc_code_solve[] = {
   130, 126
 };
-static const cgrt_graph_desc cgc_solve_desc = {
+static const cgrt_graph_desc cgc_desc_solve = {
   .abi = CGRT_ABI, .name = "solve", .source = "handle.cgraph",
   .nbuffers = 3, .nscalars = 0, .nnodes = 6, .nedges = 3, .nkernels = 3, .nloads = 0, .ncode = 2, .ncases = 0,
-  .buffers = cgc_solve_buffers,
-  .nodes = cgc_solve_nodes,
-  .args = cgc_solve_args,
-  .edges = cgc_solve_edges,
+  .buffers = cgc_buffers_solve,
+  .nodes = cgc_nodes_solve,
+  .args = cgc_args_solve,
+  .edges = cgc_edges_solve,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names,
-  .code = cgc_solve_code
+  .code = cgc_code_solve
 };
 
 cgrt_status solve_create(solve **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_solve_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_solve_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_solve, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_solve, NULL, cgc_opt);
   *cgc_out = (solve *)cgc_graph;
   return cgc_status;
 }
@@ -119,13 +119,13 @@ void solve_destroy(solve *cgc_graph) {
 }
 
 size_t solve_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_solve_desc);
+  return cgrt_pool_bytes(&cgc_desc_solve);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_solve_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_solve, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

@@ -30,7 +30,7 @@ static const cgrt_kernel cgc_kernels[] = {rmsnorm, matvec, kv_store, attention, 
 static const char *const cgc_kernel_names[] = {"rmsnorm", "matvec", "kv_store", "attention", "add"};
 
 /* graph decode_step */
-static const cgrt_buffer_desc cgc_decode_step_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_decode_step[] = {
   {.name = "x", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F16, .ndims = 1,
    .bytes = UINT64_C(2048), .dims = {UINT64_C(1024)}}, /* f16[1024] */
   {.name = "wn", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F16, .ndims = 2,
@@ -48,11 +48,11 @@ static const cgrt_buffer_desc cgc_decode_step_buffers[] = {
   {.name = "o", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F16, .ndims = 1,
    .bytes = UINT64_C(2048), .dims = {UINT64_C(1024)}}, /* f16[1024] */
 };
-static const cgrt_scalar_desc cgc_decode_step_scalars[] = {
+static const cgrt_scalar_desc cgc_scalars_decode_step[] = {
   {.name = "pos", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x0)},
   {.name = "nkeys", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x1)},
 };
-static const cgrt_arg_desc cgc_decode_step_args[] = {
+static const cgrt_arg_desc cgc_args_decode_step[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* norm[0]: x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* norm[0]: w = wn */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 5, .value = UINT64_C(0)}, /* norm[0]: y = h */
@@ -102,7 +102,7 @@ static const cgrt_arg_desc cgc_decode_step_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 7, .value = UINT64_C(0)}, /* res[1]: y = o */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x400)}, /* res[1]: n */
 };
-static const cgrt_node_desc cgc_decode_step_nodes[] = {
+static const cgrt_node_desc cgc_nodes_decode_step[] = {
   [0] = {.name = "norm[0]", .line = 26, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 4, .grid = {1, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "proj[0]", .line = 27, .col = 9, .kind = CGRT_KERNEL_NODE,
@@ -124,7 +124,7 @@ static const cgrt_node_desc cgc_decode_step_nodes[] = {
   [9] = {.name = "res[1]", .line = 30, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 4, .arg = 45, .nargs = 3, .grid = {4, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_decode_step_edges[] = {
+static const uint32_t cgc_edges_decode_step[] = {
   0, 1, 0, /* norm[0] -> proj[0] */
   1, 2, 0, /* proj[0] -> kv[0] */
   2, 3, 0, /* kv[0] -> attn[0] */
@@ -135,16 +135,16 @@ static const uint32_t cgc_decode_step_edges[] = {
   7, 8, 0, /* kv[1] -> attn[1] */
   8, 9, 0, /* attn[1] -> res[1] */
 };
-static const uint32_t cgc_decode_step_loads[] = {2};
-static const cgrt_graph_desc cgc_decode_step_desc = {
+static const uint32_t cgc_loads_decode_step[] = {2};
+static const cgrt_graph_desc cgc_desc_decode_step = {
   .abi = CGRT_ABI, .name = "decode_step", .source = "language_example.cgraph",
   .nbuffers = 8, .nscalars = 2, .nnodes = 10, .nedges = 9, .nkernels = 5, .nloads = 1, .ncode = 0, .ncases = 0,
-  .buffers = cgc_decode_step_buffers,
-  .scalars = cgc_decode_step_scalars,
-  .nodes = cgc_decode_step_nodes,
-  .args = cgc_decode_step_args,
-  .edges = cgc_decode_step_edges,
-  .loads = cgc_decode_step_loads,
+  .buffers = cgc_buffers_decode_step,
+  .scalars = cgc_scalars_decode_step,
+  .nodes = cgc_nodes_decode_step,
+  .args = cgc_args_decode_step,
+  .edges = cgc_edges_decode_step,
+  .loads = cgc_loads_decode_step,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
 };
 
@@ -153,13 +153,13 @@ cgrt_status decode_step_create(decode_step **cgc_out, const decode_step_extern *
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out || !cgc_ext)
-    return cgrt_invalid(&cgc_decode_step_desc, cgc_out ? "create: ext is NULL" : "create: out is NULL");
+    return cgrt_invalid(&cgc_desc_decode_step, cgc_out ? "create: ext is NULL" : "create: out is NULL");
   cgc_externs[0] = cgc_ext->x;
   cgc_externs[1] = cgc_ext->wn;
   cgc_externs[2] = cgc_ext->wq;
   cgc_externs[3] = cgc_ext->kc;
   cgc_externs[4] = cgc_ext->vc;
-  cgc_status = cgrt_create(&cgc_graph, &cgc_decode_step_desc, cgc_externs, cgc_opt);
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_decode_step, cgc_externs, cgc_opt);
   *cgc_out = (decode_step *)cgc_graph;
   return cgc_status;
 }
@@ -225,13 +225,13 @@ void decode_step_destroy(decode_step *cgc_graph) {
 }
 
 size_t decode_step_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_decode_step_desc);
+  return cgrt_pool_bytes(&cgc_desc_decode_step);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_decode_step_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_decode_step, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

@@ -27,13 +27,13 @@ static const cgrt_kernel cgc_kernels[] = {step, plain};
 static const char *const cgc_kernel_names[] = {"step", "plain"};
 
 /* graph g */
-static const cgrt_buffer_desc cgc_g_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_g[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(256), .dims = {UINT64_C(64)}}, /* f32[64] */
   {.name = "y", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(256), .dims = {UINT64_C(64)}}, /* f32[64] */
 };
-static const cgrt_arg_desc cgc_g_args[] = {
+static const cgrt_arg_desc cgc_args_g[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* z: dst = x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* a: x */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x40)}, /* a: n */
@@ -46,7 +46,7 @@ static const cgrt_arg_desc cgc_g_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* e: x = y */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x40)}, /* e: n */
 };
-static const cgrt_node_desc cgc_g_nodes[] = {
+static const cgrt_node_desc cgc_nodes_g[] = {
   [0] = {.name = "z", .line = 9, .col = 5, .kind = CGRT_FILL_NODE,
      .elem_size = 4, .arg = 0, .nargs = 1, .bytes = UINT64_C(256), .value = UINT64_C(0x0), .scope = CGRT_TOP},
   [1] = {.name = "a", .line = 10, .col = 5, .kind = CGRT_KERNEL_NODE,
@@ -60,20 +60,20 @@ static const cgrt_node_desc cgc_g_nodes[] = {
   [5] = {.name = "e", .line = 14, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 9, .nargs = 2, .grid = {1, 1, 1}, .block = {64, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_g_edges[] = {
+static const uint32_t cgc_edges_g[] = {
   0, 1, 0, /* z -> a */
   1, 2, 1, /* a => b */
   2, 3, 0, /* b -> c */
   3, 4, 1, /* c => d */
   4, 5, 1, /* d => e */
 };
-static const cgrt_graph_desc cgc_g_desc = {
+static const cgrt_graph_desc cgc_desc_g = {
   .abi = CGRT_ABI, .name = "g", .source = "programmatic_edges.cgraph",
   .nbuffers = 2, .nscalars = 0, .nnodes = 6, .nedges = 5, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
-  .buffers = cgc_g_buffers,
-  .nodes = cgc_g_nodes,
-  .args = cgc_g_args,
-  .edges = cgc_g_edges,
+  .buffers = cgc_buffers_g,
+  .nodes = cgc_nodes_g,
+  .args = cgc_args_g,
+  .edges = cgc_edges_g,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
 };
 
@@ -81,8 +81,8 @@ cgrt_status g_create(g **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_g_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_g_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_g, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_g, NULL, cgc_opt);
   *cgc_out = (g *)cgc_graph;
   return cgc_status;
 }
@@ -108,13 +108,13 @@ void g_destroy(g *cgc_graph) {
 }
 
 size_t g_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_g_desc);
+  return cgrt_pool_bytes(&cgc_desc_g);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_g_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_g, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

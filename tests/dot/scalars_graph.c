@@ -29,7 +29,7 @@ static const cgrt_kernel cgc_kernels[] = {route, expert_ffn, at_pos, at_pos_valu
 static const char *const cgc_kernel_names[] = {"route", "expert_ffn", "at_pos", "at_pos_value"};
 
 /* graph g */
-static const cgrt_buffer_desc cgc_g_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_g[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 1, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(256), .dims = {UINT64_C(64)}}, /* f32[64] */
   {.name = "y1", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
@@ -41,11 +41,11 @@ static const cgrt_buffer_desc cgc_g_buffers[] = {
   {.name = "y4", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(256), .dims = {UINT64_C(64)}}, /* f32[64] */
 };
-static const cgrt_scalar_desc cgc_g_scalars[] = {
+static const cgrt_scalar_desc cgc_scalars_g[] = {
   {.name = "expert", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x0)},
   {.name = "pos", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x0)},
 };
-static const cgrt_arg_desc cgc_g_args[] = {
+static const cgrt_arg_desc cgc_args_g[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* p1: x */
   {.kind = CGRT_ARG_SCALAR_PTR, .size = 8, .index = 1}, /* p1: pos */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 3, .value = UINT64_C(0)}, /* p1: y = y3 */
@@ -63,7 +63,7 @@ static const cgrt_arg_desc cgc_g_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* r2: x = y1 */
   {.kind = CGRT_ARG_SCALAR_PTR, .size = 8, .index = 0}, /* r2: expert */
 };
-static const cgrt_node_desc cgc_g_nodes[] = {
+static const cgrt_node_desc cgc_nodes_g[] = {
   [0] = {.name = "p1", .line = 16, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 2, .arg = 0, .nargs = 3, .grid = {1, 1, 1}, .block = {64, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "p2", .line = 17, .col = 5, .kind = CGRT_KERNEL_NODE,
@@ -77,22 +77,22 @@ static const cgrt_node_desc cgc_g_nodes[] = {
   [5] = {.name = "r2", .line = 21, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 14, .nargs = 2, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_g_edges[] = {
+static const uint32_t cgc_edges_g[] = {
   2, 3, 0, /* r -> e1 */
   2, 4, 0, /* r -> e2 */
   3, 5, 0, /* e1 -> r2 */
   4, 5, 0, /* e2 -> r2 */
 };
-static const uint32_t cgc_g_loads[] = {0, 1, 2};
-static const cgrt_graph_desc cgc_g_desc = {
+static const uint32_t cgc_loads_g[] = {0, 1, 2};
+static const cgrt_graph_desc cgc_desc_g = {
   .abi = CGRT_ABI, .name = "g", .source = "scalars.cgraph",
   .nbuffers = 5, .nscalars = 2, .nnodes = 6, .nedges = 4, .nkernels = 4, .nloads = 3, .ncode = 0, .ncases = 0,
-  .buffers = cgc_g_buffers,
-  .scalars = cgc_g_scalars,
-  .nodes = cgc_g_nodes,
-  .args = cgc_g_args,
-  .edges = cgc_g_edges,
-  .loads = cgc_g_loads,
+  .buffers = cgc_buffers_g,
+  .scalars = cgc_scalars_g,
+  .nodes = cgc_nodes_g,
+  .args = cgc_args_g,
+  .edges = cgc_edges_g,
+  .loads = cgc_loads_g,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
 };
 
@@ -100,8 +100,8 @@ cgrt_status g_create(g **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_g_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_g_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_g, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_g, NULL, cgc_opt);
   *cgc_out = (g *)cgc_graph;
   return cgc_status;
 }
@@ -155,13 +155,13 @@ void g_destroy(g *cgc_graph) {
 }
 
 size_t g_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_g_desc);
+  return cgrt_pool_bytes(&cgc_desc_g);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_g_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_g, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

@@ -27,30 +27,30 @@ static const cgrt_kernel cgc_kernels[] = {produce, consume};
 static const char *const cgc_kernel_names[] = {"produce", "consume"};
 
 /* graph first */
-static const cgrt_buffer_desc cgc_first_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_first[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(16), .dims = {UINT64_C(4)}}, /* f32[4] */
 };
-static const cgrt_arg_desc cgc_first_args[] = {
+static const cgrt_arg_desc cgc_args_first[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* p: x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* c: x */
 };
-static const cgrt_node_desc cgc_first_nodes[] = {
+static const cgrt_node_desc cgc_nodes_first[] = {
   [0] = {.name = "p", .line = 7, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "c", .line = 8, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 1, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_first_edges[] = {
+static const uint32_t cgc_edges_first[] = {
   0, 1, 0, /* p -> c */
 };
-static const cgrt_graph_desc cgc_first_desc = {
+static const cgrt_graph_desc cgc_desc_first = {
   .abi = CGRT_ABI, .name = "first", .source = "several_graphs.cgraph",
   .nbuffers = 1, .nscalars = 0, .nnodes = 2, .nedges = 1, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
-  .buffers = cgc_first_buffers,
-  .nodes = cgc_first_nodes,
-  .args = cgc_first_args,
-  .edges = cgc_first_edges,
+  .buffers = cgc_buffers_first,
+  .nodes = cgc_nodes_first,
+  .args = cgc_args_first,
+  .edges = cgc_edges_first,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
 };
 
@@ -58,8 +58,8 @@ cgrt_status first_create(first **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_first_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_first_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_first, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_first, NULL, cgc_opt);
   *cgc_out = (first *)cgc_graph;
   return cgc_status;
 }
@@ -81,34 +81,34 @@ void first_destroy(first *cgc_graph) {
 }
 
 size_t first_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_first_desc);
+  return cgrt_pool_bytes(&cgc_desc_first);
 }
 
 /* graph second */
-static const cgrt_buffer_desc cgc_second_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_second[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(16), .dims = {UINT64_C(4)}}, /* f32[4] */
 };
-static const cgrt_arg_desc cgc_second_args[] = {
+static const cgrt_arg_desc cgc_args_second[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* p: x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* c: x */
 };
-static const cgrt_node_desc cgc_second_nodes[] = {
+static const cgrt_node_desc cgc_nodes_second[] = {
   [0] = {.name = "p", .line = 13, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "c", .line = 14, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 1, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_second_edges[] = {
+static const uint32_t cgc_edges_second[] = {
   0, 1, 0, /* p -> c */
 };
-static const cgrt_graph_desc cgc_second_desc = {
+static const cgrt_graph_desc cgc_desc_second = {
   .abi = CGRT_ABI, .name = "second", .source = "several_graphs.cgraph",
   .nbuffers = 1, .nscalars = 0, .nnodes = 2, .nedges = 1, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
-  .buffers = cgc_second_buffers,
-  .nodes = cgc_second_nodes,
-  .args = cgc_second_args,
-  .edges = cgc_second_edges,
+  .buffers = cgc_buffers_second,
+  .nodes = cgc_nodes_second,
+  .args = cgc_args_second,
+  .edges = cgc_edges_second,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
 };
 
@@ -116,8 +116,8 @@ cgrt_status second_create(second **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_second_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_second_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_second, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_second, NULL, cgc_opt);
   *cgc_out = (second *)cgc_graph;
   return cgc_status;
 }
@@ -139,11 +139,11 @@ void second_destroy(second *cgc_graph) {
 }
 
 size_t second_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_second_desc);
+  return cgrt_pool_bytes(&cgc_desc_second);
 }
 
 /* graph empty */
-static const cgrt_graph_desc cgc_empty_desc = {
+static const cgrt_graph_desc cgc_desc_empty = {
   .abi = CGRT_ABI, .name = "empty", .source = "several_graphs.cgraph",
   .nbuffers = 0, .nscalars = 0, .nnodes = 0, .nedges = 0, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
@@ -153,8 +153,8 @@ cgrt_status empty_create(empty **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_empty_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_empty_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_empty, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_empty, NULL, cgc_opt);
   *cgc_out = (empty *)cgc_graph;
   return cgc_status;
 }
@@ -172,13 +172,13 @@ void empty_destroy(empty *cgc_graph) {
 }
 
 size_t empty_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_empty_desc);
+  return cgrt_pool_bytes(&cgc_desc_empty);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_first_desc, &cgc_second_desc, &cgc_empty_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_first, &cgc_desc_second, &cgc_desc_empty, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

@@ -27,7 +27,7 @@ static const cgrt_kernel cgc_kernels[] = {rms, proj};
 static const char *const cgc_kernel_names[] = {"rms", "proj"};
 
 /* graph step_1 */
-static const cgrt_buffer_desc cgc_step_1_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_step_1[] = {
   {.name = "x", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 2,
    .bytes = UINT64_C(1024), .dims = {UINT64_C(1), UINT64_C(256)}}, /* f32[1, 256] */
   {.name = "w", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 2,
@@ -37,7 +37,7 @@ static const cgrt_buffer_desc cgc_step_1_buffers[] = {
   {.name = "z", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 2,
    .bytes = UINT64_C(1024), .dims = {UINT64_C(1), UINT64_C(256)}}, /* f32[1, 256] */
 };
-static const cgrt_arg_desc cgc_step_1_args[] = {
+static const cgrt_arg_desc cgc_args_step_1[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* n[0]: x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* n[0]: y */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* n[0]: n */
@@ -47,22 +47,22 @@ static const cgrt_arg_desc cgc_step_1_args[] = {
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* proj: rows */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* proj: cols */
 };
-static const cgrt_node_desc cgc_step_1_nodes[] = {
+static const cgrt_node_desc cgc_nodes_step_1[] = {
   [0] = {.name = "n[0]", .line = 14, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 3, .grid = {1, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "proj", .line = 16, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 3, .nargs = 5, .grid = {1, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_step_1_edges[] = {
+static const uint32_t cgc_edges_step_1[] = {
   0, 1, 0, /* n[0] -> proj */
 };
-static const cgrt_graph_desc cgc_step_1_desc = {
+static const cgrt_graph_desc cgc_desc_step_1 = {
   .abi = CGRT_ABI, .name = "step_1", .source = "variants.cgraph",
   .nbuffers = 4, .nscalars = 0, .nnodes = 2, .nedges = 1, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
-  .buffers = cgc_step_1_buffers,
-  .nodes = cgc_step_1_nodes,
-  .args = cgc_step_1_args,
-  .edges = cgc_step_1_edges,
+  .buffers = cgc_buffers_step_1,
+  .nodes = cgc_nodes_step_1,
+  .args = cgc_args_step_1,
+  .edges = cgc_edges_step_1,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
 };
 
@@ -71,10 +71,10 @@ cgrt_status step_1_create(step_1 **cgc_out, const step_1_extern *cgc_ext, const 
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out || !cgc_ext)
-    return cgrt_invalid(&cgc_step_1_desc, cgc_out ? "create: ext is NULL" : "create: out is NULL");
+    return cgrt_invalid(&cgc_desc_step_1, cgc_out ? "create: ext is NULL" : "create: out is NULL");
   cgc_externs[0] = cgc_ext->x;
   cgc_externs[1] = cgc_ext->w;
-  cgc_status = cgrt_create(&cgc_graph, &cgc_step_1_desc, cgc_externs, cgc_opt);
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_step_1, cgc_externs, cgc_opt);
   *cgc_out = (step_1 *)cgc_graph;
   return cgc_status;
 }
@@ -108,11 +108,11 @@ void step_1_destroy(step_1 *cgc_graph) {
 }
 
 size_t step_1_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_step_1_desc);
+  return cgrt_pool_bytes(&cgc_desc_step_1);
 }
 
 /* graph step_2 */
-static const cgrt_buffer_desc cgc_step_2_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_step_2[] = {
   {.name = "x", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 2,
    .bytes = UINT64_C(2048), .dims = {UINT64_C(2), UINT64_C(256)}}, /* f32[2, 256] */
   {.name = "w", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 2,
@@ -122,7 +122,7 @@ static const cgrt_buffer_desc cgc_step_2_buffers[] = {
   {.name = "z", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 2,
    .bytes = UINT64_C(2048), .dims = {UINT64_C(2), UINT64_C(256)}}, /* f32[2, 256] */
 };
-static const cgrt_arg_desc cgc_step_2_args[] = {
+static const cgrt_arg_desc cgc_args_step_2[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* n[0]: x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* n[0]: y */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* n[0]: n */
@@ -135,7 +135,7 @@ static const cgrt_arg_desc cgc_step_2_args[] = {
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* proj: rows */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x200)}, /* proj: cols */
 };
-static const cgrt_node_desc cgc_step_2_nodes[] = {
+static const cgrt_node_desc cgc_nodes_step_2[] = {
   [0] = {.name = "n[0]", .line = 14, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 3, .grid = {1, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "n[1]", .line = 14, .col = 9, .kind = CGRT_KERNEL_NODE,
@@ -143,17 +143,17 @@ static const cgrt_node_desc cgc_step_2_nodes[] = {
   [2] = {.name = "proj", .line = 16, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 6, .nargs = 5, .grid = {2, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_step_2_edges[] = {
+static const uint32_t cgc_edges_step_2[] = {
   0, 2, 0, /* n[0] -> proj */
   1, 2, 0, /* n[1] -> proj */
 };
-static const cgrt_graph_desc cgc_step_2_desc = {
+static const cgrt_graph_desc cgc_desc_step_2 = {
   .abi = CGRT_ABI, .name = "step_2", .source = "variants.cgraph",
   .nbuffers = 4, .nscalars = 0, .nnodes = 3, .nedges = 2, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
-  .buffers = cgc_step_2_buffers,
-  .nodes = cgc_step_2_nodes,
-  .args = cgc_step_2_args,
-  .edges = cgc_step_2_edges,
+  .buffers = cgc_buffers_step_2,
+  .nodes = cgc_nodes_step_2,
+  .args = cgc_args_step_2,
+  .edges = cgc_edges_step_2,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
 };
 
@@ -162,10 +162,10 @@ cgrt_status step_2_create(step_2 **cgc_out, const step_2_extern *cgc_ext, const 
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out || !cgc_ext)
-    return cgrt_invalid(&cgc_step_2_desc, cgc_out ? "create: ext is NULL" : "create: out is NULL");
+    return cgrt_invalid(&cgc_desc_step_2, cgc_out ? "create: ext is NULL" : "create: out is NULL");
   cgc_externs[0] = cgc_ext->x;
   cgc_externs[1] = cgc_ext->w;
-  cgc_status = cgrt_create(&cgc_graph, &cgc_step_2_desc, cgc_externs, cgc_opt);
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_step_2, cgc_externs, cgc_opt);
   *cgc_out = (step_2 *)cgc_graph;
   return cgc_status;
 }
@@ -199,11 +199,11 @@ void step_2_destroy(step_2 *cgc_graph) {
 }
 
 size_t step_2_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_step_2_desc);
+  return cgrt_pool_bytes(&cgc_desc_step_2);
 }
 
 /* graph step_4 */
-static const cgrt_buffer_desc cgc_step_4_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_step_4[] = {
   {.name = "x", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 2,
    .bytes = UINT64_C(4096), .dims = {UINT64_C(4), UINT64_C(256)}}, /* f32[4, 256] */
   {.name = "w", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 2,
@@ -213,7 +213,7 @@ static const cgrt_buffer_desc cgc_step_4_buffers[] = {
   {.name = "z", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 2,
    .bytes = UINT64_C(4096), .dims = {UINT64_C(4), UINT64_C(256)}}, /* f32[4, 256] */
 };
-static const cgrt_arg_desc cgc_step_4_args[] = {
+static const cgrt_arg_desc cgc_args_step_4[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* n[0]: x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* n[0]: y */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* n[0]: n */
@@ -232,7 +232,7 @@ static const cgrt_arg_desc cgc_step_4_args[] = {
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* proj: rows */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x400)}, /* proj: cols */
 };
-static const cgrt_node_desc cgc_step_4_nodes[] = {
+static const cgrt_node_desc cgc_nodes_step_4[] = {
   [0] = {.name = "n[0]", .line = 14, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 3, .grid = {1, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "n[1]", .line = 14, .col = 9, .kind = CGRT_KERNEL_NODE,
@@ -244,19 +244,19 @@ static const cgrt_node_desc cgc_step_4_nodes[] = {
   [4] = {.name = "proj", .line = 16, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 12, .nargs = 5, .grid = {4, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_step_4_edges[] = {
+static const uint32_t cgc_edges_step_4[] = {
   0, 4, 0, /* n[0] -> proj */
   1, 4, 0, /* n[1] -> proj */
   2, 4, 0, /* n[2] -> proj */
   3, 4, 0, /* n[3] -> proj */
 };
-static const cgrt_graph_desc cgc_step_4_desc = {
+static const cgrt_graph_desc cgc_desc_step_4 = {
   .abi = CGRT_ABI, .name = "step_4", .source = "variants.cgraph",
   .nbuffers = 4, .nscalars = 0, .nnodes = 5, .nedges = 4, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
-  .buffers = cgc_step_4_buffers,
-  .nodes = cgc_step_4_nodes,
-  .args = cgc_step_4_args,
-  .edges = cgc_step_4_edges,
+  .buffers = cgc_buffers_step_4,
+  .nodes = cgc_nodes_step_4,
+  .args = cgc_args_step_4,
+  .edges = cgc_edges_step_4,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
 };
 
@@ -265,10 +265,10 @@ cgrt_status step_4_create(step_4 **cgc_out, const step_4_extern *cgc_ext, const 
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out || !cgc_ext)
-    return cgrt_invalid(&cgc_step_4_desc, cgc_out ? "create: ext is NULL" : "create: out is NULL");
+    return cgrt_invalid(&cgc_desc_step_4, cgc_out ? "create: ext is NULL" : "create: out is NULL");
   cgc_externs[0] = cgc_ext->x;
   cgc_externs[1] = cgc_ext->w;
-  cgc_status = cgrt_create(&cgc_graph, &cgc_step_4_desc, cgc_externs, cgc_opt);
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_step_4, cgc_externs, cgc_opt);
   *cgc_out = (step_4 *)cgc_graph;
   return cgc_status;
 }
@@ -302,11 +302,11 @@ void step_4_destroy(step_4 *cgc_graph) {
 }
 
 size_t step_4_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_step_4_desc);
+  return cgrt_pool_bytes(&cgc_desc_step_4);
 }
 
 /* graph step_8 */
-static const cgrt_buffer_desc cgc_step_8_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_step_8[] = {
   {.name = "x", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 2,
    .bytes = UINT64_C(8192), .dims = {UINT64_C(8), UINT64_C(256)}}, /* f32[8, 256] */
   {.name = "w", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 2,
@@ -316,7 +316,7 @@ static const cgrt_buffer_desc cgc_step_8_buffers[] = {
   {.name = "z", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 2,
    .bytes = UINT64_C(8192), .dims = {UINT64_C(8), UINT64_C(256)}}, /* f32[8, 256] */
 };
-static const cgrt_arg_desc cgc_step_8_args[] = {
+static const cgrt_arg_desc cgc_args_step_8[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* n[0]: x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* n[0]: y */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* n[0]: n */
@@ -347,7 +347,7 @@ static const cgrt_arg_desc cgc_step_8_args[] = {
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* proj: rows */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x800)}, /* proj: cols */
 };
-static const cgrt_node_desc cgc_step_8_nodes[] = {
+static const cgrt_node_desc cgc_nodes_step_8[] = {
   [0] = {.name = "n[0]", .line = 14, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 3, .grid = {1, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "n[1]", .line = 14, .col = 9, .kind = CGRT_KERNEL_NODE,
@@ -367,7 +367,7 @@ static const cgrt_node_desc cgc_step_8_nodes[] = {
   [8] = {.name = "proj", .line = 16, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 24, .nargs = 5, .grid = {8, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_step_8_edges[] = {
+static const uint32_t cgc_edges_step_8[] = {
   0, 8, 0, /* n[0] -> proj */
   1, 8, 0, /* n[1] -> proj */
   2, 8, 0, /* n[2] -> proj */
@@ -377,13 +377,13 @@ static const uint32_t cgc_step_8_edges[] = {
   6, 8, 0, /* n[6] -> proj */
   7, 8, 0, /* n[7] -> proj */
 };
-static const cgrt_graph_desc cgc_step_8_desc = {
+static const cgrt_graph_desc cgc_desc_step_8 = {
   .abi = CGRT_ABI, .name = "step_8", .source = "variants.cgraph",
   .nbuffers = 4, .nscalars = 0, .nnodes = 9, .nedges = 8, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
-  .buffers = cgc_step_8_buffers,
-  .nodes = cgc_step_8_nodes,
-  .args = cgc_step_8_args,
-  .edges = cgc_step_8_edges,
+  .buffers = cgc_buffers_step_8,
+  .nodes = cgc_nodes_step_8,
+  .args = cgc_args_step_8,
+  .edges = cgc_edges_step_8,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
 };
 
@@ -392,10 +392,10 @@ cgrt_status step_8_create(step_8 **cgc_out, const step_8_extern *cgc_ext, const 
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out || !cgc_ext)
-    return cgrt_invalid(&cgc_step_8_desc, cgc_out ? "create: ext is NULL" : "create: out is NULL");
+    return cgrt_invalid(&cgc_desc_step_8, cgc_out ? "create: ext is NULL" : "create: out is NULL");
   cgc_externs[0] = cgc_ext->x;
   cgc_externs[1] = cgc_ext->w;
-  cgc_status = cgrt_create(&cgc_graph, &cgc_step_8_desc, cgc_externs, cgc_opt);
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_step_8, cgc_externs, cgc_opt);
   *cgc_out = (step_8 *)cgc_graph;
   return cgc_status;
 }
@@ -429,13 +429,13 @@ void step_8_destroy(step_8 *cgc_graph) {
 }
 
 size_t step_8_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_step_8_desc);
+  return cgrt_pool_bytes(&cgc_desc_step_8);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_step_1_desc, &cgc_step_2_desc, &cgc_step_4_desc, &cgc_step_8_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_step_1, &cgc_desc_step_2, &cgc_desc_step_4, &cgc_desc_step_8, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

@@ -30,7 +30,7 @@ static const cgrt_kernel cgc_kernels[] = {rmsnorm, matvec, kv_store, attention, 
 static const char *const cgc_kernel_names[] = {"rmsnorm", "matvec", "kv_store", "attention", "add"};
 
 /* graph decode_step */
-static const cgrt_buffer_desc cgc_decode_step_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_decode_step[] = {
   {.name = "x", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(1024), .dims = {UINT64_C(256)}}, /* f32[256] */
   {.name = "wn", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 2,
@@ -60,11 +60,11 @@ static const cgrt_buffer_desc cgc_decode_step_buffers[] = {
   {.name = "o", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(1024), .dims = {UINT64_C(256)}}, /* f32[256] */
 };
-static const cgrt_scalar_desc cgc_decode_step_scalars[] = {
+static const cgrt_scalar_desc cgc_scalars_decode_step[] = {
   {.name = "pos", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x0)},
   {.name = "nkeys", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x1)},
 };
-static const cgrt_arg_desc cgc_decode_step_args[] = {
+static const cgrt_arg_desc cgc_args_decode_step[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* norm[0]: x */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 1, .value = UINT64_C(0)}, /* norm[0]: w = wn */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 8, .value = UINT64_C(0)}, /* norm[0]: y = h */
@@ -222,7 +222,7 @@ static const cgrt_arg_desc cgc_decode_step_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 13, .value = UINT64_C(0)}, /* res[3]: y = o */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* res[3]: n */
 };
-static const cgrt_node_desc cgc_decode_step_nodes[] = {
+static const cgrt_node_desc cgc_nodes_decode_step[] = {
   [0] = {.name = "norm[0]", .line = 30, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 4, .grid = {1, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "qp[0]", .line = 31, .col = 9, .kind = CGRT_KERNEL_NODE,
@@ -288,7 +288,7 @@ static const cgrt_node_desc cgc_decode_step_nodes[] = {
   [31] = {.name = "res[3]", .line = 37, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 4, .arg = 153, .nargs = 3, .grid = {1, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_decode_step_edges[] = {
+static const uint32_t cgc_edges_decode_step[] = {
   0, 1, 1, /* norm[0] => qp[0] */
   0, 2, 1, /* norm[0] => kp[0] */
   0, 3, 1, /* norm[0] => vp[0] */
@@ -329,16 +329,16 @@ static const uint32_t cgc_decode_step_edges[] = {
   29, 30, 1, /* attn[3] => op[3] */
   30, 31, 1, /* op[3] => res[3] */
 };
-static const uint32_t cgc_decode_step_loads[] = {4};
-static const cgrt_graph_desc cgc_decode_step_desc = {
+static const uint32_t cgc_loads_decode_step[] = {4};
+static const cgrt_graph_desc cgc_desc_decode_step = {
   .abi = CGRT_ABI, .name = "decode_step", .source = "decode_step.cgraph",
   .nbuffers = 14, .nscalars = 2, .nnodes = 32, .nedges = 39, .nkernels = 5, .nloads = 1, .ncode = 0, .ncases = 0,
-  .buffers = cgc_decode_step_buffers,
-  .scalars = cgc_decode_step_scalars,
-  .nodes = cgc_decode_step_nodes,
-  .args = cgc_decode_step_args,
-  .edges = cgc_decode_step_edges,
-  .loads = cgc_decode_step_loads,
+  .buffers = cgc_buffers_decode_step,
+  .scalars = cgc_scalars_decode_step,
+  .nodes = cgc_nodes_decode_step,
+  .args = cgc_args_decode_step,
+  .edges = cgc_edges_decode_step,
+  .loads = cgc_loads_decode_step,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names
 };
 
@@ -347,7 +347,7 @@ cgrt_status decode_step_create(decode_step **cgc_out, const decode_step_extern *
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out || !cgc_ext)
-    return cgrt_invalid(&cgc_decode_step_desc, cgc_out ? "create: ext is NULL" : "create: out is NULL");
+    return cgrt_invalid(&cgc_desc_decode_step, cgc_out ? "create: ext is NULL" : "create: out is NULL");
   cgc_externs[0] = cgc_ext->x;
   cgc_externs[1] = cgc_ext->wn;
   cgc_externs[2] = cgc_ext->wq;
@@ -356,7 +356,7 @@ cgrt_status decode_step_create(decode_step **cgc_out, const decode_step_extern *
   cgc_externs[5] = cgc_ext->wo;
   cgc_externs[6] = cgc_ext->kc;
   cgc_externs[7] = cgc_ext->vc;
-  cgc_status = cgrt_create(&cgc_graph, &cgc_decode_step_desc, cgc_externs, cgc_opt);
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_decode_step, cgc_externs, cgc_opt);
   *cgc_out = (decode_step *)cgc_graph;
   return cgc_status;
 }
@@ -446,13 +446,13 @@ void decode_step_destroy(decode_step *cgc_graph) {
 }
 
 size_t decode_step_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_decode_step_desc);
+  return cgrt_pool_bytes(&cgc_desc_decode_step);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_decode_step_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_decode_step, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

@@ -28,16 +28,16 @@ static const cgrt_kernel cgc_kernels[] = {rows, tiles, step};
 static const char *const cgc_kernel_names[] = {"rows", "tiles", "step"};
 
 /* graph grids */
-static const cgrt_buffer_desc cgc_grids_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_grids[] = {
   {.name = "y", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 2,
    .bytes = UINT64_C(32768), .dims = {UINT64_C(4096), UINT64_C(2)}}, /* f32[4096, 2] */
 };
-static const cgrt_scalar_desc cgc_grids_scalars[] = {
+static const cgrt_scalar_desc cgc_scalars_grids[] = {
   {.name = "n", .size = 4, .memory = 1, .type = CGRT_U32, .init = UINT64_C(0x100), .bounded = 1, .max = UINT64_C(0x1000)},
   {.name = "k", .size = 2, .memory = 0, .type = CGRT_I16, .init = UINT64_C(0x4), .bounded = 1, .max = UINT64_C(0x40)},
   {.name = "left", .size = 4, .memory = 1, .type = CGRT_I32, .init = UINT64_C(0x0), .bounded = 1, .max = UINT64_C(0x64)},
 };
-static const cgrt_arg_desc cgc_grids_args[] = {
+static const cgrt_arg_desc cgc_args_grids[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* r: y */
   {.kind = CGRT_ARG_SCALAR_VALUE, .size = 4, .index = 0}, /* r: n */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* t: y */
@@ -51,7 +51,7 @@ static const cgrt_arg_desc cgc_grids_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* step: y */
   {.kind = CGRT_ARG_SCALAR_PTR, .size = 8, .index = 2}, /* step: left */
 };
-static const cgrt_node_desc cgc_grids_nodes[] = {
+static const cgrt_node_desc cgc_nodes_grids[] = {
   [0] = {.name = "r", .line = 14, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 2, .grid = {16, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP, .grid_expr = 1},
   [1] = {.name = "t", .line = 15, .col = 5, .kind = CGRT_KERNEL_NODE,
@@ -63,15 +63,15 @@ static const cgrt_node_desc cgc_grids_nodes[] = {
   [4] = {.name = "step", .line = 18, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 2, .arg = 10, .nargs = 2, .grid = {100, 1, 1}, .block = {32, 1, 1}, .scope = 3, .branch = 0, .grid_expr = 54},
 };
-static const uint32_t cgc_grids_edges[] = {
+static const uint32_t cgc_edges_grids[] = {
   0, 1, 0, /* r -> t */
   1, 2, 0, /* t -> c */
   2, 3, 0, /* c -> while */
 };
-static const uint8_t cgc_grids_code[] = {
+static const uint8_t cgc_code_grids[] = {
   34
 };
-static const int64_t cgc_grids_grid_code[] = {
+static const int64_t cgc_grid_code_grids[] = {
   /* r: x, y, z */
   CGRT_GRID_SCALAR, 0 /* n */, CGRT_GRID_CONST, INT64_C(256), CGRT_GRID_CDIV, CGRT_GRID_END,
   CGRT_GRID_CONST, INT64_C(1), CGRT_GRID_END,
@@ -89,27 +89,27 @@ static const int64_t cgc_grids_grid_code[] = {
   CGRT_GRID_CONST, INT64_C(1), CGRT_GRID_END,
   CGRT_GRID_CONST, INT64_C(1), CGRT_GRID_END,
 };
-static const uint32_t cgc_grids_loads[] = {0};
-static const cgrt_graph_desc cgc_grids_desc = {
+static const uint32_t cgc_loads_grids[] = {0};
+static const cgrt_graph_desc cgc_desc_grids = {
   .abi = CGRT_ABI, .name = "grids", .source = "grids.cgraph",
   .nbuffers = 1, .nscalars = 3, .nnodes = 5, .nedges = 3, .nkernels = 3, .nloads = 1, .ncode = 1, .ncases = 0,
-  .buffers = cgc_grids_buffers,
-  .scalars = cgc_grids_scalars,
-  .nodes = cgc_grids_nodes,
-  .args = cgc_grids_args,
-  .edges = cgc_grids_edges,
-  .loads = cgc_grids_loads,
+  .buffers = cgc_buffers_grids,
+  .scalars = cgc_scalars_grids,
+  .nodes = cgc_nodes_grids,
+  .args = cgc_args_grids,
+  .edges = cgc_edges_grids,
+  .loads = cgc_loads_grids,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names,
-  .code = cgc_grids_code,
-  .ngrid_code = 62, .grid_code = cgc_grids_grid_code
+  .code = cgc_code_grids,
+  .ngrid_code = 62, .grid_code = cgc_grid_code_grids
 };
 
 cgrt_status grids_create(grids **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_grids_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_grids_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_grids, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_grids, NULL, cgc_opt);
   *cgc_out = (grids *)cgc_graph;
   return cgc_status;
 }
@@ -155,13 +155,13 @@ void grids_destroy(grids *cgc_graph) {
 }
 
 size_t grids_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_grids_desc);
+  return cgrt_pool_bytes(&cgc_desc_grids);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_grids_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_grids, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

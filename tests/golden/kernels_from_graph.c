@@ -501,13 +501,13 @@ static const cgrt_kernel_from cgc_kernel_from[] = {
 };
 
 /* graph mixed */
-static const cgrt_buffer_desc cgc_mixed_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_mixed[] = {
   {.name = "x", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(1024), .dims = {UINT64_C(256)}}, /* f32[256] */
   {.name = "h", .kind = CGRT_DEVICE, .zero = 0, .type = CGRT_F16, .ndims = 1,
    .bytes = UINT64_C(512), .dims = {UINT64_C(256)}}, /* f16[256] */
 };
-static const cgrt_arg_desc cgc_mixed_args[] = {
+static const cgrt_arg_desc cgc_args_mixed[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* a: x */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* a: n */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* b: x */
@@ -525,7 +525,7 @@ static const cgrt_arg_desc cgc_mixed_args[] = {
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x40400000)}, /* g: s */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* g: n */
 };
-static const cgrt_node_desc cgc_mixed_nodes[] = {
+static const cgrt_node_desc cgc_nodes_mixed[] = {
   [0] = {.name = "a", .line = 20, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 2, .grid = {1, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "b", .line = 21, .col = 5, .kind = CGRT_KERNEL_NODE,
@@ -541,20 +541,20 @@ static const cgrt_node_desc cgc_mixed_nodes[] = {
   [6] = {.name = "g", .line = 26, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 5, .arg = 13, .nargs = 3, .grid = {1, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_mixed_edges[] = {
+static const uint32_t cgc_edges_mixed[] = {
   0, 1, 1, /* a => b */
   1, 2, 0, /* b -> c */
   2, 3, 0, /* c -> d */
   3, 4, 0, /* d -> e */
   4, 5, 0, /* e -> f */
 };
-static const cgrt_graph_desc cgc_mixed_desc = {
+static const cgrt_graph_desc cgc_desc_mixed = {
   .abi = CGRT_ABI, .name = "mixed", .source = "kernels_from.cgraph",
   .nbuffers = 2, .nscalars = 0, .nnodes = 7, .nedges = 5, .nkernels = 7, .nloads = 0, .ncode = 0, .ncases = 0,
-  .buffers = cgc_mixed_buffers,
-  .nodes = cgc_mixed_nodes,
-  .args = cgc_mixed_args,
-  .edges = cgc_mixed_edges,
+  .buffers = cgc_buffers_mixed,
+  .nodes = cgc_nodes_mixed,
+  .args = cgc_args_mixed,
+  .edges = cgc_edges_mixed,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names,
   .kernel_from = cgc_kernel_from,
   .nmodules = 3, .modules = cgc_modules
@@ -564,8 +564,8 @@ cgrt_status mixed_create(mixed **cgc_out, const cgrt_options *cgc_opt) {
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out)
-    return cgrt_invalid(&cgc_mixed_desc, "create: out is NULL");
-  cgc_status = cgrt_create(&cgc_graph, &cgc_mixed_desc, NULL, cgc_opt);
+    return cgrt_invalid(&cgc_desc_mixed, "create: out is NULL");
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_mixed, NULL, cgc_opt);
   *cgc_out = (mixed *)cgc_graph;
   return cgc_status;
 }
@@ -591,29 +591,29 @@ void mixed_destroy(mixed *cgc_graph) {
 }
 
 size_t mixed_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_mixed_desc);
+  return cgrt_pool_bytes(&cgc_desc_mixed);
 }
 
 /* graph templated */
-static const cgrt_buffer_desc cgc_templated_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_templated[] = {
   {.name = "x", .kind = CGRT_EXTERN, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(1024), .dims = {UINT64_C(256)}}, /* f32[256] */
 };
-static const cgrt_arg_desc cgc_templated_args[] = {
+static const cgrt_arg_desc cgc_args_templated[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* s: x */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x40000000)}, /* s: s */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x100)}, /* s: n */
 };
-static const cgrt_node_desc cgc_templated_nodes[] = {
+static const cgrt_node_desc cgc_nodes_templated[] = {
   [0] = {.name = "s", .line = 31, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 4, .arg = 0, .nargs = 3, .grid = {1, 1, 1}, .block = {256, 1, 1}, .scope = CGRT_TOP},
 };
-static const cgrt_graph_desc cgc_templated_desc = {
+static const cgrt_graph_desc cgc_desc_templated = {
   .abi = CGRT_ABI, .name = "templated", .source = "kernels_from.cgraph",
   .nbuffers = 1, .nscalars = 0, .nnodes = 1, .nedges = 0, .nkernels = 7, .nloads = 0, .ncode = 0, .ncases = 0,
-  .buffers = cgc_templated_buffers,
-  .nodes = cgc_templated_nodes,
-  .args = cgc_templated_args,
+  .buffers = cgc_buffers_templated,
+  .nodes = cgc_nodes_templated,
+  .args = cgc_args_templated,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names,
   .kernel_from = cgc_kernel_from,
   .nmodules = 3, .modules = cgc_modules
@@ -624,9 +624,9 @@ cgrt_status templated_create(templated **cgc_out, const templated_extern *cgc_ex
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out || !cgc_ext)
-    return cgrt_invalid(&cgc_templated_desc, cgc_out ? "create: ext is NULL" : "create: out is NULL");
+    return cgrt_invalid(&cgc_desc_templated, cgc_out ? "create: ext is NULL" : "create: out is NULL");
   cgc_externs[0] = cgc_ext->x;
-  cgc_status = cgrt_create(&cgc_graph, &cgc_templated_desc, cgc_externs, cgc_opt);
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_templated, cgc_externs, cgc_opt);
   *cgc_out = (templated *)cgc_graph;
   return cgc_status;
 }
@@ -648,13 +648,13 @@ void templated_destroy(templated *cgc_graph) {
 }
 
 size_t templated_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_templated_desc);
+  return cgrt_pool_bytes(&cgc_desc_templated);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_mixed_desc, &cgc_templated_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_mixed, &cgc_desc_templated, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

@@ -37,7 +37,7 @@ static const cgrt_capture cgc_captures[] = {cgc_call_stage};
 static const char *const cgc_capture_names[] = {"stage"};
 
 /* graph launch */
-static const cgrt_buffer_desc cgc_launch_buffers[] = {
+static const cgrt_buffer_desc cgc_buffers_launch[] = {
   {.name = "staging", .kind = CGRT_EXTERN_HOST, .zero = 0, .type = CGRT_F32, .ndims = 1,
    .bytes = UINT64_C(256), .dims = {UINT64_C(64)}}, /* f32[64] */
   {.name = "mirror", .kind = CGRT_HOST, .zero = 0, .type = CGRT_F32, .ndims = 1,
@@ -45,10 +45,10 @@ static const cgrt_buffer_desc cgc_launch_buffers[] = {
   {.name = "acc", .kind = CGRT_DEVICE, .zero = 1, .type = CGRT_F32, .ndims = 2,
    .bytes = UINT64_C(512), .dims = {UINT64_C(2), UINT64_C(64)}}, /* f32[2, 64] */
 };
-static const cgrt_scalar_desc cgc_launch_scalars[] = {
+static const cgrt_scalar_desc cgc_scalars_launch[] = {
   {.name = "factor", .size = 4, .memory = 0, .type = CGRT_F32, .init = UINT64_C(0x3f000000)},
 };
-static const cgrt_arg_desc cgc_launch_args[] = {
+static const cgrt_arg_desc cgc_args_launch[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(256)}, /* s: x = acc + 256 bytes */
   {.kind = CGRT_ARG_SCALAR_VALUE, .size = 4, .index = 0}, /* s: s = factor */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x40)}, /* s: n */
@@ -62,7 +62,7 @@ static const cgrt_arg_desc cgc_launch_args[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* st: stream = acc */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x1)}, /* st: user */
 };
-static const cgrt_node_desc cgc_launch_nodes[] = {
+static const cgrt_node_desc cgc_nodes_launch[] = {
   [0] = {.name = "s", .line = 13, .col = 5, .kind = CGRT_KERNEL_NODE,
      .has_cluster = 1, .has_priority = 1, .kernel = 0, .arg = 0, .nargs = 3, .grid = {2, 1, 1}, .block = {32, 1, 1}, .cluster = {2, 1, 1}, .smem = 1024, .priority = 1, .scope = CGRT_TOP},
   [1] = {.name = "g", .line = 14, .col = 5, .kind = CGRT_KERNEL_NODE,
@@ -74,20 +74,20 @@ static const cgrt_node_desc cgc_launch_nodes[] = {
   [4] = {.name = "st", .line = 17, .col = 5, .kind = CGRT_CAPTURE_NODE,
      .kernel = 0, .arg = 10, .nargs = 2, .scope = CGRT_TOP},
 };
-static const uint32_t cgc_launch_edges[] = {
+static const uint32_t cgc_edges_launch[] = {
   0, 1, 0, /* s -> g */
   1, 2, 0, /* g -> copy */
   2, 3, 0, /* copy -> copy_2 */
   3, 4, 0, /* copy_2 -> st */
 };
-static const cgrt_graph_desc cgc_launch_desc = {
+static const cgrt_graph_desc cgc_desc_launch = {
   .abi = CGRT_ABI, .name = "launch", .source = "launch.cgraph",
   .nbuffers = 3, .nscalars = 1, .nnodes = 5, .nedges = 4, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
-  .buffers = cgc_launch_buffers,
-  .scalars = cgc_launch_scalars,
-  .nodes = cgc_launch_nodes,
-  .args = cgc_launch_args,
-  .edges = cgc_launch_edges,
+  .buffers = cgc_buffers_launch,
+  .scalars = cgc_scalars_launch,
+  .nodes = cgc_nodes_launch,
+  .args = cgc_args_launch,
+  .edges = cgc_edges_launch,
   .kernels = cgc_kernels, .kernel_names = cgc_kernel_names,
   .ncaptures = 1, .captures = cgc_captures, .capture_names = cgc_capture_names
 };
@@ -97,9 +97,9 @@ cgrt_status launch_create(launch **cgc_out, const launch_extern *cgc_ext, const 
   cgrt_graph *cgc_graph = NULL;
   cgrt_status cgc_status;
   if (!cgc_out || !cgc_ext)
-    return cgrt_invalid(&cgc_launch_desc, cgc_out ? "create: ext is NULL" : "create: out is NULL");
+    return cgrt_invalid(&cgc_desc_launch, cgc_out ? "create: ext is NULL" : "create: out is NULL");
   cgc_externs[0] = cgc_ext->staging;
-  cgc_status = cgrt_create(&cgc_graph, &cgc_launch_desc, cgc_externs, cgc_opt);
+  cgc_status = cgrt_create(&cgc_graph, &cgc_desc_launch, cgc_externs, cgc_opt);
   *cgc_out = (launch *)cgc_graph;
   return cgc_status;
 }
@@ -137,13 +137,13 @@ void launch_destroy(launch *cgc_graph) {
 }
 
 size_t launch_pool_bytes(void) {
-  return cgrt_pool_bytes(&cgc_launch_desc);
+  return cgrt_pool_bytes(&cgc_desc_launch);
 }
 
 /* The program's graphs, NULL last: compiled with -DCGC_PROGRAM=NAME, this
  * file defines NAME(), which returns them (see cgrt_abi.h). */
 #ifdef CGC_PROGRAM
-static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_launch_desc, NULL};
+static const cgrt_graph_desc *const cgc_graphs[] = {&cgc_desc_launch, NULL};
 const cgrt_graph_desc *const *CGC_PROGRAM(void);
 const cgrt_graph_desc *const *CGC_PROGRAM(void) {
   return cgc_graphs;

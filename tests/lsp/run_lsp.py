@@ -10,6 +10,9 @@ CASE.lsp holds what the client sends, one message a line:
   - "raw: TEXT", TEXT sent as it is after Python's unicode_escape decoding
     (for malformed framing);
   - "exit-status: N", the status cgc lsp must exit with (default 0);
+  - "mkfifo: NAME", a FIFO NAME (no writer ever opens it) in a temporary
+    folder, which messages name as $FIFOS;
+  - "timeout: SECONDS", how long the server may take (default 300);
   - blank lines and lines starting with '#' are skipped.
 Standard input is closed after the last message.  Every message the server
 writes is read back with its framing checked, $ROOT put back in place of
@@ -35,7 +38,7 @@ def substitute(v):
     if isinstance(v, str):
         if v.startswith("@file:"):
             return (files / v[6:]).read_text(encoding="utf-8")
-        return v.replace("$ROOT", root).replace("$DIR", str(files))
+        return v.replace("$ROOT", root).replace("$DIR", str(files)).replace("$FIFOS", fifos)
     if isinstance(v, list):
         return [substitute(x) for x in v]
     if isinstance(v, dict):
@@ -43,8 +46,10 @@ def substitute(v):
     return v
 
 
+fifos = tempfile.mkdtemp(prefix="cgc-lsp-")
 data = b""
 want_status = 0
+timeout = 300
 for n, line in enumerate(case.read_text(encoding="utf-8").splitlines(), 1):
     if not line.strip() or line.startswith("#"):
         continue
@@ -53,6 +58,12 @@ for n, line in enumerate(case.read_text(encoding="utf-8").splitlines(), 1):
         continue
     if line.startswith("exit-status: "):
         want_status = int(line.split(":")[1])
+        continue
+    if line.startswith("mkfifo: "):
+        os.mkfifo(os.path.join(fifos, line[8:]))
+        continue
+    if line.startswith("timeout: "):
+        timeout = int(line.split(":")[1])
         continue
     try:
         msg = substitute(json.loads(line))
@@ -68,7 +79,14 @@ if os.environ.get("CGC_VALGRIND") == "1":
     cmd = ["valgrind", "-q", "--error-exitcode=99", "--leak-check=full",
            "--show-leak-kinds=all", "--errors-for-leak-kinds=all",
            "--log-file=" + vlog] + cmd
-p = subprocess.run(cmd, input=data, capture_output=True, timeout=300, cwd=str(files))
+try:
+    p = subprocess.run(cmd, input=data, capture_output=True, timeout=timeout, cwd=str(files))
+except subprocess.TimeoutExpired:
+    sys.exit(f"FAIL: {case.stem}: no end within {timeout} s")
+finally:
+    for name in os.listdir(fifos):
+        os.unlink(os.path.join(fifos, name))
+    os.rmdir(fifos)
 out = p.stdout
 
 fail = []
@@ -101,7 +119,7 @@ while i < len(out):
     if isinstance(info.get("serverInfo"), dict):
         info["serverInfo"]["version"] = "$VERSION"  # not a change of behaviour
     text = json.dumps(msg, sort_keys=True, ensure_ascii=False)
-    got.append(text.replace(root, "$ROOT").replace(str(files), "$DIR"))
+    got.append(text.replace(root, "$ROOT").replace(str(files), "$DIR").replace(fifos, "$FIFOS"))
     i = end + 4 + length
 got_text = "".join(s + "\n" for s in got)
 
