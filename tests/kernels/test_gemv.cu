@@ -15,7 +15,7 @@ struct Case {
   const char *what;
   Kind kind;
   unsigned n, k, m;
-  unsigned grid;  // 0: one pass, cdiv(n, LLM_GEMV_ROWS)
+  unsigned grid;  // 0: one pass, cdiv(n, LLM_GEMV_ROWS), LLM_SWIGLU_ROWS for SwiGLU
   unsigned x_off; // elements before x's first: an offset that is not 16-byte aligned
   unsigned group, x_group, x_token; // llm_gemv_grouped's
 };
@@ -36,7 +36,8 @@ bool swiglu(Kind k) { return k == SWIGLU || k == NORM_SWIGLU; }
 bool normed(Kind k) { return k == NORM || k == NORM_SWIGLU || k == NORM_ARGMAX; }
 
 void run_case(const Case &c) {
-  const unsigned grid = c.grid ? c.grid : cdiv(c.n, LLM_GEMV_ROWS);
+  const unsigned grid =
+      c.grid ? c.grid : cdiv(c.n, swiglu(c.kind) ? LLM_SWIGLU_ROWS : LLM_GEMV_ROWS);
   printf("%s: %s n=%u k=%u m=%u grid=%u%s\n", c.what, kind_names[c.kind], c.n, c.k, c.m, grid,
          c.x_off ? " (x not 16-byte aligned)" : "");
   const size_t rows = swiglu(c.kind) ? 2 * (size_t)c.n : c.n;
