@@ -259,9 +259,18 @@ static inline double rms(const std::vector<float> &v) {
 
 // Checks every got[i] against ref[i] (with extra[i] added to the bound
 // where given), prints the worst error as a fraction of its bound.
+// LLM_TEST_BREAK=1 makes every reference 2^-5 larger, past the bound of any
+// value above half rms(ref): so a run shows that each of these checks
+// fails where the kernel is wrong.
 static inline void expect_close(const char *what, const std::vector<float> &got,
-                         const std::vector<float> &ref, double rel = TOL_REL,
-                         double rms_frac = TOL_RMS, const std::vector<float> *extra = nullptr) {
+                                const std::vector<float> &ref_in, double rel = TOL_REL,
+                                double rms_frac = TOL_RMS,
+                                const std::vector<float> *extra = nullptr) {
+  static const bool broken = getenv("LLM_TEST_BREAK") && atoi(getenv("LLM_TEST_BREAK"));
+  std::vector<float> ref = ref_in;
+  if (broken)
+    for (float &v : ref)
+      v *= 1.0f + 1.0f / 32;
   EXPECT(got.size() == ref.size(), "%s: %zu values, the reference %zu", what, got.size(),
          ref.size());
   const double floor_abs = rms_frac * rms(ref);
@@ -285,9 +294,9 @@ static inline void expect_close(const char *what, const std::vector<float> &got,
 }
 
 static inline void expect_close_bf16(const char *what, const std::vector<bf16_bits> &got,
-                              const std::vector<float> &ref, double rel = TOL_REL,
-                              double rms_frac = TOL_RMS,
-                              const std::vector<float> *extra = nullptr) {
+                                     const std::vector<float> &ref, double rel = TOL_REL,
+                                     double rms_frac = TOL_RMS,
+                                     const std::vector<float> *extra = nullptr) {
   expect_close(what, to_float(got), ref, rel, rms_frac, extra);
 }
 

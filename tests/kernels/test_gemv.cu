@@ -15,18 +15,19 @@ struct Case {
   const char *what;
   Kind kind;
   unsigned n, k, m;
-  unsigned grid;  // 0: one pass, cdiv(n, LLM_GEMV_ROWS)
+  unsigned grid;  // 0: one pass, cdiv(n, LLM_GEMV_ROWS), LLM_SWIGLU_ROWS for SwiGLU
   unsigned x_off; // elements before x's first: an offset that is not 16-byte aligned
   unsigned group, x_group, x_token; // llm_gemv_grouped's
+  unsigned g_off; // elements before the norm weights' first
 };
 
 Case C(const char *what, Kind kind, unsigned n, unsigned k, unsigned m, unsigned grid = 0,
-       unsigned x_off = 0) {
-  return Case{what, kind, n, k, m, grid, x_off, 0, 0, 0};
+       unsigned x_off = 0, unsigned g_off = 0) {
+  return Case{what, kind, n, k, m, grid, x_off, 0, 0, 0, g_off};
 }
 Case grouped(const char *what, unsigned n, unsigned k, unsigned m, unsigned grid, unsigned group,
              unsigned x_group, unsigned x_token) {
-  return Case{what, GROUPED, n, k, m, grid, 0, group, x_group, x_token};
+  return Case{what, GROUPED, n, k, m, grid, 0, group, x_group, x_token, 0};
 }
 
 const float EPS = 1e-6f;
@@ -36,9 +37,10 @@ bool swiglu(Kind k) { return k == SWIGLU || k == NORM_SWIGLU; }
 bool normed(Kind k) { return k == NORM || k == NORM_SWIGLU || k == NORM_ARGMAX; }
 
 void run_case(const Case &c) {
-  const unsigned grid = c.grid ? c.grid : cdiv(c.n, LLM_GEMV_ROWS);
-  printf("%s: %s n=%u k=%u m=%u grid=%u%s\n", c.what, kind_names[c.kind], c.n, c.k, c.m, grid,
-         c.x_off ? " (x not 16-byte aligned)" : "");
+  const unsigned grid =
+      c.grid ? c.grid : cdiv(c.n, swiglu(c.kind) ? LLM_SWIGLU_ROWS : LLM_GEMV_ROWS);
+  printf("%s: %s n=%u k=%u m=%u grid=%u%s%s\n", c.what, kind_names[c.kind], c.n, c.k, c.m, grid,
+         c.x_off ? " (x not 16-byte aligned)" : "", c.g_off ? " (g not 16-byte aligned)" : "");
   const size_t rows = swiglu(c.kind) ? 2 * (size_t)c.n : c.n;
   const size_t x_token = c.kind == GROUPED ? c.x_token : c.k;
   const size_t groups = c.kind == GROUPED ? c.n / c.group : 1;
@@ -47,7 +49,7 @@ void run_case(const Case &c) {
   // Weights about 1/sqrt(k) so that the outputs are about 1 at every k.
   std::vector<bf16_bits> w = rand_bf16(rows * c.k, 1.7f / sqrtf((float)c.k));
   std::vector<bf16_bits> x = rand_bf16(x_len, 1.0f);
-  std::vector<bf16_bits> g(c.k);
+  std::vector<bf16_bits> g(c.g_off + c.k);
   for (auto &v : g)
     v = f2bf(0.5f + rand01());
   const size_t out = (size_t)c.m * c.n;
@@ -70,7 +72,7 @@ void run_case(const Case &c) {
 
   const auto *W = reinterpret_cast<const __nv_bfloat16 *>(dw.d);
   const auto *X = reinterpret_cast<const __nv_bfloat16 *>(dx.d) + c.x_off;
-  const auto *G = reinterpret_cast<const __nv_bfloat16 *>(dg.d);
+  const auto *G = reinterpret_cast<const __nv_bfloat16 *>(dg.d) + c.g_off;
   auto *Y = reinterpret_cast<__nv_bfloat16 *>(dy.d);
   const size_t smem = (size_t)c.m * c.k * 2;
   switch (c.kind) {
@@ -118,7 +120,7 @@ void run_case(const Case &c) {
       const float *src = xf.data() + c.x_off + t * x_token + gi * c.x_group;
       float *dst = xin.data() + (t * groups + gi) * c.k;
       if (normed(c.kind))
-        ref_rmsnorm(src, gf.data(), dst, c.k, EPS);
+        ref_rmsnorm(src, gf.data() + c.g_off, dst, c.k, EPS);
       else
         std::copy(src, src + c.k, dst);
     }
@@ -219,6 +221,11 @@ int main() {
       C("grid of 1", NORM_ARGMAX, 37, 1000, 1, 1),
       C("grid past one pass", PLAIN, 37, 1000, 3, 10),
       C("grid past one pass", NORM_ARGMAX, 37, 1000, 3, 10),
+      // the norm weights not 16-byte aligned, x aligned (last: a kernel that
+      // reads g 16 bytes at a time stops with a misaligned address, and the
+      // test with it)
+      C("g misaligned", NORM, 3648, H, 3, 0, 0, 1),
+      C("g misaligned", NORM_SWIGLU, 1408, H, 1, 0, 0, 3),
   };
   for (const Case &c : cases)
     run_case(c);

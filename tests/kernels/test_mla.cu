@@ -9,6 +9,7 @@ namespace {
 
 const unsigned H = LLM_MLA_H, NOPE = LLM_MLA_NOPE, ROPE = LLM_MLA_ROPE, KVR = LLM_MLA_KVR;
 const unsigned QK = NOPE + ROPE, CH = KVR + ROPE, QKV = H * QK + KVR + ROPE;
+const unsigned COMBINE_THREADS = 128; // llm_mla_combine's block(128)
 const float EPS = 1e-6f;
 
 auto B(bf16_bits *p) { return reinterpret_cast<__nv_bfloat16 *>(p); }
@@ -100,11 +101,13 @@ void run_prep(const std::vector<uint32_t> &pos, unsigned maxpos, const float *in
 // latent value d of key j is 1 where j % KVR == d, else 0: o[t][h][d] is
 // the share of the live keys j with j % KVR == d, so a key lost or taken
 // twice shows.
+// combine_grid: llm_mla_combine's grid.x (0: one pass).
 void run_decode(const std::vector<uint32_t> &pos, unsigned maxpos, unsigned splits, float scale,
-                bool count) {
+                bool count, unsigned combine_grid = 0) {
   const unsigned m = (unsigned)pos.size();
-  printf("llm_mla_decode + llm_mla_combine%s: m=%u keys=%u.. splits=%u maxpos=%u\n",
-         count ? " (counting keys)" : "", m, pos[0] + 1, splits, maxpos);
+  const unsigned cgrid = combine_grid ? combine_grid : H * KVR / COMBINE_THREADS;
+  printf("llm_mla_decode + llm_mla_combine%s: m=%u keys=%u.. splits=%u maxpos=%u combine grid=%u\n",
+         count ? " (counting keys)" : "", m, pos[0] + 1, splits, maxpos, cgrid);
   std::vector<bf16_bits> qlat = rand_bf16((size_t)m * H * KVR, 1.0f);
   std::vector<bf16_bits> qpe = rand_bf16((size_t)m * H * ROPE, 1.0f);
   std::vector<bf16_bits> cache = rand_bf16((size_t)m * maxpos * CH, 1.0f);
@@ -134,7 +137,7 @@ void run_decode(const std::vector<uint32_t> &pos, unsigned maxpos, unsigned spli
   llm_mla_decode<<<dim3(splits, m), LLM_MLA_THREADS, LLM_MLA_SMEM>>>(
       B(dqlat.d), B(dqpe.d), B(dcache.d), dpos.d, dpart.d, dml.d, m, maxpos, scale);
   CK_LAUNCH();
-  llm_mla_combine<<<dim3(H * KVR / 128, m), 128>>>(dpart.d, dml.d, B(dout.d), splits, m);
+  llm_mla_combine<<<dim3(cgrid, m), COMBINE_THREADS>>>(dpart.d, dml.d, B(dout.d), splits, m);
   CK_LAUNCH();
 
   // scores_h(j) = scale (q_lat[h] . c[j][:KVR] + q_pe[h] . c[j][KVR:]),
@@ -189,8 +192,10 @@ int main() {
   run_prep(eight, 64, inv_freq, mscale);
   run_prep({163839, 5, 0}, 163840, inv_freq, 1.25f); // the last position, cos and sin scaled
 
+  // Splits of at least 64 keys each (llm.cgraph): 128 and 256 splits leave
+  // most blocks past the keys, even at 4096.
   for (unsigned keys : {1u, 37u, 4096u})
-    for (unsigned splits : {1u, 5u, 128u})
+    for (unsigned splits : {1u, 5u, 128u, 256u})
       for (unsigned m : {1u, 8u})
         for (bool count : {false, true}) {
           std::vector<uint32_t> pos;
@@ -198,5 +203,8 @@ int main() {
             pos.push_back(t == 0 ? keys - 1 : rand_below(keys));
           run_decode(pos, keys + 3, splits, scale, count);
         }
+  // llm_mla_combine with fewer blocks than units (any grid.x is correct)
+  run_decode({4095, 100, 4000}, 4096, 64, scale, false, 3);
+  run_decode({4095}, 4096, 5, scale, true, 1);
   return test_end();
 }

@@ -158,15 +158,15 @@ void run_sampling() {
         EXPECT(tok < n, "step %u: token %u", step, tok);
     }
   }
-  // A top_p or a temperature near 0 leaves the largest logit alone; the
-  // gap to the next (~0.01 here) is then 10^4 temperatures.  Temperature 0
-  // takes the first index of the largest.
+  // A top_p or a temperature near 0 leaves the largest logit alone.
+  // Temperature 0 takes the first index of the largest.
   {
     const unsigned n = 1000;
     std::vector<float> row(n);
     for (auto &v : row)
       v = rand_pm(5.0f);
     const uint32_t best = (uint32_t)(std::max_element(row.begin(), row.end()) - row.begin());
+    row[best] += 0.5f; // a gap of at least 0.5: 5 10^5 temperatures of 1e-6
     printf("llm_sample_top_p n=%u m=8: limits give the argmax (%u)\n", n, best);
     Sampler s(row, 8);
     for (uint32_t step = 0; step < 20; step++) {
