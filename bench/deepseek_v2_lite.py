@@ -16,7 +16,6 @@ chosen experts gathered with `index_select` and multiplied with `bmm`).
 Prints a table; --out DIR also writes DIR/deepseek_v2_lite.csv and .txt.
 bench/run.py calls measure(), ratio_lines() and table().
 """
-import argparse
 import math
 import os
 import re
@@ -47,9 +46,8 @@ def weight_bytes_a_token():
 
 
 def build(build_dir, arch):
-    rows_io.sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=%s" % arch])
-    rows_io.sh(["cmake", "--build", build_dir, "--target", "deepseek_v2_lite", "bench_llm_kernels"])
+    rows_io.configure(build_dir, arch)
+    rows_io.build(build_dir, "deepseek_v2_lite", "bench_llm_kernels")
 
 
 def run_sample(build_dir, args):
@@ -285,12 +283,7 @@ def table(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
-    ap.add_argument("--arch", default="native")
-    ap.add_argument("--no-build", action="store_true")
-    ap.add_argument("--out")
-    args = ap.parse_args()
+    args = rows_io.parser(__doc__.split("\n")[0], "deepseek_v2_lite").parse_args()
     rows = measure(args.build, args.arch, args.no_build)
     text = table(rows)
     print(text, end="")

@@ -11,7 +11,6 @@ Prints a table (us a call, TB/s, ratios against the read-only kernel and
 cuBLAS, and the issue's targets); --out DIR also writes DIR/llm_kernels.csv
 and .txt.  bench/run.py calls measure(), ratio_lines() and table().
 """
-import argparse
 import csv
 import io
 import os
@@ -31,9 +30,8 @@ TORCH_SHAPES = {"kv_a_m1": (576, 2048), "q_proj_m1": (3072, 2048), "o_proj_m1": 
 
 
 def build(build_dir, arch):
-    rows_io.sh(["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                "-DCGC_BENCH=ON", "-DCMAKE_CUDA_ARCHITECTURES=%s" % arch])
-    rows_io.sh(["cmake", "--build", build_dir, "--target", "bench_llm_kernels"])
+    rows_io.configure(build_dir, arch)
+    rows_io.build(build_dir, "bench_llm_kernels")
 
 
 def run_c(build_dir):
@@ -151,12 +149,7 @@ def table(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
-    ap.add_argument("--arch", default="native")
-    ap.add_argument("--no-build", action="store_true")
-    ap.add_argument("--out")
-    args = ap.parse_args()
+    args = rows_io.parser(__doc__.split("\n")[0], "llm_kernels").parse_args()
     rows = measure(args.build, args.arch, args.no_build)
     text = table(rows)
     print(text, end="")

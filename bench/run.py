@@ -13,7 +13,9 @@ there, runs bench/dense_block.py's measurements (bench/bench_dense and its
 PyTorch version), bench/tensor_parallel.py's (bench_tp on 1 and 2 GPUs,
 and PyTorch's with torch.distributed) and bench/python_launch.py's (a
 decode step set and launched from Python against PyTorch's replay()),
-times the compiler on generated graphs (and bench/compile_scaling.sh's
+bench/llm_kernels.py's (kernels/ at DeepSeek-V2-Lite's shapes against
+cuBLAS, torch.matmul and a read-only kernel) and bench/deepseek_v2_lite.py's
+(the whole model's decode against PyTorch and the floor), times the compiler on generated graphs (and bench/compile_scaling.sh's
 `cgc --check` at 10k, 100k and 1M nodes), and writes DIR/results.csv,
 DIR/ratios.png and DIR/table.txt; the table is printed last.
 """
@@ -46,12 +48,19 @@ _spec = importlib.util.spec_from_file_location("python_launch",
                                                os.path.join(HERE, "python_launch.py"))
 python_launch = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(python_launch)
+_spec = importlib.util.spec_from_file_location("llm_kernels", os.path.join(HERE, "llm_kernels.py"))
+llm_kernels = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(llm_kernels)
+_spec = importlib.util.spec_from_file_location("deepseek_v2_lite",
+                                               os.path.join(HERE, "deepseek_v2_lite.py"))
+deepseek_v2_lite = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(deepseek_v2_lite)
 
 
 def build(build_dir, arch):
     configure(build_dir, arch)
     build_targets(build_dir, "bench", "bench_dense", "bench_upload", "bench_device_nodes",
-                  "bench_loops", "cgc")
+                  "bench_loops", "cgc", "bench_llm_kernels", "deepseek_v2_lite")
     tensor_parallel.build_targets(build_dir)  # where NCCL is
 
 
@@ -270,7 +279,8 @@ def run_scaling(build_dir):
         add("create %d nodes: cgc / hand-written" % n, get(rows, "creation", c, "cgc", "create_us"),
             get(rows, "creation", c, "hand", "create_us"), "<= 1.1", lambda v: v <= 1.1)
     return (out + dense_block.ratio_lines(rows) + tensor_parallel.ratio_lines(rows) +
-            python_launch.ratio_lines(rows))
+            python_launch.ratio_lines(rows) + llm_kernels.ratio_lines(rows) +
+            deepseek_v2_lite.ratio_lines(rows))
 
 
 def plot(lines, path):
@@ -315,6 +325,8 @@ def main():
         rows += dense_block.measure(args.build, args.arch)
         rows += tensor_parallel.measure(args.build, args.arch)
         rows += python_launch.measure(args.build, args.arch)
+        rows += llm_kernels.measure(args.build, args.arch, no_build=True)
+        rows += deepseek_v2_lite.measure(args.build, args.arch, no_build=True)
         rows += run_compiler(args.build)
         rows += run_scaling(args.build)
     with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
@@ -340,6 +352,10 @@ def main():
         table.write("\n" + tensor_parallel.table(rows))
     if any(r["section"] == "python" for r in rows):
         table.write("\n" + python_launch.table(rows))
+    if any(r["section"] == "kernels" for r in rows):
+        table.write("\n" + llm_kernels.table(rows))
+    if any(r["section"] == deepseek_v2_lite.SECTION for r in rows):
+        table.write("\n" + deepseek_v2_lite.table(rows))
     with open(os.path.join(args.out, "table.txt"), "w") as f:
         f.write(table.getvalue())
     print(table.getvalue())
