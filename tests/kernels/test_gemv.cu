@@ -221,9 +221,8 @@ int main() {
       C("grid of 1", NORM_ARGMAX, 37, 1000, 1, 1),
       C("grid past one pass", PLAIN, 37, 1000, 3, 10),
       C("grid past one pass", NORM_ARGMAX, 37, 1000, 3, 10),
-      // the norm weights not 16-byte aligned, x aligned (last: a kernel that
-      // reads g 16 bytes at a time stops with a misaligned address, and the
-      // test with it)
+      // the norm weights not 16-byte aligned, x aligned (the path for any
+      // alignment: the vector path reads g 16 bytes at a time)
       C("g misaligned", NORM, 3648, H, 3, 0, 0, 1),
       C("g misaligned", NORM_SWIGLU, 1408, H, 1, 0, 0, 3),
   };
