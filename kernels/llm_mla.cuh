@@ -335,16 +335,18 @@ __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm
     for (int i = threadIdx.x; i < MLA_KVR; i += blockDim.x)
       ss = fmaf(bf(ckv[i]), bf(ckv[i]), ss);
     const float r = rsqrtf(block_sum(ss, red) / (float)MLA_KVR + eps);
-    if (p >= maxpos) // no row to write: the graph was made for fewer positions
-      continue;
-    bf16 *dst = cache + ((size_t)t * maxpos + p) * MLA_CH;
-    for (int i = threadIdx.x; i < MLA_KVR; i += blockDim.x)
-      dst[i] = to_bf(bf(kv_norm[i]) * round_bf(bf(ckv[i]) * r));
+    // A position past the cache has no row to write (the graph was made for
+    // fewer positions); the queries' RoPE is still done.
+    bf16 *dst = p < maxpos ? cache + ((size_t)t * maxpos + p) * MLA_CH : nullptr;
+    if (dst)
+      for (int i = threadIdx.x; i < MLA_KVR; i += blockDim.x)
+        dst[i] = to_bf(bf(kv_norm[i]) * round_bf(bf(ckv[i]) * r));
     // warp 0: the shared key; warps 1.. : the heads' queries
     for (int h = warp - 1; h < MLA_H; h += WARPS) {
-      if (h < 0)
-        rope64(ckv + MLA_KVR, dst + MLA_KVR, (float)p, inv_freq, mscale, lane);
-      else
+      if (h < 0) {
+        if (dst)
+          rope64(ckv + MLA_KVR, dst + MLA_KVR, (float)p, inv_freq, mscale, lane);
+      } else
         rope64(row + h * MLA_QK + MLA_NOPE, q_pe + ((size_t)t * MLA_H + h) * MLA_ROPE, (float)p,
                inv_freq, mscale, lane);
     }

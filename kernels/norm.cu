@@ -8,7 +8,7 @@ using namespace llm;
 // One block a token: y = RMSNorm(x) * g, optionally after x += r.
 static __device__ void rmsnorm_row(bf16 *x, const bf16 *r, const bf16 *g, bf16 *y, int n,
                                    float eps) {
-  __shared__ float red[WARPS];
+  __shared__ float red[32]; // a slot a warp, for blocks of up to 1024 threads
   float ss = 0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     float v = bf(x[i]);
