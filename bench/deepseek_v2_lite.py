@@ -16,6 +16,7 @@ chosen experts gathered with `index_select` and multiplied with `bmm`).
 Prints a table; --out DIR also writes DIR/deepseek_v2_lite.csv and .txt.
 bench/run.py calls measure(), ratio_lines() and table().
 """
+import io
 import math
 import os
 import re
@@ -177,13 +178,8 @@ class TorchModel:
 
 
 def measure_torch(keys_list=(512, 4096)):
-    try:
-        import torch
-    except ImportError:
-        print("deepseek_v2_lite.py: no PyTorch here; its rows are left out", flush=True)
-        return []
-    if not torch.cuda.is_available():
-        print("deepseek_v2_lite.py: PyTorch sees no GPU; its rows are left out", flush=True)
+    torch = rows_io.torch_here("deepseek_v2_lite.py")
+    if torch is None:
         return []
     rows = []
     model = TorchModel(torch, max(keys_list) + 8)
@@ -275,20 +271,15 @@ def table(rows):
         if r["section"] == SECTION and r["metric"] != "us_a_token":
             lines.append("%-22s %-18s %12.2f %s" % (r["case"], r["way"], float(r["value"]),
                                                      r["metric"]))
-    lines.append("")
-    for label, v, target, met in ratio_lines(rows):
-        lines.append("%-52s %8s  %s%s" % (label, "-" if v is None else "%.2f" % v, target,
-                                          "" if met is None else (" met" if met else " NOT met")))
-    return "\n".join(lines) + "\n"
+    t = io.StringIO()
+    rows_io.ratio_table(t, ratio_lines(rows), digits=2)
+    return "\n".join(lines) + "\n" + t.getvalue()
 
 
 def main():
     args = rows_io.parser(__doc__.split("\n")[0], "deepseek_v2_lite").parse_args()
     rows = measure(args.build, args.arch, args.no_build)
-    text = table(rows)
-    print(text, end="")
-    if args.out:
-        rows_io.write_outputs(args.out, SECTION, rows, text)
+    rows_io.finish(args.out, SECTION, rows, table(rows))
     return 0
 
 

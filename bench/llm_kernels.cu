@@ -19,6 +19,7 @@
 #include <string.h>
 #include <vector>
 
+#include "check.h"     // CUDA(call): a CUDA call that must succeed
 #include "llm_graph.h" // the library's kernels, as llm.cgraph declares them
 
 #include "llm_config.cuh"
@@ -28,14 +29,6 @@
 
 using namespace llm;
 
-#define CUDA(call)                                                                         \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
 #define CUBLAS(call)                                                                       \
   do {                                                                                     \
     cublasStatus_t s_ = (call);                                                            \

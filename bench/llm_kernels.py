@@ -41,13 +41,8 @@ def run_c(build_dir):
 
 
 def run_torch():
-    try:
-        import torch
-    except ImportError:
-        print("llm_kernels.py: no PyTorch here; its rows are left out", flush=True)
-        return []
-    if not torch.cuda.is_available():
-        print("llm_kernels.py: PyTorch sees no GPU; its rows are left out", flush=True)
+    torch = rows_io.torch_here("llm_kernels.py")
+    if torch is None:
         return []
     rows = []
     for case, (n, k) in TORCH_SHAPES.items():
@@ -141,20 +136,15 @@ def table(rows):
             main = vals.get("cgc_kernels") or vals.get("decode_combine")
             tbs = " %.2f TB/s" % (mb / main / 1e6) if mb and main else ""
             lines.append("%-10s %-26s %8.2f MB%s  %s" % (section, c, mb or 0, tbs, text))
-    lines.append("")
-    for label, v, target, met in ratio_lines(rows):
-        lines.append("%-52s %8s  %s%s" % (label, "-" if v is None else "%.2f" % v, target,
-                                          "" if met is None else (" met" if met else " NOT met")))
-    return "\n".join(lines) + "\n"
+    t = io.StringIO()
+    rows_io.ratio_table(t, ratio_lines(rows), digits=2)
+    return "\n".join(lines) + "\n" + t.getvalue()
 
 
 def main():
     args = rows_io.parser(__doc__.split("\n")[0], "llm_kernels").parse_args()
     rows = measure(args.build, args.arch, args.no_build)
-    text = table(rows)
-    print(text, end="")
-    if args.out:
-        rows_io.write_outputs(args.out, "llm_kernels", rows, text)
+    rows_io.finish(args.out, "llm_kernels", rows, table(rows))
     return 0
 
 
