@@ -298,227 +298,311 @@ static void emit_grid_word(FILE *c, const int64_t *code, size_t i, bool operand)
     fprintf(c, "INT64_C(%lld)", (long long)code[i]);
 }
 
-static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size_t nmodules,
-                        const Graph *g, const char *source) {
-  const char *gn = g->name->name; /* in comments and messages */
-  char table[CNAME_SIZE];
-  uint32_t *index = xrealloc(NULL, (g->res.n + 1) * sizeof *index);
-  number_resources(g, index);
-  size_t nbuf = 0, nsc = 0, nargs = 0;
+/* One graph's tables as they are printed: the numbering of its resources,
+ * each node's condition code and how many rows each table has. */
+typedef struct Tables {
+  FILE *c;
+  const Graph *g;
+  char name[CNAME_SIZE]; /* the table being printed */
+  uint32_t *index;       /* resource -> its row among the buffers or scalars */
+  CondCode *conds;       /* per node */
+  size_t nbuf, nsc, nargs, ncode, ncases, ngrid;
+} Tables;
+
+static void tables_init(Tables *t, FILE *c, const Graph *g) {
+  *t = (Tables){.c = c, .g = g};
+  t->index = xrealloc(NULL, (g->res.n + 1) * sizeof *t->index);
+  number_resources(g, t->index);
   for (size_t r = 0; r < g->res.n; r++)
-    g->res.v[r].kind == RES_SCALAR ? nsc++ : nbuf++;
-  char buf[256], type[16];
-  CondCode *conds = xrealloc(NULL, (g->nodes.n + 1) * sizeof *conds);
-  size_t ncode = 0, ncases = 0;
+    g->res.v[r].kind == RES_SCALAR ? t->nsc++ : t->nbuf++;
+  t->conds = xrealloc(NULL, (g->nodes.n + 1) * sizeof *t->conds);
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
-    memset(&conds[v], 0, sizeof conds[v]);
+    memset(&t->conds[v], 0, sizeof t->conds[v]);
     if (n->kind == NK_WHILE || n->kind == NK_IF)
-      cond_code(&conds[v], n->cond, false);
-    ncode += conds[v].code.n;
+      cond_code(&t->conds[v], n->cond, false);
+    t->ncode += t->conds[v].code.n;
     if (n->kind == NK_SWITCH)
-      ncases += (size_t)n->nbodies;
+      t->ncases += (size_t)n->nbodies;
+    t->nargs += node_args(n, &t->conds[v]);
+    t->ngrid += (size_t)n->ngrid_code;
   }
+}
 
-  fprintf(c, "\n/* graph %s */\n", gn);
-  if (nbuf) {
-    fprintf(c, "static const cgrt_buffer_desc %s[] = {\n", graph_table_c_name(table, g, "buffers"));
-    for (size_t r = 0; r < g->res.n; r++) {
-      const Resource *res = &g->res.v[r];
-      if (res->kind != RES_BUFFER)
-        continue;
-      fprintf(c, "  {.name = \"%s\", .kind = %s, .zero = %d, .type = %s, .ndims = %d,\n"
-                 "   .bytes = UINT64_C(%lld), .dims = {",
-              res->name->name, buffer_kind_name(res->buffer_kind), res->zero,
-              abi_type_name(type, sizeof type, res->type), res->ndims, (long long)res->bytes);
-      for (int d = 0; d < res->ndims; d++)
-        fprintf(c, "%sUINT64_C(%lld)", d ? ", " : "", (long long)res->dims[d]);
-      fprintf(c, "}}, /* %s */\n", shape(buf, sizeof buf, res));
-    }
-    fprintf(c, "};\n");
+static void tables_free(Tables *t) {
+  for (size_t v = 0; v < t->g->nodes.n; v++) {
+    vec_free(&t->conds[v].code);
+    vec_free(&t->conds[v].ops);
+    vec_free(&t->conds[v].types);
   }
-  if (nsc) {
-    fprintf(c, "static const cgrt_scalar_desc %s[] = {\n", graph_table_c_name(table, g, "scalars"));
-    for (size_t r = 0; r < g->res.n; r++) {
-      const Resource *res = &g->res.v[r];
-      if (res->kind != RES_SCALAR)
-        continue;
-      fprintf(c, "  {.name = \"%s\", .size = %d, .memory = %d, .type = %s, .init = UINT64_C(0x%llx)%s",
-              res->name->name, type_size(res->type), res->memory,
-              abi_type_name(type, sizeof type, res->type), (unsigned long long)res->init_bits,
-              res->from_comm == CGRT_RANK    ? ", .from_comm = CGRT_RANK"
-              : res->from_comm == CGRT_RANKS ? ", .from_comm = CGRT_RANKS"
-                                             : "");
-      if (res->bounded)
-        fprintf(c, ", .bounded = 1, .max = UINT64_C(0x%llx)",
-                (unsigned long long)value_bits(res->type, false, res->bound, 0));
-      fprintf(c, "},\n");
-    }
-    fprintf(c, "};\n");
+  free(t->conds);
+  free(t->index);
+}
+
+static const char *table_name(Tables *t, const char *what) {
+  return graph_table_c_name(t->name, t->g, what);
+}
+
+static void emit_buffer_table(Tables *t) {
+  FILE *c = t->c;
+  const Graph *g = t->g;
+  char buf[256], type[16];
+  fprintf(c, "static const cgrt_buffer_desc %s[] = {\n", table_name(t, "buffers"));
+  for (size_t r = 0; r < g->res.n; r++) {
+    const Resource *res = &g->res.v[r];
+    if (res->kind != RES_BUFFER)
+      continue;
+    fprintf(c, "  {.name = \"%s\", .kind = %s, .zero = %d, .type = %s, .ndims = %d,\n"
+               "   .bytes = UINT64_C(%lld), .dims = {",
+            res->name->name, buffer_kind_name(res->buffer_kind), res->zero,
+            abi_type_name(type, sizeof type, res->type), res->ndims, (long long)res->bytes);
+    for (int d = 0; d < res->ndims; d++)
+      fprintf(c, "%sUINT64_C(%lld)", d ? ", " : "", (long long)res->dims[d]);
+    fprintf(c, "}}, /* %s */\n", shape(buf, sizeof buf, res));
   }
-  for (size_t v = 0; v < g->nodes.n; v++)
-    nargs += node_args(&g->nodes.v[v], &conds[v]);
-  if (nargs) {
-    fprintf(c, "static const cgrt_arg_desc %s[] = {\n", graph_table_c_name(table, g, "args"));
-    for (size_t v = 0; v < g->nodes.n; v++) {
-      const Node *n = &g->nodes.v[v];
-      for (size_t i = 0; i < conds[v].ops.n; i++) { /* a constant takes its operand's size */
-        const Arg *op = conds[v].ops.v[i];
-        bool constant = op->kind == ARG_INT || op->kind == ARG_FLOAT;
-        snprintf(buf, sizeof buf, "operand %zu", i);
-        emit_arg(c, g, index, op, constant ? type_size(conds[v].types.v[i]) : 8, n->name, buf);
+  fprintf(c, "};\n");
+}
+
+static void emit_scalar_table(Tables *t) {
+  FILE *c = t->c;
+  const Graph *g = t->g;
+  char type[16];
+  fprintf(c, "static const cgrt_scalar_desc %s[] = {\n", table_name(t, "scalars"));
+  for (size_t r = 0; r < g->res.n; r++) {
+    const Resource *res = &g->res.v[r];
+    if (res->kind != RES_SCALAR)
+      continue;
+    fprintf(c, "  {.name = \"%s\", .size = %d, .memory = %d, .type = %s, .init = UINT64_C(0x%llx)%s",
+            res->name->name, type_size(res->type), res->memory,
+            abi_type_name(type, sizeof type, res->type), (unsigned long long)res->init_bits,
+            res->from_comm == CGRT_RANK    ? ", .from_comm = CGRT_RANK"
+            : res->from_comm == CGRT_RANKS ? ", .from_comm = CGRT_RANKS"
+                                           : "");
+    if (res->bounded)
+      fprintf(c, ", .bounded = 1, .max = UINT64_C(0x%llx)",
+              (unsigned long long)value_bits(res->type, false, res->bound, 0));
+    fprintf(c, "},\n");
+  }
+  fprintf(c, "};\n");
+}
+
+/* A node's rows of args: its condition's operands, then its own. */
+static void emit_node_args(Tables *t, size_t v) {
+  FILE *c = t->c;
+  const Graph *g = t->g;
+  const uint32_t *index = t->index;
+  const Node *n = &g->nodes.v[v];
+  const CondCode *cc = &t->conds[v];
+  char buf[256];
+  for (size_t i = 0; i < cc->ops.n; i++) { /* a constant takes its operand's size */
+    const Arg *op = cc->ops.v[i];
+    bool constant = op->kind == ARG_INT || op->kind == ARG_FLOAT;
+    snprintf(buf, sizeof buf, "operand %zu", i);
+    emit_arg(c, g, index, op, constant ? type_size(cc->types.v[i]) : 8, n->name, buf);
+  }
+  switch (n->kind) {
+  case NK_KERNEL:
+  case NK_CAPTURE:
+    for (int a = 0; a < n->nargs; a++) {
+      const Param *p = &n->kernel->params[a];
+      emit_arg(c, g, index, &n->args[a], p->pointer ? 8 : type_size(p->type), n->name,
+               p->name->name);
+    }
+    break;
+  case NK_COPY:
+  case NK_COLLECTIVE:
+    emit_arg(c, g, index, &n->args[0], 8, n->name, "dst");
+    emit_arg(c, g, index, &n->args[1], 8, n->name, "src");
+    break;
+  case NK_FILL: /* the value is in the node */
+    emit_arg(c, g, index, &n->args[0], 8, n->name, "dst");
+    break;
+  case NK_SWITCH:
+    emit_arg(c, g, index, &(Arg){.kind = ARG_SCALAR_PTR, .res = n->selector}, 8, n->name,
+             "selector");
+    break;
+  case NK_WHILE:
+  case NK_IF: break; /* the operands above */
+  }
+}
+
+static void emit_arg_table(Tables *t) {
+  fprintf(t->c, "static const cgrt_arg_desc %s[] = {\n", table_name(t, "args"));
+  for (size_t v = 0; v < t->g->nodes.n; v++)
+    emit_node_args(t, v);
+  fprintf(t->c, "};\n");
+}
+
+static void emit_node_table(Tables *t, const Kernels *k, const Kernels *captures) {
+  const Graph *g = t->g;
+  fprintf(t->c, "static const cgrt_node_desc %s[] = {\n", table_name(t, "nodes"));
+  size_t first = 0, code = 0, cases = 0, grid = 0;
+  for (size_t v = 0; v < g->nodes.n; v++) {
+    const Node *n = &g->nodes.v[v];
+    const CondCode *cc = &t->conds[v];
+    emit_node(t->c, k, captures, g, n, v, first, node_args(n, cc),
+              n->kind == NK_SWITCH ? cases : code, cc->code.n, grid);
+    grid += (size_t)n->ngrid_code;
+    first += node_args(n, cc);
+    code += cc->code.n;
+    if (n->kind == NK_SWITCH)
+      cases += (size_t)n->nbodies;
+  }
+  fprintf(t->c, "};\n");
+}
+
+static void emit_edge_table(Tables *t) {
+  FILE *c = t->c;
+  const Graph *g = t->g;
+  fprintf(c, "static const uint32_t %s[] = {\n", table_name(t, "edges"));
+  for (size_t e = 0; e < g->edges.n; e++)
+    fprintf(c, "  %u, %u, %d, /* %s %s %s */\n", g->edges.v[e].from, g->edges.v[e].to,
+            g->edges.v[e].programmatic, g->nodes.v[g->edges.v[e].from].name,
+            g->edges.v[e].programmatic ? "=>" : "->", g->nodes.v[g->edges.v[e].to].name);
+  fprintf(c, "};\n");
+}
+
+static void emit_code_table(Tables *t) {
+  FILE *c = t->c;
+  fprintf(c, "static const uint8_t %s[] = {", table_name(t, "code"));
+  size_t i = 0;
+  for (size_t v = 0; v < t->g->nodes.n; v++)
+    for (size_t j = 0; j < t->conds[v].code.n; j++, i++)
+      fprintf(c, "%s%s%u", i ? "," : "", i % 16 ? " " : "\n  ", t->conds[v].code.v[j]);
+  fprintf(c, "\n};\n");
+}
+
+static void emit_case_table(Tables *t) {
+  FILE *c = t->c;
+  const Graph *g = t->g;
+  fprintf(c, "static const uint64_t %s[] = {\n", table_name(t, "cases"));
+  for (size_t v = 0; v < g->nodes.n; v++) {
+    const Node *n = &g->nodes.v[v];
+    if (n->kind == NK_SWITCH)
+      for (int b = 0; b < n->nbodies; b++) {
+        if (b == n->default_body)
+          fprintf(c, "  UINT64_C(0x0), /* %s: default */\n", n->name);
+        else
+          fprintf(c, "  UINT64_C(0x%llx), /* %s: case %lld */\n",
+                  (unsigned long long)n->case_values[b], n->name, (long long)n->case_values[b]);
       }
-      switch (n->kind) {
-      case NK_KERNEL:
-      case NK_CAPTURE:
-        for (int a = 0; a < n->nargs; a++) {
-          const Param *p = &n->kernel->params[a];
-          emit_arg(c, g, index, &n->args[a], p->pointer ? 8 : type_size(p->type), n->name,
-                   p->name->name);
-        }
-        break;
-      case NK_COPY:
-      case NK_COLLECTIVE:
-        emit_arg(c, g, index, &n->args[0], 8, n->name, "dst");
-        emit_arg(c, g, index, &n->args[1], 8, n->name, "src");
-        break;
-      case NK_FILL: /* the value is in the node */
-        emit_arg(c, g, index, &n->args[0], 8, n->name, "dst");
-        break;
-      case NK_SWITCH:
-        emit_arg(c, g, index, &(Arg){.kind = ARG_SCALAR_PTR, .res = n->selector}, 8, n->name,
-                 "selector");
-        break;
-      case NK_WHILE:
-      case NK_IF: break; /* the operands above */
-      }
+  }
+  fprintf(c, "};\n");
+}
+
+/* A node's grid program: x, y and z, each ended by CGRT_GRID_END. */
+static void emit_node_grid(Tables *t, const Node *n) {
+  FILE *c = t->c;
+  fprintf(c, "  /* %s: x, y, z */", n->name);
+  bool start = true;
+  for (size_t i = 0; i < (size_t)n->ngrid_code; i++) {
+    int64_t w = n->grid_code[i];
+    fputs(start ? "\n  " : " ", c);
+    start = w == CGRT_GRID_END;
+    emit_grid_word(c, n->grid_code, i, false);
+    if (w == CGRT_GRID_CONST || w == CGRT_GRID_SCALAR) {
+      i++;
+      fputs(", ", c);
+      if (w == CGRT_GRID_SCALAR)
+        fprintf(c, "%u /* %s */", t->index[n->grid_code[i]],
+                t->g->res.v[n->grid_code[i]].name->name);
+      else
+        emit_grid_word(c, n->grid_code, i, true);
     }
-    fprintf(c, "};\n");
+    fputs(",", c);
   }
-  if (g->nodes.n) {
-    fprintf(c, "static const cgrt_node_desc %s[] = {\n", graph_table_c_name(table, g, "nodes"));
-    size_t first = 0, code = 0, cases = 0, grid = 0;
-    for (size_t v = 0; v < g->nodes.n; v++) {
-      const Node *n = &g->nodes.v[v];
-      emit_node(c, k, captures, g, n, v, first, node_args(n, &conds[v]), n->kind == NK_SWITCH ? cases : code,
-                conds[v].code.n, grid);
-      grid += (size_t)n->ngrid_code;
-      first += node_args(n, &conds[v]);
-      code += conds[v].code.n;
-      if (n->kind == NK_SWITCH)
-        cases += (size_t)n->nbodies;
-    }
-    fprintf(c, "};\n");
-  }
-  if (g->edges.n) {
-    fprintf(c, "static const uint32_t %s[] = {\n", graph_table_c_name(table, g, "edges"));
-    for (size_t e = 0; e < g->edges.n; e++)
-      fprintf(c, "  %u, %u, %d, /* %s %s %s */\n", g->edges.v[e].from, g->edges.v[e].to,
-              g->edges.v[e].programmatic, g->nodes.v[g->edges.v[e].from].name,
-              g->edges.v[e].programmatic ? "=>" : "->", g->nodes.v[g->edges.v[e].to].name);
-    fprintf(c, "};\n");
-  }
-  if (ncode) {
-    fprintf(c, "static const uint8_t %s[] = {", graph_table_c_name(table, g, "code"));
-    size_t i = 0;
-    for (size_t v = 0; v < g->nodes.n; v++)
-      for (size_t j = 0; j < conds[v].code.n; j++, i++)
-        fprintf(c, "%s%s%u", i ? "," : "", i % 16 ? " " : "\n  ", conds[v].code.v[j]);
-    fprintf(c, "\n};\n");
-  }
-  if (ncases) {
-    fprintf(c, "static const uint64_t %s[] = {\n", graph_table_c_name(table, g, "cases"));
-    for (size_t v = 0; v < g->nodes.n; v++) {
-      const Node *n = &g->nodes.v[v];
-      if (n->kind == NK_SWITCH)
-        for (int b = 0; b < n->nbodies; b++) {
-          if (b == n->default_body)
-            fprintf(c, "  UINT64_C(0x0), /* %s: default */\n", n->name);
-          else
-            fprintf(c, "  UINT64_C(0x%llx), /* %s: case %lld */\n",
-                    (unsigned long long)n->case_values[b], n->name, (long long)n->case_values[b]);
-        }
-    }
-    fprintf(c, "};\n");
-  }
-  size_t ngrid = 0;
-  for (size_t v = 0; v < g->nodes.n; v++)
-    ngrid += (size_t)g->nodes.v[v].ngrid_code;
-  if (ngrid) {
-    fprintf(c, "static const int64_t %s[] = {\n", graph_table_c_name(table, g, "grid_code"));
-    for (size_t v = 0; v < g->nodes.n; v++) {
-      const Node *n = &g->nodes.v[v];
-      if (!n->grid_code)
-        continue;
-      fprintf(c, "  /* %s: x, y, z */", n->name);
-      bool start = true;
-      for (size_t i = 0; i < (size_t)n->ngrid_code; i++) {
-        int64_t w = n->grid_code[i];
-        fputs(start ? "\n  " : " ", c);
-        start = w == CGRT_GRID_END;
-        emit_grid_word(c, n->grid_code, i, false);
-        if (w == CGRT_GRID_CONST || w == CGRT_GRID_SCALAR) {
-          i++;
-          fputs(", ", c);
-          if (w == CGRT_GRID_SCALAR)
-            fprintf(c, "%u /* %s */", index[n->grid_code[i]],
-                    g->res.v[n->grid_code[i]].name->name);
-          else
-            emit_grid_word(c, n->grid_code, i, true);
-        }
-        fputs(",", c);
-      }
-      fputs("\n", c);
-    }
-    fprintf(c, "};\n");
-  }
-  if (g->loads.n) {
-    fprintf(c, "static const uint32_t %s[] = {", graph_table_c_name(table, g, "loads"));
-    for (size_t i = 0; i < g->loads.n; i++)
-      fprintf(c, "%s%u", i ? ", " : "", g->loads.v[i]);
-    fprintf(c, "};\n");
-  }
-  fprintf(c, "static const cgrt_graph_desc %s = {\n  .abi = CGRT_ABI, .name = \"%s\", .source = ",
-          graph_table_c_name(table, g, "desc"), gn);
-  emit_string(c, source);
-  fprintf(c, ",\n  .nbuffers = %zu, .nscalars = %zu, .nnodes = %zu, .nedges = %zu, .nkernels = %zu, "
-             ".nloads = %zu, .ncode = %zu, .ncases = %zu",
-          nbuf, nsc, g->nodes.n, g->edges.n, k->n, g->loads.n, ncode, ncases);
-  /* The description points to each table that is not empty, in the order
-   * cgrt_graph_desc declares them. */
-  static const char *const tables[] = {"buffers", "scalars", "nodes", "args", "edges",
-                                       "loads",   "",        "code",  "cases"};
-  size_t counts[] = {nbuf, nsc, g->nodes.n, nargs, g->edges.n, g->loads.n, k->n, ncode, ncases};
-  for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
-    if (counts[i] && !*tables[i])
-      fprintf(c, ",\n  .kernels = cgc_kernels, .kernel_names = cgc_kernel_names");
-    else if (counts[i])
-      fprintf(c, ",\n  .%s = %s", tables[i], graph_table_c_name(table, g, tables[i]));
-  if (captures->n)
-    fprintf(c, ",\n  .ncaptures = %zu, .captures = cgc_captures, .capture_names = cgc_capture_names",
-            captures->n);
-  bool comm = false; /* collectives, or scalars the communicator sets: NCCL's part */
+  fputs("\n", c);
+}
+
+static void emit_grid_table(Tables *t) {
+  fprintf(t->c, "static const int64_t %s[] = {\n", table_name(t, "grid_code"));
+  for (size_t v = 0; v < t->g->nodes.n; v++)
+    if (t->g->nodes.v[v].grid_code)
+      emit_node_grid(t, &t->g->nodes.v[v]);
+  fprintf(t->c, "};\n");
+}
+
+static void emit_load_table(Tables *t) {
+  const Graph *g = t->g;
+  fprintf(t->c, "static const uint32_t %s[] = {", table_name(t, "loads"));
+  for (size_t i = 0; i < g->loads.n; i++)
+    fprintf(t->c, "%s%u", i ? ", " : "", g->loads.v[i]);
+  fprintf(t->c, "};\n");
+}
+
+/* Collectives, or scalars the communicator sets: NCCL's part. */
+static bool uses_comm(const Graph *g) {
+  bool comm = false;
   for (size_t v = 0; v < g->nodes.n; v++)
     comm |= g->nodes.v[v].kind == NK_COLLECTIVE;
   for (size_t r = 0; r < g->res.n; r++)
     comm |= g->res.v[r].kind == RES_SCALAR && g->res.v[r].from_comm != CGRT_FROM_VALUE;
-  if (comm)
+  return comm;
+}
+
+/* The graph's description, which points to its tables. */
+static void emit_graph_desc(Tables *t, const Kernels *k, const Kernels *captures,
+                            size_t nmodules, const char *source) {
+  FILE *c = t->c;
+  const Graph *g = t->g;
+  fprintf(c, "static const cgrt_graph_desc %s = {\n  .abi = CGRT_ABI, .name = \"%s\", .source = ",
+          table_name(t, "desc"), g->name->name);
+  emit_string(c, source);
+  fprintf(c, ",\n  .nbuffers = %zu, .nscalars = %zu, .nnodes = %zu, .nedges = %zu, .nkernels = %zu, "
+             ".nloads = %zu, .ncode = %zu, .ncases = %zu",
+          t->nbuf, t->nsc, g->nodes.n, g->edges.n, k->n, g->loads.n, t->ncode, t->ncases);
+  /* The description points to each table that is not empty, in the order
+   * cgrt_graph_desc declares them. */
+  static const char *const tables[] = {"buffers", "scalars", "nodes", "args", "edges",
+                                       "loads",   "",        "code",  "cases"};
+  size_t counts[] = {t->nbuf,    t->nsc,     g->nodes.n, t->nargs,  g->edges.n,
+                     g->loads.n, k->n,       t->ncode,   t->ncases};
+  for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+    if (counts[i] && !*tables[i])
+      fprintf(c, ",\n  .kernels = cgc_kernels, .kernel_names = cgc_kernel_names");
+    else if (counts[i])
+      fprintf(c, ",\n  .%s = %s", tables[i], table_name(t, tables[i]));
+  if (captures->n)
+    fprintf(c, ",\n  .ncaptures = %zu, .captures = cgc_captures, .capture_names = cgc_capture_names",
+            captures->n);
+  if (uses_comm(g))
     fprintf(c, ",\n  .collectives = &cgrt_nccl");
   if (!all_linked(k))
     fprintf(c, ",\n  .kernel_from = cgc_kernel_from");
   if (nmodules)
     fprintf(c, ",\n  .nmodules = %zu, .modules = cgc_modules", nmodules);
-  if (ngrid)
-    fprintf(c, ",\n  .ngrid_code = %zu, .grid_code = %s", ngrid,
-            graph_table_c_name(table, g, "grid_code"));
+  if (t->ngrid)
+    fprintf(c, ",\n  .ngrid_code = %zu, .grid_code = %s", t->ngrid,
+            table_name(t, "grid_code"));
   fprintf(c, "\n};\n");
-  for (size_t v = 0; v < g->nodes.n; v++) {
-    vec_free(&conds[v].code);
-    vec_free(&conds[v].ops);
-    vec_free(&conds[v].types);
-  }
-  free(conds);
-  free(index);
+}
+
+/* A graph's tables, each only if it has rows, and its description. */
+static void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size_t nmodules,
+                        const Graph *g, const char *source) {
+  Tables t;
+  tables_init(&t, c, g);
+  fprintf(c, "\n/* graph %s */\n", g->name->name);
+  if (t.nbuf)
+    emit_buffer_table(&t);
+  if (t.nsc)
+    emit_scalar_table(&t);
+  if (t.nargs)
+    emit_arg_table(&t);
+  if (g->nodes.n)
+    emit_node_table(&t, k, captures);
+  if (g->edges.n)
+    emit_edge_table(&t);
+  if (t.ncode)
+    emit_code_table(&t);
+  if (t.ncases)
+    emit_case_table(&t);
+  if (t.ngrid)
+    emit_grid_table(&t);
+  if (g->loads.n)
+    emit_load_table(&t);
+  emit_graph_desc(&t, k, captures, nmodules, source);
+  tables_free(&t);
 }
 
 /* A graph's names in C that its functions and declarations spell. */
