@@ -105,7 +105,6 @@ __device__ __forceinline__ float block_sum(float v, float *red) {
   __syncthreads(); // red may still be read from a call before
   if (lane == 0)
     red[warp] = v;
-  __syncwarp(); // the warp joined again before the barrier (synccheck asks it)
   __syncthreads();
   float s = 0;
   for (int w = 0; w < (int)(blockDim.x >> 5); w++)

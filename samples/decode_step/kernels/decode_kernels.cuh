@@ -28,7 +28,6 @@ extern "C" __global__ void rmsnorm(const float *x, const float *w, float *y, uin
     s += __shfl_down_sync(0xffffffffu, s, o);
   if (threadIdx.x % 32 == 0)
     part[threadIdx.x / 32] = s;
-  __syncwarp(); // the warp joined again before the barrier, which wants it whole
   __syncthreads();
   if (threadIdx.x < 32) {
     s = threadIdx.x < blockDim.x / 32 ? part[threadIdx.x] : 0;
@@ -37,7 +36,6 @@ extern "C" __global__ void rmsnorm(const float *x, const float *w, float *y, uin
     if (threadIdx.x == 0)
       part[0] = rsqrtf(s / n + 1e-6f);
   }
-  __syncwarp();
   __syncthreads();
   float r = part[0];
   for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)

@@ -19,7 +19,6 @@ __device__ double block_sum(double v) {
     v += __shfl_down_sync(0xffffffffu, v, o);
   if (threadIdx.x % 32 == 0)
     warp[threadIdx.x / 32] = v;
-  __syncwarp();
   __syncthreads();
   v = threadIdx.x < blockDim.x / 32 ? warp[threadIdx.x] : 0.0;
   if (threadIdx.x < 32)
