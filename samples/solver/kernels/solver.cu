@@ -11,10 +11,6 @@ enum { RR, BB, BETA, RESID, ITERS };
 // The block's sum of v, in thread 0's return value.
 __device__ double block_sum(double v) {
   __shared__ double warp[32];
-  // The threads of a warp may leave a grid-stride loop at different
-  // iterations: join them before the shuffles and the barriers, which
-  // want the whole warp (compute-sanitizer's synccheck checks it).
-  __syncwarp();
   for (int o = 16; o > 0; o /= 2)
     v += __shfl_down_sync(0xffffffffu, v, o);
   if (threadIdx.x % 32 == 0)
@@ -24,7 +20,6 @@ __device__ double block_sum(double v) {
   if (threadIdx.x < 32)
     for (int o = 16; o > 0; o /= 2)
       v += __shfl_down_sync(0xffffffffu, v, o);
-  __syncwarp();
   __syncthreads(); // warp[] may be reused by the caller's next sum
   return v;
 }
