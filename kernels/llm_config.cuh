@@ -7,7 +7,7 @@
 #include "llm_device.cuh"
 
 namespace llm {
-constexpr int GEMV_R = 1; // output units a warp (the sweep: 1 beat 2 and 4 at 12.6 and 44.8 MB)
+constexpr int GEMV_R = 2; // output units a warp (bench/llm_kernels.py: the library's kernels with 1 were slower at every shape but k = 10944)
 constexpr int GEMV_U = 4; // 16-byte chunks of each row a lane has in flight
 constexpr int GEMV_ROWS = WARPS * GEMV_R;
 // SwiGLU reads two rows a unit (gate and up), and the experts' kernels are
