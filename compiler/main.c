@@ -11,7 +11,9 @@ static const char usage_text[] =
     "usage: cgc [options] FILE.cgraph\n"
     "       cgc fmt [--check] FILE.cgraph|-...   (cgc fmt --help)\n"
     "       cgc lsp                              the language server, on stdin and stdout\n"
-    "  -o OUT            output file (--emit=dot: standard output without -o)\n"
+    "  -o OUT            output file: C into OUT.c (or .cc, .cpp, .cxx, .cu), its header\n"
+    "                    beside it; default FILE_graph.c beside FILE.cgraph\n"
+    "                    (--emit=dot: standard output without -o)\n"
     "  -H HEADER         header path (with --emit=c)\n"
     "  --emit=c|dot      C and header (default), or Graphviz DOT of every graph\n"
     "  --dot-details     with --emit=dot: each kernel node's launch configuration,\n"
@@ -150,19 +152,34 @@ static bool write_depfile(Compiler *c, FILE *f, const char *target) {
   return true;
 }
 
+static const char *const c_sources[] = {".c", ".cpp", ".cc", ".cxx", ".cu"};
+
+/* Whether `out` names a file the C can go into: one whose file name has
+ * no extension, or one of c_sources (out.h would get C, and its header
+ * out.h.h). */
+static bool c_source_name(const char *out) {
+  const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
+  const char *dot = strrchr(base, '.');
+  if (!dot || dot == base)
+    return true;
+  for (size_t i = 0; i < sizeof c_sources / sizeof *c_sources; i++)
+    if (!strcmp(dot, c_sources[i]))
+      return true;
+  return false;
+}
+
 /* OUT.c's header is OUT.h unless -H names another, and so is that of
- * OUT.cpp, OUT.cc and OUT.cxx, C++ files that hold the same C (any other
- * OUT gets OUT.h beside it); its companion CUDA file OUT_templates.cu
- * unless --templates names another: the given path, or OUT without its
- * extension and `suffix` after it. */
+ * OUT.cpp, OUT.cc, OUT.cxx (C++ files that hold the same C) and OUT.cu;
+ * its companion CUDA file OUT_templates.cu unless --templates names
+ * another: the given path, or OUT without its extension and `suffix`
+ * after it. */
 static char *beside(const char *out, const char *given, const char *suffix) {
-  static const char *const sources[] = {".c", ".cpp", ".cc", ".cxx"};
   size_t n = strlen(out), stem = n, m = strlen(suffix) + 1;
   if (given)
     return strcpy(xrealloc(NULL, strlen(given) + 1), given);
-  for (size_t i = 0; i < sizeof sources / sizeof *sources; i++) {
-    size_t k = strlen(sources[i]);
-    if (n > k && !strcmp(out + n - k, sources[i]))
+  for (size_t i = 0; i < sizeof c_sources / sizeof *c_sources; i++) {
+    size_t k = strlen(c_sources[i]);
+    if (n > k && !strcmp(out + n - k, c_sources[i]))
       stem = n - k;
   }
   char *h = xrealloc(NULL, stem + m);
@@ -221,7 +238,7 @@ int main(int argc, char **argv) {
     return cgc_lsp(argc - 2, argv + 2);
   const char *input = NULL, *out = NULL, *header = NULL, *depfile = NULL, *prefix = NULL;
   const char *templates = NULL;
-  char *hpath = NULL, *cupath = NULL;
+  char *hpath = NULL, *cupath = NULL, *default_out = NULL;
   bool check_only = false, emit_dot_mode = false, json = false, werror = false;
   bool diag_stdout = false, dot_details = false;
   int warning_on[W_COUNT]; /* -WNAME 1, -Wno-NAME 0, else -1: the last says */
@@ -359,8 +376,22 @@ int main(int argc, char **argv) {
     status = usage_error(json, diag_stdout, "no input file");
     goto done;
   }
+  /* Without -o, FILE.cgraph's C goes beside it as FILE_graph.c. */
   if (!check_only && !emit_dot_mode && !out) {
-    status = usage_error(json, diag_stdout, "C output needs -o OUT.c (the header goes beside it)");
+    const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
+    size_t n = strlen(input), stem = n;
+    if (n - (size_t)(base - input) > 7 && !strcmp(input + n - 7, ".cgraph"))
+      stem = n - 7;
+    default_out = xrealloc(NULL, stem + sizeof "_graph.c");
+    snprintf(default_out, stem + sizeof "_graph.c", "%.*s_graph.c", (int)stem, input);
+    out = default_out;
+  }
+  /* The C goes into a C, C++ or CUDA source file, never a header. */
+  if (!check_only && !emit_dot_mode && !c_source_name(out)) {
+    status = usage_error(json, diag_stdout,
+                         "-o '%s': C output goes into a .c, .cc, .cpp, .cxx or .cu file, "
+                         "not a '%s' file (its header is written beside it; -H names another)",
+                         out, strrchr(out, '.'));
     goto done;
   }
   if (header && emit_dot_mode) {
@@ -493,6 +524,7 @@ int main(int argc, char **argv) {
 done:
   if (!status)
     status = stdout_status();
+  free(default_out);
   free(hpath);
   free(cupath);
   free(incs);

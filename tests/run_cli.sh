@@ -216,7 +216,19 @@ check "an unused -D is only a warning" [ "$status" = 0 ]
 check "an unused -D is named" grep -q "warning: -D UNUSED: the program has no top-level constant 'UNUSED'" "$tmp/err"
 
 run "$tmp/ok.cgraph"
-check "C output needs -o" [ "$status" = 2 ]
+check "without -o the C goes beside the input" [ "$status" = 0 ]
+check "without -o: FILE_graph.c" grep -q '#include "ok_graph.h"' "$tmp/ok_graph.c"
+check "without -o: FILE_graph.h" grep -q 'cgrt_status g_create' "$tmp/ok_graph.h"
+rm -f "$tmp/ok_graph.c" "$tmp/ok_graph.h"
+for o in o.h o.c.txt o.hpp; do
+  run -o "$tmp/$o" "$tmp/ok.cgraph"
+  check "-o $o is a usage error" [ "$status" = 2 ]
+  check "-o $o says which names C output takes" grep -q "C output goes into a .c, .cc, .cpp, .cxx or .cu file" "$tmp/err"
+  check "-o $o writes no C" [ ! -e "$tmp/$o" ]
+  check "-o $o writes no header" [ ! -e "$tmp/$o.h" ]
+done
+run -o "$tmp/cu_graph.cu" "$tmp/ok.cgraph"
+check "-o OUT.cu writes OUT.h beside it" grep -q '#include "cu_graph.h"' "$tmp/cu_graph.cu"
 
 run -o "$tmp/ok_graph.c" "$tmp/ok.cgraph"
 check "C output succeeds" [ "$status" = 0 ]

@@ -402,8 +402,11 @@ same() { # same NAME MESSAGE ARGS...: a usage error, and nothing changes
 }
 same "-o X -H X" "-o '$w/x.c' and -H '$w/./x.c' are the same file" \
   "$w/ok.cgraph" -o "$w/x.c" -H "$w/./x.c"
-same "-o the input" "-o '$w/ok.cgraph' and the input '$w/ok.cgraph' are the same file" \
+same "-o the input" "-o '$w/ok.cgraph': C output goes into a .c, .cc, .cpp, .cxx or .cu file" \
   "$w/ok.cgraph" -o "$w/ok.cgraph"
+ln -s ok.cgraph "$w/ok_link.c"
+same "-o the input through a symlink" "-o '$w/ok_link.c' and the input '$w/ok.cgraph' are the same file" \
+  "$w/ok.cgraph" -o "$w/ok_link.c"
 same "--emit=dot -o the input through a symlink" \
   "-o '$w/link.cgraph' and the input '$w/ok.cgraph' are the same file" \
   --emit=dot "$w/ok.cgraph" -o "$w/link.cgraph"
@@ -417,8 +420,9 @@ same "--depfile the header beside it" "the header '$w/x.h' and --depfile '$w/x.h
   "$w/ok.cgraph" -o "$w/x.c" --depfile "$w/x.h"
 same "--emit=dot --depfile the DOT" "-o '$w/g.dot' and --depfile '$w/dir/../g.dot'" \
   --emit=dot "$w/ok.cgraph" -o "$w/g.dot" --depfile "$w/dir/../g.dot"
-same "-o an included file" "-o '$w/inc.cgraph' is '$w/inc.cgraph', a file the program reads" \
-  "$w/main.cgraph" -o "$w/inc.cgraph"
+ln -s inc.cgraph "$w/inc_link.c"
+same "-o an included file" "-o '$w/inc_link.c' is '$w/inc.cgraph', a file the program reads" \
+  "$w/main.cgraph" -o "$w/inc_link.c"
 ln -s /dev/null "$w/null"
 run "$exe" --emit=dot "$w/ok.cgraph" -o "$w/null" --depfile /dev/null
 check "a device may take more than one output" [ "$status" = 0 ]
