@@ -20,7 +20,8 @@
 /* Why an inferred edge is there: a resource's data flow, or two collectives,
  * which run in the order written (every rank must run a communicator's
  * collectives in one order, or they wait for each other forever). */
-enum { WHY_RAW, WHY_WAR, WHY_WAW, WHY_COMM, WHY_APART };
+/* WHY_RMW: the later node reads and writes what the earlier wrote. */
+enum { WHY_RAW, WHY_WAR, WHY_WAW, WHY_RMW, WHY_COMM, WHY_APART };
 
 /* ---- segments of one resource ---- */
 
@@ -130,7 +131,8 @@ static void visit(Infer *in, Seg *s, uint32_t node, int res, AccessMode mode) {
     return;
   visit(in, s->l, node, res, mode);
   if (s->writer >= 0)
-    add_edge(in, (uint32_t)s->writer, node, res, mode & ACC_WRITE ? WHY_WAW : WHY_RAW);
+    add_edge(in, (uint32_t)s->writer, node, res,
+             mode == ACC_RW ? WHY_RMW : mode & ACC_WRITE ? WHY_WAW : WHY_RAW);
   if (mode & ACC_WRITE)
     for (uint32_t i = 0; i < s->nreaders; i++)
       add_edge(in, s->readers[i], node, res, WHY_WAR);
@@ -334,7 +336,7 @@ static size_t topo_sort(size_t n, const Edge *e, size_t m, uint32_t *order) {
 }
 
 static const char *why_text(int why) {
-  return why == WHY_RAW ? "reads" : "writes";
+  return why == WHY_RAW ? "reads" : why == WHY_RMW ? "reads and writes" : "writes";
 }
 
 const char *edge_reason(const Edge *e) {
@@ -343,6 +345,7 @@ const char *edge_reason(const Edge *e) {
   case WHY_APART: return "a loop whose body sets its handle runs apart";
   case WHY_RAW: return "read after write";
   case WHY_WAR: return "write after read";
+  case WHY_RMW: return "read and write after write";
   default: return "write after write";
   }
 }
