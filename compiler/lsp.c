@@ -92,6 +92,8 @@ static int handle(Server *s, const cJSON *msg) {
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
   const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
   const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+  if (cJSON_IsNull(params))
+    params = NULL; /* "params": null, as clients send with shutdown and exit, is none */
   const char *version = json_str(msg, "jsonrpc");
   if (id && !cJSON_IsNumber(id) && !cJSON_IsString(id)) {
     reply_error(NULL, RPC_INVALID_REQUEST, "id must be a number or a string");

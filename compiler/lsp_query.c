@@ -689,13 +689,103 @@ enum {
   CK_TYPE = 25,
 };
 
+/* Where the cursor is, for what to offer there: anywhere (everything);
+ * inside grid(, block(, smem(, cluster(, priority(, cdiv(, min( or an
+ * index [...]: integers (constants, integer scalars, loop variables);
+ * inside a call's argument list: what the parameter takes (param, or
+ * NULL for copy and fill: any buffer, scalar or constant). */
+typedef enum Where { WH_ANY, WH_INTEGER, WH_ARGUMENT } Where;
+
 typedef struct Completion {
   cJSON *list;
   Map seen;
   const char *prefix;
   size_t nprefix;
   Analysis *a;
+  Where where;
+  const Param *param;
 } Completion;
+
+static bool integer_type(Type t) {
+  return t >= TY_I8 && t <= TY_U64;
+}
+
+/* Whether what the context asks for takes a value (a constant, a loop
+ * variable): integers, and value parameters. */
+static bool wants_values(const Completion *c) {
+  return c->where != WH_ARGUMENT || !c->param || !c->param->pointer;
+}
+
+/* Whether a scalar of type t fits: an integer where integers go, the
+ * parameter's type in an argument (a pointer parameter takes a scalar
+ * too, by its address). */
+static bool scalar_fits(const Completion *c, Type t) {
+  if (c->where == WH_INTEGER)
+    return integer_type(t);
+  return c->where == WH_ANY || !c->param || c->param->type == t;
+}
+
+static bool buffer_fits(const Completion *c, Type t) {
+  return c->where == WH_ANY ||
+         (c->where == WH_ARGUMENT && (!c->param || (c->param->pointer && c->param->type == t)));
+}
+
+static const char *const integer_calls[] = {"grid",     "block", "smem", "cluster",
+                                            "priority", "cdiv",  "min"};
+
+/* The call or index the offset `lo` is inside of, looking back through
+ * the statement: sets c->where and c->param. */
+static void find_where(Completion *c, const char *t, size_t lo) {
+  int depth = 0;
+  size_t commas = 0, i = lo;
+  for (size_t seen = 0; i > 0 && seen < 4096; i--, seen++) {
+    char ch = t[i - 1];
+    if (ch == ')' || ch == ']') {
+      depth++;
+    } else if (ch == '(' || ch == '[') {
+      if (depth == 0)
+        break;
+      depth--;
+    } else if (ch == ',' && depth == 0) {
+      commas++;
+    } else if (ch == ';' || ch == '{' || ch == '}') {
+      return;
+    }
+  }
+  if (i == 0 || (t[i - 1] != '(' && t[i - 1] != '['))
+    return;
+  if (t[i - 1] == '[') {
+    c->where = WH_INTEGER;
+    return;
+  }
+  size_t end = i - 1;
+  while (end > 0 && (t[end - 1] == ' ' || t[end - 1] == '\t'))
+    end--;
+  size_t start = end;
+  while (start > 0 && ident_char(t[start - 1]))
+    start--;
+  size_t n = end - start;
+  if (!n)
+    return;
+  for (size_t k = 0; k < sizeof integer_calls / sizeof *integer_calls; k++)
+    if (strlen(integer_calls[k]) == n && !strncmp(t + start, integer_calls[k], n)) {
+      c->where = WH_INTEGER;
+      return;
+    }
+  if ((n == 4 && !strncmp(t + start, "copy", 4)) || (n == 4 && !strncmp(t + start, "fill", 4))) {
+    c->where = WH_ARGUMENT;
+    return;
+  }
+  for (size_t k = 0; c->a && k < c->a->c.items.n; k++) {
+    const Item *it = c->a->c.items.v[k];
+    if (it->kind == IT_KERNEL && it->name && strlen(it->name->name) == n &&
+        !strncmp(t + start, it->name->name, n)) {
+      c->where = WH_ARGUMENT;
+      c->param = commas < (size_t)it->nparams ? &it->params[commas] : NULL;
+      return;
+    }
+  }
+}
 
 static void complete(Completion *c, const char *label, int kind, const char *detail) {
   if (strncmp(label, c->prefix, c->nprefix) || map_get(&c->seen, label))
@@ -715,18 +805,28 @@ static void complete_stmt(Stmt *st, void *ctx) {
   if (!st->name)
     return;
   switch (st->kind) {
-  case ST_CONST: complete(c, st->name->name, CK_CONSTANT, "const"); break;
+  case ST_CONST:
+    if (wants_values(c))
+      complete(c, st->name->name, CK_CONSTANT, "const");
+    break;
   case ST_SCALAR:
+    if (!scalar_fits(c, st->type))
+      break;
     put(&detail, "scalar: %s", type_name(st->type));
     vec_push(&detail, 0);
     complete(c, st->name->name, CK_VARIABLE, detail.v);
     break;
   case ST_BUFFER:
+    if (!buffer_fits(c, st->type))
+      break;
     put(&detail, "%s: %s[...]", buffer_words[st->buffer_kind & 3], type_name(st->type));
     vec_push(&detail, 0);
     complete(c, st->name->name, CK_VARIABLE, detail.v);
     break;
-  case ST_FOR: complete(c, st->name->name, CK_VARIABLE, "for variable"); break;
+  case ST_FOR:
+    if (wants_values(c))
+      complete(c, st->name->name, CK_VARIABLE, "for variable");
+    break;
   case ST_NODE:
   case ST_WHILE:
   case ST_IF:
@@ -772,9 +872,11 @@ void on_completion(Request *r) {
   Item *in = a ? item_at(a, pos_of_offset(d->text, d->len, a->file, lo)) : NULL;
   if (in && in->kind == IT_GRAPH) {
     Pos at = pos_of_offset(d->text, d->len, a->file, lo);
+    find_where(&c, d->text, lo);
     each_visible(in->body, in->nbody, at, complete_stmt, &c);
-    each_stmt(in->body, in->nbody, complete_node, &c);
-    if (in->variant_var)
+    if (c.where == WH_ANY)
+      each_stmt(in->body, in->nbody, complete_node, &c);
+    if (in->variant_var && wants_values(&c))
       complete(&c, in->variant_var->name, CK_CONSTANT, "variant");
   }
   if (in && in->kind == IT_KERNEL)
@@ -783,7 +885,7 @@ void on_completion(Request *r) {
         complete(&c, in->params[i].name->name, CK_VARIABLE, "parameter");
   for (size_t i = 0; a && i < a->c.items.n; i++) {
     Item *it = a->c.items.v[i];
-    if (!it->name)
+    if (!it->name || (c.where != WH_ANY && (it->kind != IT_CONST || !wants_values(&c))))
       continue;
     detail.n = 0;
     if (it->kind == IT_KERNEL)
@@ -797,11 +899,13 @@ void on_completion(Request *r) {
                                     : CK_MODULE,
              detail.v);
   }
-  complete(&c, "cdiv", CK_FUNCTION, "cdiv(a, b): a / b rounded up");
-  complete(&c, "min", CK_FUNCTION, "min(a, b)");
-  for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++)
+  if (wants_values(&c)) {
+    complete(&c, "cdiv", CK_FUNCTION, "cdiv(a, b): a / b rounded up");
+    complete(&c, "min", CK_FUNCTION, "min(a, b)");
+  }
+  for (size_t i = 0; c.where == WH_ANY && i < sizeof keywords / sizeof *keywords; i++)
     complete(&c, keywords[i], CK_KEYWORD, NULL);
-  for (Type t = TY_I8; t <= TY_HANDLE; t++)
+  for (Type t = TY_I8; c.where == WH_ANY && t <= TY_HANDLE; t++)
     complete(&c, type_name(t), CK_TYPE, NULL);
   cJSON *res = cJSON_CreateObject();
   cJSON_AddBoolToObject(res, "isIncomplete", false);
