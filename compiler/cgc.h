@@ -144,6 +144,7 @@ typedef enum Warning {
   W_BLOCK_SIZE,    /* a block whose threads are not a multiple of 32 */
   W_UNUSED_DEFINE, /* -D for a constant the program does not have */
   W_SEARCH_BUDGET, /* the reduction ran out of search steps */
+  W_WRITES_NOTHING, /* a kernel node whose every pointer argument is `in` */
   W_COUNT
 } Warning;
 /* The stable code of an error, by its message's format ("E0012"), or of a

@@ -278,6 +278,8 @@ static const struct {
     {"E0219", "unknown diagnostics output '%s' (use stderr or stdout)"},
     {"E0220", "unknown warning '%s' (the warnings are uninitialized, unused, "
               "block-size, unused-define and search-budget)"},
+    {"E0220", "unknown warning '%s' (the warnings are uninitialized, unused, block-size, "
+              "unused-define, search-budget and writes-nothing)"},
     {"E0221", "unknown output kind '%s' (use --emit=c or --emit=dot)"},
     {"E0222", "--prefix takes the start of a C name, at most %d bytes of letters, "
               "digits and '_' (not '%s')"},
@@ -297,6 +299,8 @@ static const struct {
     {"E0235", "the header '%s' cannot be named in #include \"...\" (it has %s)"},
     {"E0236", "the header '%s' would include itself in place of the runtime's "
               "cgrt.h; name it otherwise (-o or -H)"},
+    {"E0238", "-o '%s': C output goes into a .c, .cc, .cpp, .cxx or .cu file, not a '%s' file "
+              "(its header is written beside it; -H names another)"},
 };
 
 /* Unknown formats get E0000, which the diagnostics tests refuse.  At most
@@ -312,6 +316,7 @@ const char *warning_code(Warning w) {
   static const char *const codes[W_COUNT] = {
       [W_UNINITIALIZED] = "W0001", [W_UNUSED] = "W0002",        [W_BLOCK_SIZE] = "W0003",
       [W_UNUSED_DEFINE] = "W0004", [W_SEARCH_BUDGET] = "W0005",
+      [W_WRITES_NOTHING] = "W0006",
   };
   return codes[w];
 }

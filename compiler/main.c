@@ -26,14 +26,17 @@ static const char usage_text[] =
     "  --templates FILE  the companion CUDA file of template kernels (with --emit=c;\n"
     "                    default OUT_templates.cu, written only when a graph uses one)\n"
     "  -Wno-NAME         silence a warning: uninitialized, unused, block-size,\n"
-    "                    unused-define, search-budget (-WNAME turns it back on)\n"
+    "                    unused-define, search-budget, writes-nothing\n"
+    "                    (-WNAME turns it back on)\n"
+    "  -Wall, -Wextra    every warning on, the default (-Wno-NAME still silences one)\n"
     "  -Werror           warnings are errors\n"
     "  --diagnostics-format=text|json\n"
     "                    diagnostics as text (default) or one JSON object a line\n"
     "  --diagnostics-output=stderr|stdout\n"
     "                    where diagnostics go (stderr by default)\n"
     "  -h, --help        print this help and exit\n"
-    "  --version         print the version and exit\n";
+    "  --version         print the version and exit\n"
+    "More: man cgc (doc/cgc.1), and the language reference, doc/language.md.\n";
 
 /* A usage error: text on stderr, or, after --diagnostics-format=json, a
  * JSON diagnostic (without position) where diagnostics go. */
@@ -283,13 +286,16 @@ int main(int argc, char **argv) {
       goto done;
     } else if (!strcmp(a, "-Werror")) {
       werror = true;
+    } else if (!strcmp(a, "-Wall") || !strcmp(a, "-Wextra")) {
+      /* Every warning is on by default; as in C compilers, a -Wno-NAME
+       * wins over them wherever it stands. */
     } else if (!strncmp(a, "-W", 2) && a[2]) {
       bool no = !strncmp(a + 2, "no-", 3);
       Warning w;
       if (!warning_named(a + (no ? 5 : 2), &w)) {
         status = usage_error(json, diag_stdout,
                              "unknown warning '%s' (the warnings are uninitialized, unused, "
-                             "block-size, unused-define and search-budget)",
+                             "block-size, unused-define, search-budget and writes-nothing)",
                              a + (no ? 5 : 2));
         goto done;
       }

@@ -221,7 +221,49 @@ static void warn_unused(Diag *d, const Graph *g) {
   free(used);
 }
 
+/* Whether a kernel writes nothing the graph can see: it has pointer
+ * parameters, all `in`, and no handle parameter (which sets a loop's
+ * condition). */
+static bool writes_nothing(const Item *k) {
+  bool pointers = false;
+  for (int i = 0; i < k->nparams; i++) {
+    if (k->params[i].type == TY_HANDLE || (k->params[i].pointer && k->params[i].mode != MODE_IN))
+      return false;
+    pointers |= k->params[i].pointer;
+  }
+  return pointers;
+}
+
+/* A kernel node whose every pointer argument is `in`: no later node waits
+ * for what it does, the common slip of `in` for `out`.  Once
+ * a kernel, at its first node in the program. */
+static void warn_writes_nothing(Diag *d, const Program *p) {
+  VEC(const Item *) seen = {0};
+  for (size_t i = 0; i < p->graphs.n; i++) {
+    const Graph *g = p->graphs.v[i];
+    for (size_t v = 0; v < g->nodes.n; v++) {
+      const Node *n = &g->nodes.v[v];
+      if (n->kind != NK_KERNEL || !n->kernel || !writes_nothing(n->kernel))
+        continue;
+      size_t k = 0;
+      while (k < seen.n && seen.v[k] != n->kernel)
+        k++;
+      if (k < seen.n)
+        continue;
+      vec_push(&seen, n->kernel);
+      warn_at(d, W_WRITES_NOTHING, n->pos,
+              "kernel '%s' writes nothing the graph can see: all its pointer parameters are "
+              "'in', so no later node waits for its results; declare the ones it writes 'out' "
+              "or 'inout'",
+              n->kernel->name->name);
+      note_at(d, n->kernel->name_pos, "'%s' is declared here", n->kernel->name->name);
+    }
+  }
+  vec_free(&seen);
+}
+
 void warn_program(Compiler *c, const Program *p) {
+  warn_writes_nothing(c->diag, p);
   for (size_t i = 0; i < p->graphs.n; i++) {
     warn_unused(c->diag, p->graphs.v[i]);
     warn_uninitialized(c->diag, p->graphs.v[i]);

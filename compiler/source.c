@@ -426,7 +426,7 @@ static void print_line(Diag *d, Span s) {
 static const char *const warning_names[W_COUNT] = {
     [W_UNINITIALIZED] = "uninitialized", [W_UNUSED] = "unused",
     [W_BLOCK_SIZE] = "block-size",       [W_UNUSED_DEFINE] = "unused-define",
-    [W_SEARCH_BUDGET] = "search-budget",
+    [W_SEARCH_BUDGET] = "search-budget", [W_WRITES_NOTHING] = "writes-nothing",
 };
 
 const char *warning_name(Warning w) { return warning_names[w]; }

@@ -64,6 +64,16 @@ check "-Wunused after -Wno-unused warns again" grep -q "buffer 'spare' is never 
 check "a warning alone exits 0" [ "$status" = 0 ]
 run -Wunused -Wno-unused --check "$tmp/warn.cgraph"
 check "-Wno-unused after -Wunused silences it" [ ! -s "$tmp/err" ]
+for w in -Wall -Wextra; do
+  run $w --check "$tmp/warn.cgraph"
+  check "$w is accepted" [ "$status" = 0 ]
+  check "$w warns" grep -q "buffer 'spare' is never used \[-Wunused\]" "$tmp/err"
+  run -Wno-unused $w --check "$tmp/warn.cgraph"
+  check "-Wno-unused wins over a later $w" [ ! -s "$tmp/err" ]
+done
+"$cgc" --help > "$tmp/out"
+check "--help ends pointing to man cgc and the reference" \
+  sh -c 'tail -n 1 "$1" | grep -q "man cgc (doc/cgc.1), and the language reference, doc/language.md"' sh "$tmp/out"
 run -Werror -o "$tmp/warn_graph.c" "$tmp/warn.cgraph"
 check "-Werror: exit 1" [ "$status" = 1 ]
 check "-Werror: nothing written" [ ! -e "$tmp/warn_graph.c" ] && [ ! -e "$tmp/warn_graph.h" ]

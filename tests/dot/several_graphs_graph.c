@@ -36,9 +36,9 @@ static const cgrt_arg_desc cgc_args_first[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* c: x */
 };
 static const cgrt_node_desc cgc_nodes_first[] = {
-  [0] = {.name = "p", .line = 7, .col = 5, .kind = CGRT_KERNEL_NODE,
+  [0] = {.name = "p", .line = 8, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
-  [1] = {.name = "c", .line = 8, .col = 5, .kind = CGRT_KERNEL_NODE,
+  [1] = {.name = "c", .line = 9, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 1, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
 };
 static const uint32_t cgc_edges_first[] = {
@@ -94,9 +94,9 @@ static const cgrt_arg_desc cgc_args_second[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* c: x */
 };
 static const cgrt_node_desc cgc_nodes_second[] = {
-  [0] = {.name = "p", .line = 13, .col = 5, .kind = CGRT_KERNEL_NODE,
+  [0] = {.name = "p", .line = 14, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
-  [1] = {.name = "c", .line = 14, .col = 5, .kind = CGRT_KERNEL_NODE,
+  [1] = {.name = "c", .line = 15, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 1, .nargs = 1, .grid = {1, 1, 1}, .block = {32, 1, 1}, .scope = CGRT_TOP},
 };
 static const uint32_t cgc_edges_second[] = {
