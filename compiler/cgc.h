@@ -139,11 +139,11 @@ void note_at(Diag *d, Pos p, const char *fmt, ...) __attribute__((format(printf,
 
 /* The warnings, each silenced by -Wno-NAME and made an error by -Werror. */
 typedef enum Warning {
-  W_UNINITIALIZED, /* an owned device buffer read before anything writes it */
-  W_UNUSED,        /* a buffer or scalar that nothing uses */
-  W_BLOCK_SIZE,    /* a block whose threads are not a multiple of 32 */
-  W_UNUSED_DEFINE, /* -D for a constant the program does not have */
-  W_SEARCH_BUDGET, /* the reduction ran out of search steps */
+  W_UNINITIALIZED,  /* an owned device buffer read before anything writes it */
+  W_UNUSED,         /* a buffer or scalar that nothing uses */
+  W_BLOCK_SIZE,     /* a block whose threads are not a multiple of 32 */
+  W_UNUSED_DEFINE,  /* -D for a constant the program does not have */
+  W_SEARCH_BUDGET,  /* the reduction ran out of search steps */
   W_WRITES_NOTHING, /* a kernel node whose every pointer argument is `in` */
   W_COUNT
 } Warning;

@@ -50,7 +50,8 @@ static const struct {
     {"E0031", "value parameter '%s' takes no access mode; only pointers are in, out or inout"},
     {"E0032", "the parameters of kernel '%s' take %lld bytes; CUDA allows at most %d (CUDA 12.1 "
               "and later, compute capability 7.0 and later)"},
-    {"E0033", "constant '%s' must be an integer"},
+    {"E0033", "constant '%s' must be an integer; for a float, pass the number as the argument "
+              "itself, or declare a scalar ('scalar %s: f32 = ...;' in the graph)"},
     {"E0034", "a buffer has at most 8 dimensions"},
     {"E0035", "dimension %d of '%s' is %lld; it must be at least 1"},
     {"E0036", "the size of '%s' overflows 64 bits"},
@@ -299,6 +300,17 @@ static const struct {
     {"E0235", "the header '%s' cannot be named in #include \"...\" (it has %s)"},
     {"E0236", "the header '%s' would include itself in place of the runtime's "
               "cgrt.h; name it otherwise (-o or -H)"},
+    {"E0239", "a 'for' loop runs over 'START .. END', not range(...): write "
+              "'for %s in 0 .. END'"},
+    {"E0239", "a 'for' loop runs over 'START .. END' ('for %s in 0 .. N')"},
+    {"E0240", "a node is declared with 'node': 'node %s = ...'"},
+    {"E0241", "a condition cannot compute with '%s': each side of a comparison is a scalar, "
+              "one buffer element or a constant expression; move the arithmetic to the "
+              "constant side, or have a kernel compute the value into a scalar or element"},
+    {"E0242", "a parameter is written 'MODE NAME: TYPE', as in 'in x: f16*' or 'n: u32' (MODE "
+              "in, out or inout for a pointer), not as in C"},
+    {"E0243", "a kernel is declared as 'kernel NAME(in x: f16*, n: u32);', not as a CUDA "
+              "prototype: cgc writes the extern \"C\" declaration from it"},
     {"E0238", "-o '%s': C output goes into a .c, .cc, .cpp, .cxx or .cu file, not a '%s' file "
               "(its header is written beside it; -H names another)"},
 };
@@ -315,8 +327,7 @@ const char *error_code(const char *fmt) {
 const char *warning_code(Warning w) {
   static const char *const codes[W_COUNT] = {
       [W_UNINITIALIZED] = "W0001", [W_UNUSED] = "W0002",        [W_BLOCK_SIZE] = "W0003",
-      [W_UNUSED_DEFINE] = "W0004", [W_SEARCH_BUDGET] = "W0005",
-      [W_WRITES_NOTHING] = "W0006",
+      [W_UNUSED_DEFINE] = "W0004", [W_SEARCH_BUDGET] = "W0005", [W_WRITES_NOTHING] = "W0006",
   };
   return codes[w];
 }

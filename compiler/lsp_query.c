@@ -706,9 +706,7 @@ typedef struct Completion {
   const Param *param;
 } Completion;
 
-static bool integer_type(Type t) {
-  return t >= TY_I8 && t <= TY_U64;
-}
+static bool integer_type(Type t) { return t >= TY_I8 && t <= TY_U64; }
 
 /* Whether what the context asks for takes a value (a constant, a loop
  * variable): integers, and value parameters. */

@@ -132,7 +132,9 @@ static void visit(Infer *in, Seg *s, uint32_t node, int res, AccessMode mode) {
   visit(in, s->l, node, res, mode);
   if (s->writer >= 0)
     add_edge(in, (uint32_t)s->writer, node, res,
-             mode == ACC_RW ? WHY_RMW : mode & ACC_WRITE ? WHY_WAW : WHY_RAW);
+             mode == ACC_RW     ? WHY_RMW
+             : mode & ACC_WRITE ? WHY_WAW
+                                : WHY_RAW);
   if (mode & ACC_WRITE)
     for (uint32_t i = 0; i < s->nreaders; i++)
       add_edge(in, s->readers[i], node, res, WHY_WAR);

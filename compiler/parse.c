@@ -305,6 +305,27 @@ Stmt *stmt_edge(ParseState *ps, List *chain) {
   return s;
 }
 
+Stmt *stmt_for_without_range(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *e, List *body) {
+  bool range = e->kind == EX_CALL && !strcmp(e->fn->name, "range") && e->nargs == 1;
+  Span s = expr_span(e);
+  if (range)
+    error_span(ps->c->diag, s,
+               "a 'for' loop runs over 'START .. END', not range(...): write "
+               "'for %s in 0 .. END'",
+               var->name);
+  else
+    error_span(ps->c->diag, s, "a 'for' loop runs over 'START .. END' ('for %s in 0 .. N')",
+               var->name);
+  Expr *hi = range ? e->args[0] : e;
+  return stmt_for(ps, p, var, vp, expr_int(ps, e->pos, 0), hi, body);
+}
+
+void node_keyword_missing(ParseState *ps, Pos p, Sym *name) {
+  Span at = {.at = p, .lo_line = p.line, .lo_col = p.col, .hi_line = p.line, .hi_col = p.col};
+  error_at(ps->c->diag, p, "a node is declared with 'node': 'node %s = ...'", name->name);
+  diag_fix(ps->c->diag, at, "node ");
+}
+
 Stmt *stmt_for(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *lo, Expr *hi, List *body) {
   Stmt *s = new_stmt(ps, ST_FOR, p);
   s->name = var;

@@ -62,6 +62,10 @@ List *edge_link(ParseState *ps, List *chain, EdgeGroup *from, Pos arrow,
                 bool programmatic, EdgeGroup *to);
 Stmt *stmt_edge(ParseState *ps, List *chain);
 Stmt *stmt_for(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *lo, Expr *hi, List *body);
+/* Slips answered with the fix: `for l in range(N)` (taken as 0 .. N, or
+ * 0 .. EXPR, after the error) and `norm = rmsnorm(...)` without `node`. */
+Stmt *stmt_for_without_range(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *e, List *body);
+void node_keyword_missing(ParseState *ps, Pos p, Sym *name);
 Stmt *stmt_named(Stmt *control, Sym *name, Pos np);
 Stmt *stmt_while(ParseState *ps, Pos p, Cond *cond, Expr *max_iter, List *body);
 Stmt *stmt_if(ParseState *ps, Pos p, Cond *cond, List *then_body, List *else_body);

@@ -206,7 +206,10 @@ static bool define_global(Sema *s, Item *it) {
   gl->defining = true;
   if (eval(s, it->value, &v)) {
     if (v.is_float)
-      error_span(s->d, expr_span(it->value), "constant '%s' must be an integer", it->name->name);
+      error_span(s->d, expr_span(it->value),
+                 "constant '%s' must be an integer; for a float, pass the number as the argument "
+                 "itself, or declare a scalar ('scalar %s: f32 = ...;' in the graph)",
+                 it->name->name, it->name->name);
     else
       gl->value = v.i, gl->valid = true;
   }
@@ -482,7 +485,10 @@ static void declare_const(Sema *s, Stmt *st) {
   bool valid = eval(s, st->value, &v);
   s->defining = NULL;
   if (valid && v.is_float) {
-    error_span(s->d, expr_span(st->value), "constant '%s' must be an integer", st->name->name);
+    error_span(s->d, expr_span(st->value),
+               "constant '%s' must be an integer; for a float, pass the number as the argument "
+               "itself, or declare a scalar ('scalar %s: f32 = ...;' in the graph)",
+               st->name->name, st->name->name);
     valid = false;
   }
   if (!check_new_name(s, st->name, st->name_pos))

@@ -13,6 +13,29 @@
 
 typedef VEC(Access) AccessVec;
 
+/* The first scalar or buffer that arithmetic `e` computes with, or NULL. */
+static Expr *computed_ref(Sema *s, Expr *e) {
+  switch (e->kind) {
+  case EX_NAME: {
+    Binding *b = lookup(s, e->name);
+    return b && b->kind == B_RES ? e : NULL;
+  }
+  case EX_INDEX:
+  case EX_SLICE: return computed_ref(s, e->a);
+  case EX_NEG: return computed_ref(s, e->a);
+  case EX_BIN: {
+    Expr *r = computed_ref(s, e->a);
+    return r ? r : computed_ref(s, e->b);
+  }
+  case EX_CALL:
+    for (int i = 0; i < e->nargs; i++)
+      if (computed_ref(s, e->args[i]))
+        return computed_ref(s, e->args[i]);
+    return NULL;
+  default: return NULL;
+  }
+}
+
 /* One side of a comparison: a scalar, one element of a buffer, or a
  * constant.  What it reads goes into `reads`. */
 static bool cond_operand(Sema *s, Expr *e, Arg *out, Type *type, bool *is_ref, Value *v,
@@ -21,6 +44,16 @@ static bool cond_operand(Sema *s, Expr *e, Arg *out, Type *type, bool *is_ref, V
     return false;
   if (!*is_ref) {
     out->pos = e->pos;
+    Expr *ref =
+        e->kind == EX_BIN || e->kind == EX_NEG || e->kind == EX_CALL ? computed_ref(s, e) : NULL;
+    if (ref) {
+      error_span(s->d, expr_span(e),
+                 "a condition cannot compute with '%s': each side of a comparison is a scalar, "
+                 "one buffer element or a constant expression; move the arithmetic to the "
+                 "constant side, or have a kernel compute the value into a scalar or element",
+                 ref->name->name);
+      return false;
+    }
     return eval(s, e, v);
   }
   Resource *r = &s->g->res.v[out->res];

@@ -193,9 +193,13 @@ stmt
   | NODE IDENT '=' call launches semi
                                   { $$ = stmt_node(ps, @1, $2, @2, $4, $5); }
   | call launches semi            { $$ = stmt_node(ps, @1, NULL, @1, $1, $2); }
+  | IDENT '=' call launches semi  { $$ = stmt_node(ps, @1, $1, @1, $3, $4);
+                                    node_keyword_missing(ps, @1, $1); }
   | chain semi                    { $$ = stmt_edge(ps, $1); }
   | FOR IDENT IN expr DOTDOT expr '{' stmts '}'
                                   { $$ = stmt_for(ps, @1, $2, @2, $4, $6, $8); }
+  | FOR IDENT IN expr '{' stmts '}'
+                                  { $$ = stmt_for_without_range(ps, @1, $2, @2, $4, $6); }
   | WHILE cond max_opt '{' stmts '}'
                                   { $$ = stmt_while(ps, @1, $2, $3, $5); }
   | IF cond '{' stmts '}' else_opt
@@ -459,6 +463,28 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
     return 0;
   }
   discarding(ps);
+  /* A C parameter list (kernel k(f16* x, const f16* y)): one error, and
+   * the kernel's name is not then reported undefined at each call. */
+  const struct ScannedToken *two = scanned(ps, 2), *three = scanned(ps, 3);
+  if ((tok == YYSYMBOL_TYPE || tok == YYSYMBOL_CONST) && prev && prev->kind == '(' && two &&
+      two->kind == IDENT && three && (three->kind == KERNEL || three->kind == CAPTURE)) {
+    lose_name(ps, two);
+    error_at(d, at,
+             "a parameter is written 'MODE NAME: TYPE', as in 'in x: f16*' or 'n: u32' (MODE "
+             "in, out or inout for a pointer), not as in C");
+    return 0;
+  }
+  /* A CUDA prototype pasted where declarations go. */
+  bool at_top = false;
+  for (int i = 0; i < n; i++)
+    at_top |= expected[i] == YYSYMBOL_KERNEL;
+  if (at_top &&
+      (tok == YYSYMBOL_EXTERN || (tok == YYSYMBOL_IDENT && !strcmp(ps->last, "__global__")))) {
+    error_at(d, at,
+             "a kernel is declared as 'kernel NAME(in x: f16*, n: u32);', not as a CUDA "
+             "prototype: cgc writes the extern \"C\" declaration from it");
+    return 0;
+  }
   if (tok == YYSYMBOL_IDENT && look) {
     /* A misspelt keyword where keywords are expected. */
     char buf[YYNTOKENS][16];
