@@ -375,6 +375,24 @@ static void describe_step(Compiler *c, Graph *g, const Edge *e) {
           a->name, why_text(e->why), res, a->name, e->why == WHY_WAR ? "reads" : "writes");
 }
 
+/* The innermost for statement whose body (or a while's or if's body in
+ * it) holds the statement at p, with `loop` the one around body; NULL
+ * when there is none. */
+static const Stmt *loop_of(Stmt *const *body, int n, Pos p, const Stmt *loop) {
+  for (int i = 0; i < n; i++) {
+    const Stmt *st = body[i];
+    if (st->pos.file == p.file && st->pos.line == p.line && st->pos.col == p.col &&
+        st->kind != ST_FOR)
+      return loop;
+    if (st->kind == ST_FOR || st->kind == ST_WHILE || st->kind == ST_IF) {
+      const Stmt *in = loop_of(st->body, st->nbody, p, st->kind == ST_FOR ? st : loop);
+      if (in)
+        return in;
+    }
+  }
+  return NULL;
+}
+
 /* Reports one cycle among the nodes that topo_sort could not place. */
 static void report_cycle(Compiler *c, Graph *g, const Preds *p, const uint32_t *order,
                          size_t placed) {
@@ -769,12 +787,24 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
                  "between them",
                  res, b->name, why_text(e->why), a->name, ra);
       }
+      /* Two nodes of one iteration of a for body ('kp[2]', 'rope[2]'): the
+       * edge the user writes is the body's, 'kp -> rope;'. */
+      const char *ia = strchr(a->name, '['), *ib = strchr(b->name, '[');
+      bool same_iteration = ia && ib && !strcmp(ia, ib);
+      if (same_iteration) {
+        const Stmt *la = loop_of(g->item->body, g->item->nbody, a->pos, NULL);
+        same_iteration = la && la == loop_of(g->item->body, g->item->nbody, b->pos, NULL);
+      }
+      size_t na = same_iteration ? (size_t)(ia - a->name) : strlen(a->name),
+             nb = same_iteration ? (size_t)(ib - b->name) : strlen(b->name);
       if (!a->keyword_name && !b->keyword_name) {
         /* The edge, as data for an editor; where both nodes are at the
          * top of the graph, outside loops, its statement can go on a line
          * before the second. */
-        bool top = a->scope < 0 && b->scope < 0 && !strchr(a->name, '[') && !strchr(b->name, '[');
-        char *text = arena_printf(c->arena, "%s -> %s;\n%*s", a->name, b->name, b->pos.col - 1, "");
+        bool top = a->scope < 0 && b->scope < 0 &&
+                   ((!ia && !ib) || (same_iteration && a->pos.file == b->pos.file));
+        char *text = arena_printf(c->arena, "%.*s -> %.*s;\n%*s", (int)na, a->name, (int)nb,
+                                  b->name, b->pos.col - 1, "");
         Span at = top ? (Span){.at = b->pos,
                                .lo_line = b->pos.line,
                                .lo_col = b->pos.col,
@@ -783,7 +813,11 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
                       : span_at((Pos){.file = -1});
         diag_fix_edge(c->diag, a->name, b->name, at, text);
       }
-      if (!a->keyword_name && !b->keyword_name)
+      if (!a->keyword_name && !b->keyword_name && same_iteration)
+        note_at(c->diag, a->pos,
+                "node '%s' is here; add '%.*s -> %.*s;' to the loop's body to run it first",
+                a->name, (int)na, a->name, (int)nb, b->name);
+      else if (!a->keyword_name && !b->keyword_name)
         note_at(c->diag, a->pos, "node '%s' is here; add '%s -> %s;' to run it first", a->name,
                 a->name, b->name);
       else

@@ -423,6 +423,29 @@ static void print_line(Diag *d, Span s) {
   fprintf(d->out, "%s\n", col(d, C_RESET));
 }
 
+/* The key that says two diagnostics are one: the place and the message
+ * with the indices of unrolled names left out ('res[3]' as 'res'), so that
+ * a mistake in a for body is reported once, not once an iteration. */
+static char *same_key(Diag *d, Pos p, const char *msg) {
+  size_t n = strlen(msg);
+  char *m = arena_alloc(d->arena, n + 1), *o = m;
+  for (size_t i = 0; i < n; i++) {
+    size_t j = i + 1;
+    if (msg[i] == '[' && i > 0 &&
+        (isalnum((unsigned char)msg[i - 1]) || msg[i - 1] == '_' || msg[i - 1] == ']')) {
+      while (j < n && isdigit((unsigned char)msg[j]))
+        j++;
+      if (j > i + 1 && j < n && msg[j] == ']') {
+        i = j;
+        continue;
+      }
+    }
+    *o++ = msg[i];
+  }
+  *o = 0;
+  return arena_printf(d->arena, "%d:%d:%d:%s", p.file, p.line, p.col, m);
+}
+
 static const char *const warning_names[W_COUNT] = {
     [W_UNINITIALIZED] = "uninitialized", [W_UNUSED] = "unused",
     [W_BLOCK_SIZE] = "block-size",       [W_UNUSED_DEFINE] = "unused-define",
@@ -471,8 +494,7 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
     d->dropping = true;
     if (d->stopped)
       return;
-    char *key = arena_printf(d->arena, "%d:%d:%d:%s", p.file, p.line, p.col,
-                             msg);
+    char *key = same_key(d, p, msg);
     if (map_get(&d->seen, key))
       return;
     map_put(&d->seen, key, key);
@@ -490,7 +512,7 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
   }
   if (severity == C_WARNING) {
     /* Once at a place, as errors are: a loop's iterations repeat it. */
-    char *key = arena_printf(d->arena, "%d:%d:%d:%s", p.file, p.line, p.col, msg);
+    char *key = same_key(d, p, msg);
     d->dropping = map_get(&d->seen, key) != NULL;
     if (d->dropping)
       return;
