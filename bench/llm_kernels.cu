@@ -133,7 +133,7 @@ struct Copies {
   }
   ~Copies() {
     for (bf16 *q : p)
-      cudaFree(q);
+      CUDA(cudaFree(q));
   }
   bf16 *operator[](int i) const { return p[(size_t)i % p.size()]; }
 };
@@ -222,8 +222,8 @@ static double cublas_time(const Copies &w, int n, int k, int m) {
                         CUDA_R_16BF, k, &zero, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
                         CUBLAS_GEMM_DEFAULT));
   });
-  cudaFree(x);
-  cudaFree(y);
+  CUDA(cudaFree(x));
+  CUDA(cudaFree(y));
   return us;
 }
 
@@ -274,11 +274,11 @@ static void gemv_case(const GemvCase &c, int m, bool with_cublas) {
   row("kernels", name, "read_only", "us", read_time(bytes));
   if (with_cublas)
     row("kernels", name, "cublas", "us", cublas_time(w, rows, c.k, m));
-  cudaFree(x);
-  cudaFree(g);
-  cudaFree(y);
-  cudaFree(yf);
-  cudaFree(best);
+  CUDA(cudaFree(x));
+  CUDA(cudaFree(g));
+  CUDA(cudaFree(y));
+  CUDA(cudaFree(yf));
+  CUDA(cudaFree(best));
 }
 
 template <int R, int U> static void sweep_one(const char *name, const Copies &w, int n, int k) {
@@ -291,8 +291,8 @@ template <int R, int U> static void sweep_one(const char *name, const Copies &w,
   char way[32];
   snprintf(way, sizeof way, "R%d_U%d", R, U);
   row("sweep", name, way, "us", us);
-  cudaFree(x);
-  cudaFree(y);
+  CUDA(cudaFree(x));
+  CUDA(cudaFree(y));
 }
 
 static void sweep(const char *name, int n, int k) {
@@ -348,7 +348,7 @@ static void attention_case(int keys, int m, int splits) {
   row("attention", name, "read_only", "us", read_time(bytes));
   for (void *p : {(void *)cache, (void *)qkv, (void *)kvn, (void *)q_lat, (void *)q_pe, (void *)o,
                   (void *)part, (void *)ml, (void *)inv, (void *)dpos})
-    cudaFree(p);
+    CUDA(cudaFree(p));
 }
 
 // The routed experts (6 a token, host-chosen) and the shared ones: gate/up
@@ -432,7 +432,7 @@ static void moe_case(int m) {
   row("moe", name, "read_only", "us", read_time((size_t)E * D * 2));
   for (void *p : {(void *)x, (void *)g, (void *)act, (void *)dids, (void *)count, (void *)dw,
                   (void *)logits, (void *)rw, (void *)rids})
-    cudaFree(p);
+    CUDA(cudaFree(p));
 }
 
 // One MoE layer of the step as a chain, at 512 keys, one token: attention
@@ -521,7 +521,7 @@ int main(int argc, char **argv) {
         [&](int) { launch(read_only, dim3(sms * 4), dim3(512), 0, true, (const uint4 *)p, bytes / 16, sink); },
         5);
     row("read", quick ? "1GB" : "8GB", "read_only", "TB/s", bytes / us / 1e6);
-    cudaFree(p);
+    CUDA(cudaFree(p));
   }
   if (read_only_run)
     return 0;
