@@ -14,12 +14,14 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <vector>
 
 #include "check.h"     // CUDA(call): a CUDA call that must succeed
+#include "timing.h"    // bench_median, bench_row
 #include "llm_graph.h" // the library's kernels, as llm.cgraph declares them
 
 #include "llm_config.cuh"
@@ -174,7 +176,7 @@ template <class F> static double time_calls(F body, int calls = 0) {
   CUDA(cudaEventCreate(&e1));
   for (int i = 0; i < 3; i++)
     CUDA(cudaGraphLaunch(ge, stream));
-  std::vector<float> t;
+  std::vector<double> t;
   for (int r = 0; r < REPS; r++) {
     CUDA(cudaEventRecord(e0, stream));
     CUDA(cudaGraphLaunch(ge, stream));
@@ -184,19 +186,13 @@ template <class F> static double time_calls(F body, int calls = 0) {
     CUDA(cudaEventElapsedTime(&ms, e0, e1));
     t.push_back(ms);
   }
-  std::sort(t.begin(), t.end());
   CUDA(cudaEventDestroy(e0));
   CUDA(cudaEventDestroy(e1));
   CUDA(cudaGraphExecDestroy(ge));
   CUDA(cudaGraphDestroy(g));
-  return t[t.size() / 2] * 1e3 / calls;
+  return bench_median(t.data(), (int)t.size()) * 1e3 / calls;
 }
 
-static void row(const char *section, const char *c, const char *way, const char *metric,
-                double v) {
-  printf("%s,%s,%s,%s,%.4f\n", section, c, way, metric, v);
-  fflush(stdout);
-}
 
 // The read-only kernel over `bytes` a call, rotating over copies as a
 // kernel over those bytes does.
@@ -269,11 +265,11 @@ static void gemv_case(const GemvCase &c, int m, bool with_cublas) {
   });
   char name[64];
   snprintf(name, sizeof name, "%s_m%d", c.name, m);
-  row("kernels", name, "bytes", "MB", bytes / 1e6);
-  row("kernels", name, "cgc_kernels", "us", us);
-  row("kernels", name, "read_only", "us", read_time(bytes));
+  bench_row("kernels", name, "bytes", "MB", bytes / 1e6);
+  bench_row("kernels", name, "cgc_kernels", "us", us);
+  bench_row("kernels", name, "read_only", "us", read_time(bytes));
   if (with_cublas)
-    row("kernels", name, "cublas", "us", cublas_time(w, rows, c.k, m));
+    bench_row("kernels", name, "cublas", "us", cublas_time(w, rows, c.k, m));
   CUDA(cudaFree(x));
   CUDA(cudaFree(g));
   CUDA(cudaFree(y));
@@ -290,15 +286,15 @@ template <int R, int U> static void sweep_one(const char *name, const Copies &w,
   });
   char way[32];
   snprintf(way, sizeof way, "R%d_U%d", R, U);
-  row("sweep", name, way, "us", us);
+  bench_row("sweep", name, way, "us", us);
   CUDA(cudaFree(x));
   CUDA(cudaFree(y));
 }
 
 static void sweep(const char *name, int n, int k) {
   Copies w((size_t)n * k);
-  row("sweep", name, "bytes", "MB", (double)n * k * 2 / 1e6);
-  row("sweep", name, "read_only", "us", read_time((size_t)n * k * 2));
+  bench_row("sweep", name, "bytes", "MB", (double)n * k * 2 / 1e6);
+  bench_row("sweep", name, "read_only", "us", read_time((size_t)n * k * 2));
   sweep_one<1, 2>(name, w, n, k);
   sweep_one<1, 4>(name, w, n, k);
   sweep_one<1, 8>(name, w, n, k);
@@ -342,10 +338,10 @@ static void attention_case(int keys, int m, int splits) {
   char name[64];
   snprintf(name, sizeof name, "keys%d_m%d_splits%d", keys, m, splits);
   const size_t bytes = (size_t)m * keys * MLA_CH * 2;
-  row("attention", name, "bytes", "MB", bytes / 1e6);
-  row("attention", name, "decode_combine", "us", us);
-  row("attention", name, "prep", "us", prep);
-  row("attention", name, "read_only", "us", read_time(bytes));
+  bench_row("attention", name, "bytes", "MB", bytes / 1e6);
+  bench_row("attention", name, "decode_combine", "us", us);
+  bench_row("attention", name, "prep", "us", prep);
+  bench_row("attention", name, "read_only", "us", read_time(bytes));
   for (void *p : {(void *)cache, (void *)qkv, (void *)kvn, (void *)q_lat, (void *)q_pe, (void *)o,
                   (void *)part, (void *)ml, (void *)inv, (void *)dpos})
     CUDA(cudaFree(p));
@@ -408,28 +404,28 @@ static void moe_case(int m) {
                (const bf16 *)act, (const uint32_t *)dids, (const float *)dw, x, FE, FS, TOPK, D, m);
       });
     };
-    row("moe_sweep", "gate_up_m1", "bytes", "MB", (double)(distinct * 2 * FE + 2 * FS) * D * 2 / 1e6);
-    row("moe_sweep", "gate_up_m1", "R1_U2", "us", gu_time(gate_up_variant<1, 2>, WARPS));
-    row("moe_sweep", "gate_up_m1", "R1_U4", "us", gu_time(gate_up_variant<1, 4>, WARPS));
-    row("moe_sweep", "gate_up_m1", "R1_U8", "us", gu_time(gate_up_variant<1, 8>, WARPS));
-    row("moe_sweep", "gate_up_m1", "R2_U4", "us", gu_time(gate_up_variant<2, 4>, 2 * WARPS));
-    row("moe_sweep", "gate_up_m1", "read_only", "us",
+    bench_row("moe_sweep", "gate_up_m1", "bytes", "MB", (double)(distinct * 2 * FE + 2 * FS) * D * 2 / 1e6);
+    bench_row("moe_sweep", "gate_up_m1", "R1_U2", "us", gu_time(gate_up_variant<1, 2>, WARPS));
+    bench_row("moe_sweep", "gate_up_m1", "R1_U4", "us", gu_time(gate_up_variant<1, 4>, WARPS));
+    bench_row("moe_sweep", "gate_up_m1", "R1_U8", "us", gu_time(gate_up_variant<1, 8>, WARPS));
+    bench_row("moe_sweep", "gate_up_m1", "R2_U4", "us", gu_time(gate_up_variant<2, 4>, 2 * WARPS));
+    bench_row("moe_sweep", "gate_up_m1", "read_only", "us",
         read_time((size_t)(distinct * 2 * FE + 2 * FS) * D * 2));
-    row("moe_sweep", "down_m1", "bytes", "MB", (double)(distinct * FE + FS) * D * 2 / 1e6);
-    row("moe_sweep", "down_m1", "U2", "us", down_time(down_variant<1, 2>));
-    row("moe_sweep", "down_m1", "U4", "us", down_time(down_variant<1, 4>));
-    row("moe_sweep", "down_m1", "U8", "us", down_time(down_variant<1, 8>));
-    row("moe_sweep", "down_m1", "read_only", "us", read_time((size_t)(distinct * FE + FS) * D * 2));
+    bench_row("moe_sweep", "down_m1", "bytes", "MB", (double)(distinct * FE + FS) * D * 2 / 1e6);
+    bench_row("moe_sweep", "down_m1", "U2", "us", down_time(down_variant<1, 2>));
+    bench_row("moe_sweep", "down_m1", "U4", "us", down_time(down_variant<1, 4>));
+    bench_row("moe_sweep", "down_m1", "U8", "us", down_time(down_variant<1, 8>));
+    bench_row("moe_sweep", "down_m1", "read_only", "us", read_time((size_t)(distinct * FE + FS) * D * 2));
   }
   char name[64];
   snprintf(name, sizeof name, "experts_m%d", m);
-  row("moe", name, "bytes", "MB", bytes / 1e6);
-  row("moe", name, "cgc_kernels", "us", us);
-  row("moe", name, "read_only", "us", read_time(bytes));
+  bench_row("moe", name, "bytes", "MB", bytes / 1e6);
+  bench_row("moe", name, "cgc_kernels", "us", us);
+  bench_row("moe", name, "read_only", "us", read_time(bytes));
   snprintf(name, sizeof name, "router_m%d", m);
-  row("moe", name, "bytes", "MB", (double)E * D * 2 / 1e6);
-  row("moe", name, "cgc_kernels", "us", route);
-  row("moe", name, "read_only", "us", read_time((size_t)E * D * 2));
+  bench_row("moe", name, "bytes", "MB", (double)E * D * 2 / 1e6);
+  bench_row("moe", name, "cgc_kernels", "us", route);
+  bench_row("moe", name, "read_only", "us", read_time((size_t)E * D * 2));
   for (void *p : {(void *)x, (void *)g, (void *)act, (void *)dids, (void *)count, (void *)dw,
                   (void *)logits, (void *)rw, (void *)rids})
     CUDA(cudaFree(p));
@@ -488,9 +484,9 @@ static void layer_case(int keys) {
                        2;
   char name[64];
   snprintf(name, sizeof name, "moe_layer_keys%d", keys);
-  row("layer", name, "bytes", "MB", bytes / 1e6);
-  row("layer", name, "cgc_kernels", "us", us);
-  row("layer", name, "read_only", "us", read_time(bytes));
+  bench_row("layer", name, "bytes", "MB", bytes / 1e6);
+  bench_row("layer", name, "cgc_kernels", "us", us);
+  bench_row("layer", name, "read_only", "us", read_time(bytes));
 }
 
 int main(int argc, char **argv) {
@@ -520,7 +516,7 @@ int main(int argc, char **argv) {
     double us = time_calls(
         [&](int) { launch(read_only, dim3(sms * 4), dim3(512), 0, true, (const uint4 *)p, bytes / 16, sink); },
         5);
-    row("read", quick ? "1GB" : "8GB", "read_only", "TB/s", bytes / us / 1e6);
+    bench_row("read", quick ? "1GB" : "8GB", "read_only", "TB/s", bytes / us / 1e6);
     CUDA(cudaFree(p));
   }
   if (read_only_run)
