@@ -142,8 +142,7 @@ template <int R, int U> struct Moe {
       return;
     }
     const int nsh = fs >> 3, nfe = fe >> 3, total = nsh + topk * nfe;
-    uint32_t eid[MOE_MAX_TOPK];
-    bool have_ids = false;
+    uint32_t eid[MOE_MAX_TOPK]; // read after the wait in the block's first pass
     auto seg_chunks = [&](int s) { return s == 0 ? nsh : nfe; };
     for (int b = blockIdx.x, first = 1; first || b * WARPS < n; b += gridDim.x, first = 0) {
       const int d = b * WARPS + warp;
@@ -160,11 +159,6 @@ template <int R, int U> struct Moe {
           return nullptr;
         return w + ((size_t)eid[s - 1] * n + dd) * fe;
       };
-      if (known && !have_ids) {
-        for (int s = 0; s < topk; s++)
-          eid[s] = ids[(size_t)t * topk + s];
-        have_ids = true;
-      }
       uint4 buf[DU];
       float acc[MOE_MAX_TOPK + 1];
 #pragma unroll
@@ -191,11 +185,8 @@ template <int R, int U> struct Moe {
         stage_rows<1>(xs, act + (size_t)t * act_token, act_token, act_token, 1, nullptr, 0.0f,
                       red);
         trigger();
-        if (!have_ids) {
-          for (int s = 0; s < topk; s++)
-            eid[s] = ids[(size_t)t * topk + s];
-          have_ids = true;
-        }
+        for (int s = 0; s < topk; s++)
+          eid[s] = ids[(size_t)t * topk + s];
         known = true;
         // Fetch again what was fetched past the shared row before the ids were known.
         int ps = 0, po = lane;
