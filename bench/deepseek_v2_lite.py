@@ -123,6 +123,7 @@ class TorchModel:
         self.sh_down = [w(D, FS, scale=0.5 / math.sqrt(FS)) for _ in range(LAYERS - DENSE)]
         self.cache = [torch.zeros(maxpos, KVR + ROPE, device=dev, dtype=bf)
                       for _ in range(LAYERS)]
+        # Plain RoPE frequencies, not YaRN's: the time does not depend on them.
         inv = 1.0 / (10000 ** (torch.arange(0, ROPE, 2, device=dev, dtype=torch.float32) / ROPE))
         self.inv_freq = inv
         self.scale = 0.114721387
