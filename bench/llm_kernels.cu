@@ -492,6 +492,14 @@ static void layer_case(int keys) {
 int main(int argc, char **argv) {
   const bool quick = argc > 1 && !strcmp(argv[1], "--quick");
   const bool read_only_run = argc > 1 && !strcmp(argv[1], "--read"); // the 8 GB row alone
+  // --only SECTION: the read row and that section's (gemv, sweep, attention, moe, layer)
+  const char *only = argc > 2 && !strcmp(argv[1], "--only") ? argv[2] : nullptr;
+  auto want = [&](const char *section) { return !only || !strcmp(only, section); };
+  if (only && !want("gemv") && !want("sweep") && !want("attention") && !want("moe") &&
+      !want("layer")) {
+    fprintf(stderr, "usage: bench_llm_kernels [--quick | --read | --only gemv|sweep|attention|moe|layer]\n");
+    return 2;
+  }
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
     printf("bench_llm_kernels: skipped: no GPU\n");
@@ -528,19 +536,26 @@ int main(int argc, char **argv) {
       {"dense_gate_up", SWIGLU_NORM, 10944, 2048}, {"lm_head", ARGMAX_NORM, 102400, 2048},
       {"odd_37x1000", PLAIN, 37, 1000},
   };
-  for (const GemvCase &c : cases)
-    for (int m : {1, 8})
-      gemv_case(c, m, c.kind != ARGMAX_NORM || m == 1);
-  sweep("q_proj", 3072, 2048);
-  sweep("dense_down", 2048, 10944);
-  sweep("lm_head", 102400, 2048);
-  for (int m : {1, 8}) {
-    attention_case(4096, m, 64);
-    attention_case(4096, m, 128);
-    attention_case(512, m, 64);
-    moe_case(m);
+  if (want("gemv"))
+    for (const GemvCase &c : cases)
+      for (int m : {1, 8})
+        gemv_case(c, m, c.kind != ARGMAX_NORM || m == 1);
+  if (want("sweep")) {
+    sweep("q_proj", 3072, 2048);
+    sweep("dense_down", 2048, 10944);
+    sweep("lm_head", 102400, 2048);
   }
-  layer_case(512);
+  for (int m : {1, 8}) {
+    if (want("attention")) {
+      attention_case(4096, m, 64);
+      attention_case(4096, m, 128);
+      attention_case(512, m, 64);
+    }
+    if (want("moe"))
+      moe_case(m);
+  }
+  if (want("layer"))
+    layer_case(512);
   CUBLAS(cublasDestroy(blas));
   CUDA(cudaFree(blas_ws));
   CUDA(cudaFree(sink));

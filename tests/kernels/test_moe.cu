@@ -121,18 +121,26 @@ void run_moe(const Moe &s, unsigned m) {
   dwgu.put(wgu);
   dwsgu.put(wsgu);
   const std::vector<bf16_bits> act0(dact.n, 0x7fc1); // NaN: a value left unwritten fails
-  dact.put(act0);
-  const unsigned grid_gu =
-      cdiv(s.fs, LLM_SWIGLU_ROWS) + m * s.topk * cdiv(s.fe, LLM_SWIGLU_ROWS);
+  // Any grid computes every unit, with the same bits: the launch rule's one
+  // pass, a few blocks, and one.
   const size_t smem_gu = (size_t)m * s.k * 2;
   allow_smem(llm_moe_gate_up, smem_gu);
-  llm_moe_gate_up<<<grid_gu, LLM_THREADS, smem_gu>>>(B(dwgu.d), B(dwsgu.d), B(router.dx.d),
-                                                     B(router.dg.d), router.dids.d, B(dact.d),
-                                                     s.fe, s.fs, s.topk, s.k, m, EPS);
-  CK_LAUNCH();
-  std::vector<bf16_bits> act = dact.get();
-  EXPECT(std::equal(act.begin() + m * act_token, act.end(), act0.begin()),
-         "gate_up wrote past m * (topk * fe + fs)");
+  std::vector<bf16_bits> act;
+  const unsigned one_pass = cdiv(s.fs, LLM_SWIGLU_ROWS) + m * s.topk * cdiv(s.fe, LLM_SWIGLU_ROWS);
+  for (unsigned grid_gu : {one_pass, 5u, 1u}) {
+    dact.put(act0);
+    llm_moe_gate_up<<<grid_gu, LLM_THREADS, smem_gu>>>(B(dwgu.d), B(dwsgu.d), B(router.dx.d),
+                                                       B(router.dg.d), router.dids.d, B(dact.d),
+                                                       s.fe, s.fs, s.topk, s.k, m, EPS);
+    CK_LAUNCH();
+    std::vector<bf16_bits> got = dact.get();
+    EXPECT(std::equal(got.begin() + m * act_token, got.end(), act0.begin()),
+           "gate_up (grid %u) wrote past m * (topk * fe + fs)", grid_gu);
+    if (act.empty())
+      act = got;
+    else
+      EXPECT(got == act, "gate_up with grid %u differs from grid %u", grid_gu, one_pass);
+  }
   act.resize(m * act_token);
 
   const std::vector<float> xf = to_float(x), gf = to_float(router.g);
