@@ -87,7 +87,9 @@ typedef struct DenseState {
 /* kernels/dense_block.cu: the step as the graph runs it, its nodes in the
  * same order with the same launch configurations, as plain launches on
  * `stream` (no programmatic dependent launch; the caller copies pos to
- * s->pos first). */
+ * s->pos first), after dense_block_stream_init has run once
+ * (dense_state_create runs it). */
+cudaError_t dense_block_stream_init(void);
 cudaError_t dense_block_stream_step(const DenseWeights *w, const DenseState *s,
                                     cudaStream_t stream);
 

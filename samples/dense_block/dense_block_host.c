@@ -93,6 +93,7 @@ void *dense_poisoned(size_t bytes) {
 }
 
 void dense_state_create(DenseState *s, int with_cache) {
+  CUDA(dense_block_stream_init());
   s->x = dense_poisoned(DB_D * sizeof(uint16_t));
   s->qkv = dense_poisoned(DB_QA * sizeof(uint16_t));
   s->q_lat = dense_poisoned((size_t)DB_H * DB_KVR * sizeof(uint16_t));

@@ -26,12 +26,15 @@ enum { THREADS = 256, ROWS = 16, SROWS = 8, MLA_THREADS = 128, MLA_SMEM = 59584 
 
 static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
 
+// The attention's shared memory is over the default 48 KB (cgrt sets the
+// same attribute for the graph's node); set once, outside any capture.
+extern "C" cudaError_t dense_block_stream_init(void) {
+  return cudaFuncSetAttribute((const void *)llm_mla_decode,
+                              cudaFuncAttributeMaxDynamicSharedMemorySize, MLA_SMEM);
+}
+
 extern "C" cudaError_t dense_block_stream_step(const DenseWeights *w, const DenseState *s,
                                                cudaStream_t stream) {
-  // The attention's shared memory is over the default 48 KB (cgrt sets the
-  // same attribute for the graph's node).
-  TRY(cudaFuncSetAttribute((const void *)llm_mla_decode,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, MLA_SMEM));
   bf16 *x = (bf16 *)s->x, *qkv = (bf16 *)s->qkv, *q_lat = (bf16 *)s->q_lat;
   bf16 *q_pe = (bf16 *)s->q_pe, *o_lat = (bf16 *)s->o_lat, *attn = (bf16 *)s->attn;
   bf16 *act = (bf16 *)s->act;
