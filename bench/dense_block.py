@@ -170,7 +170,7 @@ def ratio_lines(rows):
 
     for metric, tag in (("us_per_token", ""), ("us_per_token_queued", ", queued")):
         cgc = get(rows, "cgc", metric)
-        add("dense block%s: cgc / its weights' floor (read-only kernel)" % tag, cgc,
+        add("dense block%s: cgc / weights' floor (read-only kernel)" % tag, cgc,
             get(rows, "read", metric), "<= 1.2", lambda v: v <= 1.2)
         add("dense block%s: cgc / stream capture" % tag, cgc, get(rows, "capture", metric),
             "<= 1.02", lambda v: v <= 1.02)
