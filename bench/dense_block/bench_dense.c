@@ -44,7 +44,7 @@ typedef struct Way {
 cudaError_t dense_read_weights(const void *p, size_t bytes, void *sink, cudaStream_t stream);
 
 static const DenseWeights *weights;
-static uint32_t *hpos; /* pinned: pos */
+static uint32_t *hpos;                 /* pinned: pos */
 static void *floor_bytes, *floor_sink; /* the read way's weights' worth of bytes, its sink */
 
 static void step_cgc(Way *w, cudaStream_t s) {
@@ -182,8 +182,8 @@ int main(void) {
   }
   *hpos = KEYS - 1;
 
-  dense_block_extern ext = {ways[0].st.x, w.attn_norm, w.w_qa,   w.kv_norm,  w.w_ukt, w.w_uv,
-                            w.w_o,        w.ffn_norm,  w.w_gu,   w.w_down,   w.inv_freq, cache};
+  dense_block_extern ext = {ways[0].st.x, w.attn_norm, w.w_qa, w.kv_norm, w.w_ukt,    w.w_uv,
+                            w.w_o,        w.ffn_norm,  w.w_gu, w.w_down,  w.inv_freq, cache};
   cgrt_options opt = CGRT_OPTIONS_INIT;
   opt.stream = s;
   CGRT(dense_block_create(&ways[0].g, &ext, &opt));

@@ -160,8 +160,8 @@ static int run_rank(int rank, void *ranks) {
   void *part = device(TP_D * 2), *x_reduce = device(TP_D * 2); /* the reduce ways' */
   CUDA(cudaMemcpy(x_cgc, x0, sizeof x0, cudaMemcpyHostToDevice));
   CUDA(cudaMemcpy(x_hand, x0, sizeof x0, cudaMemcpyHostToDevice));
-  TpBuffers hb = {w_gu,   w_down,           norm,           x_hand,
-                  device(TP_FR * 2), device(TP_D * 2), device(sizeof(uint32_t))};
+  TpBuffers hb = {
+      w_gu, w_down, norm, x_hand, device(TP_FR * 2), device(TP_D * 2), device(sizeof(uint32_t))};
   uint32_t me = (uint32_t)rank;
   CUDA(cudaMemcpy((void *)hb.me, &me, sizeof me, cudaMemcpyHostToDevice));
   CUDA(cudaDeviceSynchronize());

@@ -76,12 +76,12 @@ typedef struct DenseWeights {
 /* What one way of running the step works on (the graph's own buffers, or a
  * set allocated for stream launches). */
 typedef struct DenseState {
-  void *x;                     /* bf16[D]: the residual stream */
-  void *cache;                 /* bf16[LAYERS, MAXPOS, CH] */
-  void *qkv, *q_lat, *q_pe;    /* bf16 intermediates: [QA], [H, KVR], [H, ROPE] */
-  float *part, *ml;            /* f32[SPLITS, H, KVR], f32[SPLITS, H, 2] */
-  void *o_lat, *attn, *act;    /* bf16[H, KVR], [H * VD], [F] */
-  uint32_t *pos;               /* device: this token's position */
+  void *x;                  /* bf16[D]: the residual stream */
+  void *cache;              /* bf16[LAYERS, MAXPOS, CH] */
+  void *qkv, *q_lat, *q_pe; /* bf16 intermediates: [QA], [H, KVR], [H, ROPE] */
+  float *part, *ml;         /* f32[SPLITS, H, KVR], f32[SPLITS, H, 2] */
+  void *o_lat, *attn, *act; /* bf16[H, KVR], [H * VD], [F] */
+  uint32_t *pos;            /* device: this token's position */
 } DenseState;
 
 /* kernels/dense_block.cu: the step as the graph runs it, its nodes in the

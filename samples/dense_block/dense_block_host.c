@@ -112,8 +112,8 @@ void dense_state_create(DenseState *s, int with_cache) {
 }
 
 void dense_state_destroy(DenseState *s, int with_cache) {
-  void *all[] = {s->x,     s->qkv,  s->q_lat, s->q_pe, s->part,
-                 s->ml,    s->o_lat, s->attn, s->act,  s->pos};
+  void *all[] = {s->x,  s->qkv,   s->q_lat, s->q_pe, s->part,
+                 s->ml, s->o_lat, s->attn,  s->act,  s->pos};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     CUDA(cudaFree(all[i]));
   if (with_cache)

@@ -101,7 +101,8 @@ static void check_last_step(const DenseWeights *w, const uint16_t *xin, const ui
   double *x = malloc(DB_D * sizeof *x), *h = malloc(DB_D * sizeof *h);
   double *qa = malloc(DB_QA * sizeof *qa), *ckv = malloc(DB_KVR * sizeof *ckv);
   double *lat = malloc(DB_KVR * sizeof *lat), *att = malloc(DB_H * DB_VD * sizeof *att);
-  double *kv = malloc((size_t)nkeys * DB_KVB * sizeof *kv), *kpe = malloc(nkeys * DB_ROPE * sizeof *kpe);
+  double *kv = malloc((size_t)nkeys * DB_KVB * sizeof *kv),
+         *kpe = malloc(nkeys * DB_ROPE * sizeof *kpe);
   double *gu = malloc(2 * DB_F * sizeof *gu), *act = malloc(DB_F * sizeof *act);
   double *y = malloc(2 * DB_F * sizeof *y), *score = malloc(nkeys * sizeof *score);
   double *row_want = malloc(DB_LAYERS * DB_CH * sizeof *row_want);
@@ -240,18 +241,17 @@ int main(void) {
   CUDA(cudaMemcpy(gx_d, x0, sizeof x0, cudaMemcpyHostToDevice));
   CUDA(cudaDeviceSynchronize()); /* before the non-blocking stream reads any of it */
 
-  dense_block_extern ext = {gx_d,      w.attn_norm, w.w_qa,     w.kv_norm,
-                            w.w_ukt,   w.w_uv,      w.w_o,      w.ffn_norm,
-                            w.w_gu,    w.w_down,    w.inv_freq, gcache_d};
+  dense_block_extern ext = {gx_d,  w.attn_norm, w.w_qa, w.kv_norm, w.w_ukt,    w.w_uv,
+                            w.w_o, w.ffn_norm,  w.w_gu, w.w_down,  w.inv_freq, gcache_d};
   cgrt_options opt = CGRT_OPTIONS_INIT;
   opt.stream = stream;
   dense_block *g;
   CGRT(dense_block_create(&g, &ext, &opt));
   /* The graph's own buffers start as NaN too. */
-  void *owned[] = {dense_block_buffer_qkv(g),   dense_block_buffer_q_lat(g),
-                   dense_block_buffer_q_pe(g),  dense_block_buffer_part(g),
-                   dense_block_buffer_ml(g),    dense_block_buffer_o_lat(g),
-                   dense_block_buffer_attn(g),  dense_block_buffer_act(g)};
+  void *owned[] = {dense_block_buffer_qkv(g),  dense_block_buffer_q_lat(g),
+                   dense_block_buffer_q_pe(g), dense_block_buffer_part(g),
+                   dense_block_buffer_ml(g),   dense_block_buffer_o_lat(g),
+                   dense_block_buffer_attn(g), dense_block_buffer_act(g)};
   size_t owned_bytes[] = {DB_QA * 2,
                           DB_H * DB_KVR * 2,
                           DB_H * DB_ROPE * 2,

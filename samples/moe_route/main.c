@@ -70,8 +70,7 @@ static void rmsnorm(const uint16_t *x, const uint16_t *g, double *h) {
 
 /* y = W_down[e] (silu(W_gate[e] h) * W_up[e] h), every linear layer's
  * output and the SwiGLU's two steps rounded to bf16, in double. */
-static void expert_ffn(const uint16_t *wgu, const uint16_t *wd, const double *h, int e,
-                       double *y) {
+static void expert_ffn(const uint16_t *wgu, const uint16_t *wd, const double *h, int e, double *y) {
   double act[F];
   for (int i = 0; i < F; i++) {
     double gate = 0, up = 0;

@@ -128,8 +128,8 @@ static void cpu_position(const uint16_t *token, double *x) {
       ss += x[c] * x[c];
     const double r = 1 / sqrt(ss / TP_D + 1e-6);
     for (uint32_t c = 0; c < TP_D; c++)
-      h[c] = round_bf16(round_bf16(x[c] * r) *
-                        tp_from_bf16(tp_weight(SEED, TP_NORM, l, 0, c, 0.0f)));
+      h[c] =
+          round_bf16(round_bf16(x[c] * r) * tp_from_bf16(tp_weight(SEED, TP_NORM, l, 0, c, 0.0f)));
     for (uint32_t j = 0; j < TP_F; j++) {
       double gate = 0, up = 0;
       for (uint32_t c = 0; c < TP_D; c++) {

@@ -116,8 +116,7 @@ typedef struct TpBuffers {
   void *x, *act, *part;
   const uint32_t *me;
 } TpBuffers;
-cudaError_t tp_stream_step(const TpBuffers *b, tp_reduce_fn reduce, void *ctx,
-                           cudaStream_t stream);
+cudaError_t tp_stream_step(const TpBuffers *b, tp_reduce_fn reduce, void *ctx, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -41,8 +41,8 @@ extern "C" cudaError_t dense_block_stream_step(const DenseWeights *w, const Dens
   for (int l = 0; l < DB_LAYERS; l++) {
     bf16 *cache = (bf16 *)s->cache + (size_t)l * DB_MAXPOS * DB_CH;
     llm_norm_gemv<<<cdiv(DB_QA, ROWS), THREADS, DB_D * 2, stream>>>(
-        layer(w->w_qa, (size_t)DB_QA * DB_D, l), x, layer(w->attn_norm, DB_D, l), qkv, DB_QA,
-        DB_D, 1, DB_EPS);
+        layer(w->w_qa, (size_t)DB_QA * DB_D, l), x, layer(w->attn_norm, DB_D, l), qkv, DB_QA, DB_D,
+        1, DB_EPS);
     TRY(cudaGetLastError());
     llm_mla_prep<<<DB_H * DB_KVR / ROWS + 1, THREADS, DB_NOPE * 2, stream>>>(
         layer(w->w_ukt, (size_t)DB_H * DB_KVR * DB_NOPE, l), qkv, layer(w->kv_norm, DB_KVR, l),
@@ -52,7 +52,7 @@ extern "C" cudaError_t dense_block_stream_step(const DenseWeights *w, const Dens
         q_lat, q_pe, cache, s->pos, s->part, s->ml, 1, DB_MAXPOS, DB_SCALE);
     TRY(cudaGetLastError());
     llm_mla_combine<<<dim3(DB_H * DB_KVR / 128, 1), 128, 0, stream>>>(s->part, s->ml, o_lat,
-                                                                       DB_SPLITS, 1);
+                                                                      DB_SPLITS, 1);
     TRY(cudaGetLastError());
     llm_gemv_grouped<<<DB_H * DB_VD / ROWS, THREADS, DB_KVR * 2, stream>>>(
         layer(w->w_uv, (size_t)DB_H * DB_VD * DB_KVR, l), o_lat, attn, DB_H * DB_VD, DB_KVR, 1,
@@ -62,8 +62,8 @@ extern "C" cudaError_t dense_block_stream_step(const DenseWeights *w, const Dens
         layer(w->w_o, (size_t)DB_D * DB_H * DB_VD, l), attn, x, DB_D, DB_H * DB_VD, 1);
     TRY(cudaGetLastError());
     llm_norm_gemv_swiglu<<<cdiv(DB_F, SROWS), THREADS, DB_D * 2, stream>>>(
-        layer(w->w_gu, (size_t)2 * DB_F * DB_D, l), x, layer(w->ffn_norm, DB_D, l), act, DB_F,
-        DB_D, 1, DB_EPS);
+        layer(w->w_gu, (size_t)2 * DB_F * DB_D, l), x, layer(w->ffn_norm, DB_D, l), act, DB_F, DB_D,
+        1, DB_EPS);
     TRY(cudaGetLastError());
     llm_gemv_residual<<<cdiv(DB_D, ROWS), THREADS, DB_F * 2, stream>>>(
         layer(w->w_down, (size_t)DB_D * DB_F, l), act, x, DB_D, DB_F, 1);

@@ -50,8 +50,8 @@ __global__ void tp_make_norm(uint16_t *norm, uint64_t seed) {
     norm[e] = tp_weight(seed, TP_NORM, e / TP_D, 0, e % TP_D, 0.0f);
 }
 
-extern "C" cudaError_t tp_make_shard(void *w_gu, void *w_down, void *norm, uint64_t seed, uint32_t f,
-                                     int rank, int ranks, cudaStream_t stream) {
+extern "C" cudaError_t tp_make_shard(void *w_gu, void *w_down, void *norm, uint64_t seed,
+                                     uint32_t f, int rank, int ranks, cudaStream_t stream) {
   const uint32_t fr = f / (uint32_t)ranks, first = fr * (uint32_t)rank;
   // The scales on the host, once, so that the CPU's values are the same.
   tp_make_gu<<<1024, 256, 0, stream>>>((uint16_t *)w_gu, seed, fr, first, sqrtf(3.0f / TP_D));
