@@ -76,6 +76,9 @@ void dense_weights_create(DenseWeights *w, uint64_t seed) {
   llm_yarn_inv_freq(inv_freq, DB_ROPE, 10000.0, 1.0, 4096, 32.0, 1.0);
   CUDA(cudaMalloc((void **)&w->inv_freq, sizeof inv_freq));
   CUDA(cudaMemcpy(w->inv_freq, inv_freq, sizeof inv_freq, cudaMemcpyHostToDevice));
+  /* A copy from pageable memory may return before its DMA is done, and
+   * non-blocking streams do not wait for the legacy default stream. */
+  CUDA(cudaDeviceSynchronize());
 }
 
 void dense_weights_destroy(DenseWeights *w) {
