@@ -1,13 +1,15 @@
 /* bench_dense: the dense block of a DeepSeek-V2-Lite decode step
- * (samples/dense_block: 4 layers, 648 MB of bf16 weights, far more than the
- * L2) for one token over 512 live keys, run four ways:
+ * (samples/dense_block on the kernel library: 4 layers, 648 MB of bf16
+ * weights, far more than the L2) for one token over 512 live keys, run
+ * four ways:
  *
- *   cgc      cgc's graph: set pos and nkeys, launch
- *   stream   the same kernels and cuBLAS calls as plain stream launches,
- *            after a copy of pos and nkeys
+ *   cgc      cgc's graph: set pos, launch
+ *   stream   the same kernels as plain stream launches (no programmatic
+ *            dependent launch), after a copy of pos
  *   capture  those launches stream-captured into a CUDA graph by hand;
  *            the copy, then the graph's launch
- *   gemms    the same cuBLAS calls alone, captured into a graph
+ *   read     the floor: a read-only kernel over as many bytes as the
+ *            step's weights (one buffer of its own), captured into a graph
  *
  * Each way is timed with CUDA events around one step (latency: launch
  * included, the stream idle before it) and around 16 steps issued back to
@@ -34,43 +36,53 @@ typedef struct Way {
   const char *name;
   DenseState st;        /* each way's buffers (cgc uses only x); one KV cache for all */
   dense_block *g;       /* cgc */
-  cudaGraphExec_t exec; /* capture, gemms */
+  cudaGraphExec_t exec; /* capture, read */
   void (*step)(struct Way *, cudaStream_t);
 } Way;
 
+/* read_weights.cu: the read-only kernel over `bytes` of p. */
+cudaError_t dense_read_weights(const void *p, size_t bytes, void *sink, cudaStream_t stream);
+
 static const DenseWeights *weights;
-static cublasHandle_t blas;
-static uint32_t *hscal; /* pinned: pos, nkeys */
+static uint32_t *hpos;                 /* pinned: pos */
+static void *floor_bytes, *floor_sink; /* the read way's weights' worth of bytes, its sink */
 
 static void step_cgc(Way *w, cudaStream_t s) {
   CGRT(dense_block_set_pos(w->g, KEYS - 1));
-  CGRT(dense_block_set_nkeys(w->g, KEYS));
   CGRT(dense_block_launch(w->g, s));
 }
 
 static void step_stream(Way *w, cudaStream_t s) {
-  CUDA(cudaMemcpyAsync(w->st.scalars, hscal, 2 * sizeof *hscal, cudaMemcpyHostToDevice, s));
-  CUDA(dense_block_stream_step(weights, &w->st, blas, s));
+  CUDA(cudaMemcpyAsync(w->st.pos, hpos, sizeof *hpos, cudaMemcpyHostToDevice, s));
+  CUDA(dense_block_stream_step(weights, &w->st, s));
 }
 
 static void step_capture(Way *w, cudaStream_t s) {
-  CUDA(cudaMemcpyAsync(w->st.scalars, hscal, 2 * sizeof *hscal, cudaMemcpyHostToDevice, s));
+  CUDA(cudaMemcpyAsync(w->st.pos, hpos, sizeof *hpos, cudaMemcpyHostToDevice, s));
   CUDA(cudaGraphLaunch(w->exec, s));
 }
 
-static void step_gemms(Way *w, cudaStream_t s) { CUDA(cudaGraphLaunch(w->exec, s)); }
+static void step_read(Way *w, cudaStream_t s) { CUDA(cudaGraphLaunch(w->exec, s)); }
+
+static cudaError_t issue_step(const DenseState *st, cudaStream_t s) {
+  return dense_block_stream_step(weights, st, s);
+}
+
+static cudaError_t issue_read(const DenseState *st, cudaStream_t s) {
+  (void)st;
+  return dense_read_weights(floor_bytes, DB_WEIGHT_BYTES, floor_sink, s);
+}
 
 static void row(const char *way, const char *metric, double value) {
   bench_row("dense", CASE, way, metric, value);
 }
 
-static cudaGraphExec_t capture(cudaError_t (*issue)(const DenseWeights *, const DenseState *,
-                                                    cublasHandle_t, cudaStream_t),
+static cudaGraphExec_t capture(cudaError_t (*issue)(const DenseState *, cudaStream_t),
                                const DenseState *st, cudaStream_t s) {
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  CUDA(issue(weights, st, blas, s));
+  CUDA(issue(st, s));
   CUDA(cudaStreamEndCapture(s, &graph));
   CUDA(cudaGraphInstantiate(&exec, graph, 0));
   CUDA(cudaGraphUpload(exec, s));
@@ -136,50 +148,47 @@ int main(void) {
   }
   cudaStream_t s;
   CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  blas = dense_blas_create();
   DenseWeights w;
   dense_weights_create(&w, 42);
   weights = &w;
-  CUDA(cudaHostAlloc((void **)&hscal, 2 * sizeof *hscal, cudaHostAllocDefault));
+  CUDA(cudaHostAlloc((void **)&hpos, sizeof *hpos, cudaHostAllocDefault));
+  CUDA(cudaMalloc(&floor_bytes, DB_WEIGHT_BYTES));
+  CUDA(cudaMemset(floor_bytes, 0, DB_WEIGHT_BYTES));
+  CUDA(cudaMalloc(&floor_sink, 16));
 
   /* One KV cache for all ways, its first KEYS rows written by KEYS steps
    * (every way then writes row KEYS - 1 again and reads rows 0 .. KEYS - 1). */
   Way ways[WAYS] = {{.name = "cgc", .step = step_cgc},
                     {.name = "stream", .step = step_stream},
                     {.name = "capture", .step = step_capture},
-                    {.name = "gemms", .step = step_gemms}};
+                    {.name = "read", .step = step_read}};
   for (int i = 0; i < WAYS; i++)
     dense_state_create(&ways[i].st, i == 0);
-  void *kc = ways[0].st.kc, *vc = ways[0].st.vc;
+  void *cache = ways[0].st.cache;
   uint16_t x0[DB_D];
   uint64_t rng = 7;
   for (int i = 0; i < DB_D; i++)
     x0[i] = dense_to_bf16(dense_uniform(&rng));
   for (int i = 0; i < WAYS; i++) {
-    ways[i].st.kc = kc, ways[i].st.vc = vc;
+    ways[i].st.cache = cache;
     CUDA(cudaMemcpy(ways[i].st.x, x0, sizeof x0, cudaMemcpyHostToDevice));
   }
   CUDA(cudaDeviceSynchronize()); /* before the non-blocking stream reads x */
   for (uint32_t p = 0; p < KEYS; p++) {
-    hscal[0] = p, hscal[1] = p + 1;
-    CUDA(cudaMemcpyAsync(ways[1].st.scalars, hscal, 2 * sizeof *hscal, cudaMemcpyHostToDevice, s));
-    CUDA(dense_block_stream_step(&w, &ways[1].st, blas, s));
-    CUDA(cudaStreamSynchronize(s)); /* before hscal changes */
+    *hpos = p;
+    CUDA(cudaMemcpyAsync(ways[1].st.pos, hpos, sizeof *hpos, cudaMemcpyHostToDevice, s));
+    CUDA(dense_block_stream_step(&w, &ways[1].st, s));
+    CUDA(cudaStreamSynchronize(s)); /* before hpos changes */
   }
-  hscal[0] = KEYS - 1, hscal[1] = KEYS;
-  for (int i = 2; i < WAYS; i++) { /* finite values in every buffer the GEMMs read */
-    CUDA(cudaMemcpyAsync(ways[i].st.scalars, hscal, 2 * sizeof *hscal, cudaMemcpyHostToDevice, s));
-    CUDA(dense_block_stream_step(&w, &ways[i].st, blas, s));
-  }
-  CUDA(cudaStreamSynchronize(s));
+  *hpos = KEYS - 1;
 
-  dense_block_extern ext = {ways[0].st.x, w.qa_f, w.kvb_f, w.w_o, w.gu_f, w.w_down, kc, vc};
+  dense_block_extern ext = {ways[0].st.x, w.attn_norm, w.w_qa, w.kv_norm, w.w_ukt,    w.w_uv,
+                            w.w_o,        w.ffn_norm,  w.w_gu, w.w_down,  w.inv_freq, cache};
   cgrt_options opt = CGRT_OPTIONS_INIT;
-  opt.user = blas;
   opt.stream = s;
   CGRT(dense_block_create(&ways[0].g, &ext, &opt));
-  ways[2].exec = capture(dense_block_stream_step, &ways[2].st, s);
-  ways[3].exec = capture(dense_block_stream_gemms, &ways[3].st, s);
+  ways[2].exec = capture(issue_step, &ways[2].st, s);
+  ways[3].exec = capture(issue_read, &ways[3].st, s);
 
   printf("section,case,way,metric,value\n");
   row("weights", "bytes", (double)DB_WEIGHT_BYTES);
@@ -197,12 +206,13 @@ int main(void) {
   CUDA(cudaGraphExecDestroy(ways[2].exec));
   CUDA(cudaGraphExecDestroy(ways[3].exec));
   for (int i = 0; i < WAYS; i++) {
-    ways[i].st.kc = i == 0 ? kc : NULL, ways[i].st.vc = i == 0 ? vc : NULL;
+    ways[i].st.cache = i == 0 ? cache : NULL;
     dense_state_destroy(&ways[i].st, i == 0);
   }
-  CUDA(cudaFreeHost(hscal));
+  CUDA(cudaFree(floor_bytes));
+  CUDA(cudaFree(floor_sink));
+  CUDA(cudaFreeHost(hpos));
   dense_weights_destroy(&w);
-  dense_blas_destroy(blas);
   CUDA(cudaStreamDestroy(s));
   return 0;
 }

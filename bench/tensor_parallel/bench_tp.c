@@ -4,8 +4,9 @@
  *
  *   cgc          tp_ffn, cgc's graph of one rank's step (an all_reduce node
  *                a layer): launch
- *   capture      the same kernels, cuBLAS calls and ncclAllReduce calls
- *                stream-captured into a CUDA graph by hand: launch
+ *   capture      the same kernels (without programmatic dependent launch)
+ *                and ncclAllReduce calls stream-captured into a CUDA
+ *                graph by hand: launch
  *   reduce_cgc   reduce_only, a cgc graph of one all_reduce node (2048 bf16)
  *   reduce_hand  the same ncclAllReduce, same buffers and communicator,
  *                captured into a CUDA graph by hand
@@ -143,16 +144,12 @@ static int run_rank(int rank, void *ranks) {
   CUDA(cudaSetDevice(rank));
   CGRT(cgrt_nccl_init(&comm, TP_RANKS, id, rank, 60.0));
   CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cublasHandle_t blas;
-  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
-    fprintf(stderr, "bench_tp: cublasCreate failed\n");
-    return 1;
-  }
   one = device(sizeof *one);
   const uint64_t seed = 42;
   void *w_gu = device((size_t)TP_LAYERS * 2 * TP_FR * TP_D * 2);
   void *w_down = device((size_t)TP_LAYERS * TP_D * TP_FR * 2);
-  CUDA(tp_make_shard(w_gu, w_down, seed, TP_F, rank, TP_RANKS, stream));
+  void *norm = device((size_t)TP_LAYERS * TP_D * 2);
+  CUDA(tp_make_shard(w_gu, w_down, norm, seed, TP_F, rank, TP_RANKS, stream));
   /* x: a token's vector, rewritten by every step (each adds to it; 200
    * rounds of steps leave it finite: the norm keeps each layer's addition
    * about as large as the token). */
@@ -163,31 +160,24 @@ static int run_rank(int rank, void *ranks) {
   void *part = device(TP_D * 2), *x_reduce = device(TP_D * 2); /* the reduce ways' */
   CUDA(cudaMemcpy(x_cgc, x0, sizeof x0, cudaMemcpyHostToDevice));
   CUDA(cudaMemcpy(x_hand, x0, sizeof x0, cudaMemcpyHostToDevice));
-  TpBuffers hb = {w_gu,
-                  w_down,
-                  x_hand,
-                  device(2 * TP_FR * 2),
-                  device(TP_FR * 2),
-                  device(TP_D * 2),
-                  device(TP_WORKSPACE_BYTES),
-                  device(sizeof(uint32_t))};
+  TpBuffers hb = {
+      w_gu, w_down, norm, x_hand, device(TP_FR * 2), device(TP_D * 2), device(sizeof(uint32_t))};
   uint32_t me = (uint32_t)rank;
   CUDA(cudaMemcpy((void *)hb.me, &me, sizeof me, cudaMemcpyHostToDevice));
   CUDA(cudaDeviceSynchronize());
 
   cgrt_options opt = CGRT_OPTIONS_INIT;
   opt.comm = comm;
-  opt.user = blas;
   opt.stream = stream;
   Way ways[WAYS] = {{.name = "cgc", .step = step_tp},
                     {.name = "capture", .step = step_exec},
                     {.name = "reduce_cgc", .step = step_reduce},
                     {.name = "reduce_hand", .step = step_exec}};
-  tp_ffn_extern ext = {x_cgc, w_gu, w_down};
+  tp_ffn_extern ext = {x_cgc, norm, w_gu, w_down};
   CGRT(tp_ffn_create((tp_ffn **)&ways[0].g, &ext, &opt));
   cudaGraph_t graph;
   CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  CUDA(tp_stream_step(&hb, blas, reduce_nccl, comm, stream));
+  CUDA(tp_stream_step(&hb, reduce_nccl, comm, stream));
   CUDA(cudaStreamEndCapture(stream, &graph));
   ways[1].exec = instantiate(graph);
   reduce_only_extern rext = {x_reduce, part};
@@ -214,18 +204,17 @@ static int run_rank(int rank, void *ranks) {
   CUDA(cudaGraphExecDestroy(ways[1].exec));
   CUDA(cudaGraphExecDestroy(ways[3].exec));
   cgrt_nccl_free(comm);
-  void *all[] = {w_gu,  w_down,        x_hand, hb.gu,    hb.act, hb.part,
-                 hb.ws, (void *)hb.me, part,   x_reduce, one};
+  void *all[] = {w_gu, w_down, x_hand, hb.act, hb.part, (void *)hb.me, part, x_reduce, one};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     CUDA(cudaFree(all[i]));
 
   if (rank == 0) { /* one GPU, the whole stack, no collective */
     w_gu = device((size_t)TP_LAYERS * 2 * TP_F * TP_D * 2);
     w_down = device((size_t)TP_LAYERS * TP_D * TP_F * 2);
-    CUDA(tp_make_shard(w_gu, w_down, seed, TP_F, 0, 1, stream));
+    CUDA(tp_make_shard(w_gu, w_down, norm, seed, TP_F, 0, 1, stream));
     CUDA(cudaMemcpy(x_cgc, x0, sizeof x0, cudaMemcpyHostToDevice));
     CUDA(cudaDeviceSynchronize());
-    ffn_full_extern fext = {x_cgc, w_gu, w_down};
+    ffn_full_extern fext = {x_cgc, norm, w_gu, w_down};
     opt.comm = NULL;
     Way full = {.name = "full", .step = step_full};
     CGRT(ffn_full_create((ffn_full **)&full.g, &fext, &opt));
@@ -237,8 +226,8 @@ static int run_rank(int rank, void *ranks) {
     CUDA(cudaFree(w_gu));
     CUDA(cudaFree(w_down));
   }
+  CUDA(cudaFree(norm));
   CUDA(cudaFree(x_cgc));
-  cublasDestroy(blas);
   CUDA(cudaStreamDestroy(stream));
   return 0;
 }

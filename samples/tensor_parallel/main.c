@@ -1,5 +1,6 @@
 /* tensor_parallel: the FFN stack of samples/dense_block (4 SwiGLU layers of
- * hidden 2048 and intermediate 10,944, bf16) split over RANKS GPUs, one
+ * hidden 2048 and intermediate 10,944, bf16, on the kernel library) split
+ * over RANKS GPUs, one
  * process a GPU: RANKS processes forked here, each on GPU `rank`, joined by
  * cgrt_nccl_init with the unique id that rank 0 makes and passes through a
  * pipe.  Each rank makes its own shard of the weights (a function of the
@@ -13,17 +14,12 @@
  * all-reduce gives every rank the sum); they agree with the same stack
  * unsplit on one GPU (ffn_full, the whole weights, no collective) within
  * a relative error of 3e-2 a position; and positions 0 and 63 of both
- * agree with the model computed on the CPU in double (its RMSNorm as
- * written, not folded), within 3e-2.  bf16 keeps 8 significant bits, so
- * each rounding is off by up to 2^-8 = 3.9e-3 relative: split, each layer
- * rounds its partials (rank 0's with x in it) to bf16 before the
- * all-reduce adds them and rounds again, and the GPU's folded norm rounds
- * where the model's does not.  The same computations simulated on the CPU
- * (bf16 roundings where the GPU has them, sums in double) differ by 8e-3
- * (2 ranks against one GPU) and 1.0e-2 (one GPU against the model as
- * written), and agree exactly when the split rounds only once; a wrong
- * shard, share or sum is off by far more.  With fewer GPUs than RANKS it
- * says so and exits 77 (skipped). */
+ * agree with the model computed on the CPU in double, within 3e-2.  bf16
+ * keeps 8 significant bits, so each rounding is off by up to 2^-8 = 3.9e-3
+ * relative: split, each layer rounds its partials (rank 0's with x in it)
+ * to bf16 before the all-reduce adds them and rounds again, where one GPU
+ * rounds once; a wrong shard, share or sum is off by far more.  With fewer
+ * GPUs than RANKS it says so and exits 77 (skipped). */
 #include "cgrt_nccl.h"
 #include "check.h"
 #include "ranks.h"
@@ -39,15 +35,6 @@ enum { N = TP_POSITIONS * TP_D };
 
 static const uint64_t SEED = 0x7e45011a9a11e1u;
 static const double TOLERANCE = 3e-2;
-
-#define CUBLAS(call)                                                                               \
-  do {                                                                                             \
-    cublasStatus_t s_ = (call);                                                                    \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                             \
-      fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_);        \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
 
 static void *xmalloc(size_t bytes) {
   void *p = malloc(bytes);
@@ -76,11 +63,13 @@ static uint16_t *host_tokens(void) {
 }
 
 /* A shard (or, rank 0 of 1, the whole model) on this process's GPU. */
-static void make_shard(void **w_gu, void **w_down, int rank, int ranks, cudaStream_t s) {
+static void make_shard(void **w_gu, void **w_down, void **norm, int rank, int ranks,
+                       cudaStream_t s) {
   const size_t fr = TP_F / ranks;
   CUDA(cudaMalloc(w_gu, (size_t)TP_LAYERS * 2 * fr * TP_D * sizeof(uint16_t)));
   CUDA(cudaMalloc(w_down, (size_t)TP_LAYERS * TP_D * fr * sizeof(uint16_t)));
-  CUDA(tp_make_shard(*w_gu, *w_down, SEED, TP_F, rank, ranks, s));
+  CUDA(cudaMalloc(norm, (size_t)TP_LAYERS * TP_D * sizeof(uint16_t)));
+  CUDA(tp_make_shard(*w_gu, *w_down, *norm, SEED, TP_F, rank, ranks, s));
 }
 
 /* The 64 positions on `s` through the graph's x: each token in, the
@@ -126,8 +115,8 @@ static void to_double(const uint16_t *v, double *out) {
 }
 
 /* One position through the model on the CPU in double, as the model
- * writes it: RMSNorm (not folded), gate and up, SwiGLU, down, the
- * residual add; what the GPU keeps in bf16 rounded to bf16.  The weights
+ * writes it: RMSNorm, gate and up, SwiGLU, down, the residual add; what the
+ * model keeps in bf16 rounded to bf16.  The weights
  * are made here again, value by value, as the GPU made them. */
 static void cpu_position(const uint16_t *token, double *x) {
   const float sd = sqrtf(3.0f / TP_D), sf = sqrtf(3.0f / (float)TP_F);
@@ -139,7 +128,8 @@ static void cpu_position(const uint16_t *token, double *x) {
       ss += x[c] * x[c];
     const double r = 1 / sqrt(ss / TP_D + 1e-6);
     for (uint32_t c = 0; c < TP_D; c++)
-      h[c] = round_bf16(x[c] * r * tp_from_bf16(tp_weight(SEED, TP_NORM, l, 0, c, 0.0f)));
+      h[c] =
+          round_bf16(round_bf16(x[c] * r) * tp_from_bf16(tp_weight(SEED, TP_NORM, l, 0, c, 0.0f)));
     for (uint32_t j = 0; j < TP_F; j++) {
       double gate = 0, up = 0;
       for (uint32_t c = 0; c < TP_D; c++) {
@@ -147,13 +137,13 @@ static void cpu_position(const uint16_t *token, double *x) {
         up += tp_from_bf16(tp_weight(SEED, TP_UP, l, j, c, sd)) * h[c];
       }
       gate = round_bf16(gate), up = round_bf16(up);
-      act[j] = round_bf16(gate / (1 + exp(-gate)) * up);
+      act[j] = round_bf16(round_bf16(gate / (1 + exp(-gate))) * up);
     }
     for (uint32_t i = 0; i < TP_D; i++) {
       double y = 0;
       for (uint32_t j = 0; j < TP_F; j++)
         y += tp_from_bf16(tp_weight(SEED, TP_DOWN, l, i, j, sf)) * act[j];
-      x[i] = round_bf16(x[i] + y);
+      x[i] = round_bf16(x[i] + round_bf16(y));
     }
   }
   free(h), free(act);
@@ -161,8 +151,7 @@ static void cpu_position(const uint16_t *token, double *x) {
 
 /* Rank 0's checks, given every rank's results (outs[r], N values each) and
  * the tokens; prints the line; 0 when all pass. */
-static int check(uint16_t *const *outs, const uint16_t *tokens, float ms_tp, cudaStream_t s,
-                 cublasHandle_t blas) {
+static int check(uint16_t *const *outs, const uint16_t *tokens, float ms_tp, cudaStream_t s) {
   int ranks_agree = 1;
   for (int r = 1; r < TP_RANKS; r++)
     if (memcmp(outs[0], outs[r], N * sizeof(uint16_t))) {
@@ -171,15 +160,14 @@ static int check(uint16_t *const *outs, const uint16_t *tokens, float ms_tp, cud
     }
 
   /* The same 64 positions, unsplit, on this GPU. */
-  void *w_gu, *w_down;
-  make_shard(&w_gu, &w_down, 0, 1, s);
+  void *w_gu, *w_down, *norm;
+  make_shard(&w_gu, &w_down, &norm, 0, 1, s);
   void *x = poisoned(TP_D * 2), *outs_d = poisoned(N * 2), *tokens_d;
   CUDA(cudaMalloc(&tokens_d, N * 2));
   CUDA(cudaMemcpy(tokens_d, tokens, N * 2, cudaMemcpyHostToDevice));
   CUDA(cudaDeviceSynchronize()); /* before the non-blocking stream reads them */
-  ffn_full_extern ext = {x, w_gu, w_down};
+  ffn_full_extern ext = {x, norm, w_gu, w_down};
   cgrt_options opt = CGRT_OPTIONS_INIT;
-  opt.user = blas;
   opt.stream = s;
   ffn_full *g;
   CGRT(ffn_full_create(&g, &ext, &opt));
@@ -194,6 +182,7 @@ static int check(uint16_t *const *outs, const uint16_t *tokens, float ms_tp, cud
   ffn_full_destroy(g);
   CUDA(cudaFree(w_gu));
   CUDA(cudaFree(w_down));
+  CUDA(cudaFree(norm));
   CUDA(cudaFree(x));
   CUDA(cudaFree(outs_d));
   CUDA(cudaFree(tokens_d));
@@ -271,27 +260,23 @@ static int run_rank(int rank, void *ctx) {
   CGRT(cgrt_nccl_init(&comm, TP_RANKS, id, rank, 60.0));
   cudaStream_t s;
   CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cublasHandle_t blas;
-  CUBLAS(cublasCreate(&blas));
 
-  void *w_gu, *w_down, *tokens_d;
-  make_shard(&w_gu, &w_down, rank, TP_RANKS, s);
+  void *w_gu, *w_down, *norm, *tokens_d;
+  make_shard(&w_gu, &w_down, &norm, rank, TP_RANKS, s);
   uint16_t *tokens = host_tokens();
   CUDA(cudaMalloc(&tokens_d, N * 2));
   CUDA(cudaMemcpy(tokens_d, tokens, N * 2, cudaMemcpyHostToDevice));
   void *x = poisoned(TP_D * 2), *outs_d = poisoned(N * 2);
   CUDA(cudaDeviceSynchronize()); /* before the non-blocking stream reads them */
 
-  tp_ffn_extern ext = {x, w_gu, w_down};
+  tp_ffn_extern ext = {x, norm, w_gu, w_down};
   cgrt_options opt = CGRT_OPTIONS_INIT;
   opt.comm = comm;
-  opt.user = blas; /* the capture functions' cuBLAS handle */
   opt.stream = s;
   tp_ffn *g;
   CGRT(tp_ffn_create(&g, &ext, &opt));
   /* The graph's own buffers start as NaN, so that a read of an unwritten
    * value shows. */
-  CUDA(cudaMemsetAsync(tp_ffn_buffer_gu(g), 0xff, 2 * TP_FR * 2, s));
   CUDA(cudaMemsetAsync(tp_ffn_buffer_act(g), 0xff, TP_FR * 2, s));
   CUDA(cudaMemsetAsync(tp_ffn_buffer_part(g), 0xff, TP_D * 2, s));
   cudaEvent_t e0, e1;
@@ -307,6 +292,7 @@ static int run_rank(int rank, void *ctx) {
   cgrt_nccl_free(comm);
   CUDA(cudaFree(w_gu));
   CUDA(cudaFree(w_down));
+  CUDA(cudaFree(norm));
   CUDA(cudaFree(x));
   CUDA(cudaFree(outs_d));
   CUDA(cudaFree(tokens_d));
@@ -322,13 +308,12 @@ static int run_rank(int rank, void *ctx) {
         return 1;
       }
     }
-    rc = check(outs, tokens, ms, s, blas);
+    rc = check(outs, tokens, ms, s);
     for (int r = 1; r < TP_RANKS; r++)
       free(outs[r]);
   }
   free(outs[rank]);
   free(tokens);
-  CUBLAS(cublasDestroy(blas));
   CUDA(cudaStreamDestroy(s));
   return rc;
 }

@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #ifndef TP_RANKS
@@ -32,15 +31,16 @@ enum {
   TP_D = 2048,             /* hidden size */
   TP_FR = TP_F / TP_RANKS, /* a rank's share of F */
   TP_POSITIONS = 64,       /* the sample's tokens */
-  TP_SWIGLU_THREADS = 128  /* swiglu_bf16's and residual_share's blocks, as the .cgraph */
+  TP_SHARE_THREADS = 128   /* residual_share's blocks, as the .cgraph */
 };
 
-/* swiglu_bf16 reads 8 values at a time: a rank's share is a multiple of 8. */
-#if TP_F % (8 * TP_RANKS) != 0
-#error "F must be a multiple of 8 * RANKS"
+#if TP_F % TP_RANKS != 0
+#error "F must be a multiple of RANKS"
 #endif
 
-#define TP_WORKSPACE_BYTES ((size_t)32 << 20)
+/* The library's launch constants (llm.cgraph's LLM_*), for the stream step. */
+enum { TP_LLM_THREADS = 256, TP_LLM_ROWS = 16, TP_LLM_SROWS = 8 };
+#define TP_EPS 1e-6f
 
 /* What each value is (part of its key). */
 enum { TP_GATE = 0, TP_UP = 1, TP_DOWN = 2, TP_NORM = 3, TP_TOKEN = 4 };
@@ -92,39 +92,31 @@ static inline TP_HD uint16_t tp_weight(uint64_t seed, uint32_t what, uint32_t la
   return tp_to_bf16(what == TP_NORM ? fmaf(0.1f, u, 1.0f) : u * scale);
 }
 
-/* What the step reads: the gate and up rows times the norm's weights (the
- * norm folded, as dense_block does), bf16(w * g). */
-static inline TP_HD uint16_t tp_folded(uint64_t seed, uint32_t what, uint32_t layer, uint32_t row,
-                                       uint32_t col, float scale) {
-  float w = tp_from_bf16(tp_weight(seed, what, layer, row, col, scale));
-  float g = tp_from_bf16(tp_weight(seed, TP_NORM, layer, 0, col, 0.0f));
-  return tp_to_bf16(w * g);
-}
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* kernels/tensor_parallel.cu: rank `rank` of `ranks`'s shard of every
  * layer, made on the device on `stream`: w_gu [TP_LAYERS, 2 * f / ranks,
- * TP_D] (its gate rows, then its up rows, folded) and w_down [TP_LAYERS,
- * TP_D, f / ranks] (its columns).  rank 0 of 1 is the whole model. */
-cudaError_t tp_make_shard(void *w_gu, void *w_down, uint64_t seed, uint32_t f, int rank, int ranks,
-                          cudaStream_t stream);
+ * TP_D] (its gate rows, then its up rows), w_down [TP_LAYERS, TP_D, f /
+ * ranks] (its columns) and norm [TP_LAYERS, TP_D] (the norms' weights,
+ * whole on every rank).  rank 0 of 1 is the whole model. */
+cudaError_t tp_make_shard(void *w_gu, void *w_down, void *norm, uint64_t seed, uint32_t f, int rank,
+                          int ranks, cudaStream_t stream);
 
 /* The benchmark's hand-written step: tp_ffn's nodes in the .cgraph's order,
- * the same kernels and cuBLAS calls, issued on `stream` (for stream
- * capture), each layer's all-reduce by `reduce` (ncclAllReduce of n bf16
- * from part into x, summed; the caller's).  me: the rank, in device memory. */
+ * the same kernels (launched without programmatic dependent launch),
+ * issued on `stream` (for stream capture), each layer's all-reduce by
+ * `reduce` (ncclAllReduce of n bf16 from part into x, summed; the
+ * caller's).  me: the rank, in device memory. */
 typedef cudaError_t (*tp_reduce_fn)(void *ctx, const void *part, void *x, size_t n,
                                     cudaStream_t stream);
 typedef struct TpBuffers {
-  const void *w_gu, *w_down; /* the shard */
-  void *x, *gu, *act, *part, *ws;
+  const void *w_gu, *w_down, *norm; /* the shard */
+  void *x, *act, *part;
   const uint32_t *me;
 } TpBuffers;
-cudaError_t tp_stream_step(const TpBuffers *b, cublasHandle_t blas, tp_reduce_fn reduce, void *ctx,
-                           cudaStream_t stream);
+cudaError_t tp_stream_step(const TpBuffers *b, tp_reduce_fn reduce, void *ctx, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
