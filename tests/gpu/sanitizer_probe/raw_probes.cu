@@ -26,6 +26,9 @@ constexpr unsigned THREADS = 256; // smem_sum's block
 constexpr unsigned BLOCKS = 8;
 constexpr unsigned N = THREADS * BLOCKS;
 constexpr unsigned ITERATIONS = 20; // of the loops
+// The long loops' body: as wide as samples/solver's (264 blocks) and run
+// LONG times.
+constexpr unsigned WIDE = 264, LONG = 1000;
 
 // ---- kernels ----
 
@@ -160,8 +163,8 @@ __global__ void __cluster_dims__(2, 1, 1) cluster_sum(const float *x, float *out
 
 // ---- the host side ----
 
-// The device memory a probe uses: x (N ones), part (BLOCKS sums), it and
-// the bound's counter.
+// The device memory a probe uses: x (WIDE * THREADS ones), part (WIDE
+// sums), it and the bound's counter.
 struct Mem {
   float *x, *part;
   unsigned *it;
@@ -169,13 +172,13 @@ struct Mem {
 };
 
 void alloc_mem(Mem *m) {
-  CUDA(cudaMalloc(&m->x, N * sizeof(float)));
-  CUDA(cudaMalloc(&m->part, BLOCKS * sizeof(float)));
+  CUDA(cudaMalloc(&m->x, WIDE * THREADS * sizeof(float)));
+  CUDA(cudaMalloc(&m->part, WIDE * sizeof(float)));
   CUDA(cudaMalloc(&m->it, sizeof(unsigned)));
   CUDA(cudaMalloc(&m->counter, sizeof(unsigned long long)));
-  fill_f32<<<BLOCKS, THREADS>>>(m->x, 1.0f, N);
+  fill_f32<<<WIDE, THREADS>>>(m->x, 1.0f, WIDE * THREADS);
   CUDA(cudaGetLastError());
-  CUDA(cudaMemset(m->part, 0, BLOCKS * sizeof(float)));
+  CUDA(cudaMemset(m->part, 0, WIDE * sizeof(float)));
   CUDA(cudaMemset(m->it, 0, sizeof(unsigned)));
   CUDA(cudaDeviceSynchronize());
 }
@@ -219,9 +222,9 @@ cudaGraphNode_t add_kernel(cudaGraph_t graph, const void *func, unsigned grid, u
 }
 
 cudaGraphNode_t add_smem_sum(cudaGraph_t graph, Mem *m, const cudaGraphNode_t *deps,
-                             size_t ndeps) {
+                             size_t ndeps, unsigned blocks = BLOCKS) {
   void *args[] = {&m->x, &m->part};
-  return add_kernel(graph, (const void *)smem_sum, BLOCKS, THREADS, args, deps, ndeps);
+  return add_kernel(graph, (const void *)smem_sum, blocks, THREADS, args, deps, ndeps);
 }
 
 // A conditional node of `type` with `nbodies` bodies after `deps`; its
@@ -436,13 +439,15 @@ int switch_smem(Mem *m) {
 //   SETS: smem_sum_set (or, without smem, test_handle's step_set), which
 //         sets the handle itself: cgc's `handle` argument.
 // `max` bounds the loop as cgc's `max` does; `pdl` makes the edge from a
-// producer to smem_sum (then pdl_consumer) in the body programmatic.
+// producer to smem_sum (then pdl_consumer) in the body programmatic;
+// `blocks` is the width of the body's kernels (0: BLOCKS).
 enum BodyKind { TAIL, SETS };
 struct Loop {
   BodyKind kind;
   int smem, pdl;
   unsigned n, cond_threads;
   unsigned long long max;
+  unsigned blocks;
 };
 
 // The loop's nodes into `graph` after deps; returns the while node.
@@ -457,10 +462,11 @@ cudaGraphNode_t add_loop(cudaGraph_t graph, Mem *m, const Loop *l, cudaGraphCond
   CUDA(cudaGraphConditionalHandleCreate(h, graph, 0, 0));
   cudaGraphNode_t cond = add_cond(graph, h, m, n, max, step0, l->cond_threads, deps, ndeps);
   cudaGraphNode_t loop = add_conditional(graph, *h, cudaGraphCondTypeWhile, 1, &body, &cond, 1);
+  unsigned blocks = l->blocks ? l->blocks : BLOCKS;
   if (l->kind == SETS) {
     if (l->smem) {
       void *args[] = {&m->x, &m->part, &m->it, n, h};
-      add_kernel(body, (const void *)smem_sum_set, BLOCKS, THREADS, args, NULL, 0);
+      add_kernel(body, (const void *)smem_sum_set, blocks, THREADS, args, NULL, 0);
     } else {
       void *args[] = {&m->it, n, h};
       add_kernel(body, (const void *)step_set, 1, 32, args, NULL, 0);
@@ -471,17 +477,17 @@ cudaGraphNode_t add_loop(cudaGraph_t graph, Mem *m, const Loop *l, cudaGraphCond
   if (l->smem && l->pdl) {
     static float one = 1.0f;
     void *pargs[] = {&m->x, &one};
-    cudaGraphNode_t prod = add_kernel(body, (const void *)pdl_producer, BLOCKS, THREADS, pargs,
+    cudaGraphNode_t prod = add_kernel(body, (const void *)pdl_producer, blocks, THREADS, pargs,
                                       NULL, 0);
     void *cargs[] = {&m->x, &m->part};
-    last = add_kernel(body, (const void *)pdl_consumer, BLOCKS, THREADS, cargs, NULL, 0);
+    last = add_kernel(body, (const void *)pdl_consumer, blocks, THREADS, cargs, NULL, 0);
     cudaGraphEdgeData e;
     memset(&e, 0, sizeof e);
     e.from_port = cudaGraphKernelNodePortProgrammatic;
     e.type = cudaGraphDependencyTypeProgrammatic;
     CUDA(cudaGraphAddDependencies(body, &prod, &last, &e, 1));
   } else if (l->smem) {
-    last = add_smem_sum(body, m, NULL, 0);
+    last = add_smem_sum(body, m, NULL, 0, blocks);
   }
   void *cargs[] = {&m->it};
   cudaGraphNode_t counted =
@@ -511,36 +517,44 @@ int run_loop(Mem *m, const Loop *l, const char *name) {
 }
 
 int while_tail(Mem *m) {
-  Loop l = {TAIL, 1, 0, ITERATIONS, 1, 0};
+  Loop l = {TAIL, 1, 0, ITERATIONS, 1, 0, 0};
   return run_loop(m, &l, "while_tail");
 }
 int while_tail_once(Mem *m) {
-  Loop l = {TAIL, 1, 0, 1, 1, 0};
+  Loop l = {TAIL, 1, 0, 1, 1, 0, 0};
   return run_loop(m, &l, "while_tail_once");
 }
 int while_tail_nosmem(Mem *m) {
-  Loop l = {TAIL, 0, 0, ITERATIONS, 1, 0};
+  Loop l = {TAIL, 0, 0, ITERATIONS, 1, 0, 0};
   return run_loop(m, &l, "while_tail_nosmem");
 }
 int while_tail_max(Mem *m) {
-  Loop l = {TAIL, 1, 0, ITERATIONS, 1, 5};
+  Loop l = {TAIL, 1, 0, ITERATIONS, 1, 5, 0};
   return run_loop(m, &l, "while_tail_max");
 }
 int while_tail_wide(Mem *m) { /* the condition kernels as wide as smem_sum's blocks */
-  Loop l = {TAIL, 1, 0, ITERATIONS, THREADS, 0};
+  Loop l = {TAIL, 1, 0, ITERATIONS, THREADS, 0, 0};
   return run_loop(m, &l, "while_tail_wide");
 }
 int while_sets(Mem *m) {
-  Loop l = {SETS, 1, 0, ITERATIONS, 1, 0};
+  Loop l = {SETS, 1, 0, ITERATIONS, 1, 0, 0};
   return run_loop(m, &l, "while_sets");
 }
 int while_sets_nosmem(Mem *m) {
-  Loop l = {SETS, 0, 0, ITERATIONS, 1, 0};
+  Loop l = {SETS, 0, 0, ITERATIONS, 1, 0, 0};
   return run_loop(m, &l, "while_sets_nosmem");
 }
 int while_pdl(Mem *m) {
-  Loop l = {TAIL, 1, 1, ITERATIONS, 1, 0};
+  Loop l = {TAIL, 1, 1, ITERATIONS, 1, 0, 0};
   return run_loop(m, &l, "while_pdl");
+}
+int while_tail_long(Mem *m) { /* samples/solver's shape */
+  Loop l = {TAIL, 1, 0, LONG, 1, 0, WIDE};
+  return run_loop(m, &l, "while_tail_long");
+}
+int while_sets_long(Mem *m) {
+  Loop l = {SETS, 1, 0, LONG, 1, 0, WIDE};
+  return run_loop(m, &l, "while_sets_long");
 }
 
 // A while in a while (test_control's last loop): the inner one runs
@@ -562,7 +576,7 @@ int while_nested(Mem *m) {
   add_conditional(g, oh, cudaGraphCondTypeWhile, 1, &body, &cond, 1);
   void *reset_args[] = {&m->it, &zero};
   cudaGraphNode_t reset = add_kernel(body, (const void *)put, 1, 1, reset_args, NULL, 0);
-  Loop inner = {TAIL, 0, 0, ITERATIONS, 1, 0};
+  Loop inner = {TAIL, 0, 0, ITERATIONS, 1, 0, 0};
   cudaGraphNode_t loop = add_loop(body, m, &inner, &ih, &in, &imax, &is0, &is1, &reset, 1);
   void *count_args[] = {&outer};
   cudaGraphNode_t counted = add_kernel(body, (const void *)count, 1, 1, count_args, &loop, 1);
@@ -595,7 +609,7 @@ int while_in_if(Mem *m) {
   CUDA(cudaMemset(m->part, 0, BLOCKS * sizeof(float)));
   cudaGraphNode_t cond = add_cond(g, &h, &fm, &n1, &max, &s0, 1, NULL, 0);
   add_conditional(g, h, cudaGraphCondTypeIf, 1, &body, &cond, 1);
-  Loop inner = {TAIL, 1, 0, ITERATIONS, 1, 0};
+  Loop inner = {TAIL, 1, 0, ITERATIONS, 1, 0, 0};
   add_loop(body, m, &inner, &lh, &ln, &lmax, &ls0, &ls1, NULL, 0);
   run_graph(g, 1);
   CUDA(cudaFree(flag));
@@ -821,6 +835,8 @@ const Probe probes[] = {
     {"while_sets", while_sets},
     {"while_sets_nosmem", while_sets_nosmem},
     {"while_pdl", while_pdl},
+    {"while_tail_long", while_tail_long},
+    {"while_sets_long", while_sets_long},
     {"while_nested", while_nested},
     {"while_in_if", while_in_if},
     {"pdl", pdl},

@@ -15,7 +15,9 @@
 # A probe named cgc:NAME+safe runs with CGRT_SANITIZER_SAFE=1.  rc 124 is
 # a timeout; the sanitizer's own errors exit 3.  COMPUTE_SANITIZER names
 # the tool (else compute-sanitizer on PATH or in CUDA's bin); PROBE_JOBS
-# the runs at once (8); PROBE_ONLY a grep pattern of the probes to run.
+# the runs at once (8); PROBE_ONLY a grep pattern of the probes to run;
+# PROBE_SANITIZER_ARGS more options for the tool (for a bisection:
+# --kernel-name-exclude kns=cgrt_ leaves the runtime's own kernels out).
 # The logs stay in $PROBE_LOGS (else a new temporary folder, printed at
 # the end; removed after a --plain run that passed).
 set -u
@@ -31,8 +33,9 @@ if [ "${1:-}" = --one ]; then
   [ "$probe" != "$key" ] && safe=1
   set -- env CGRT_SANITIZER_SAFE=$safe
   [ "$safe" = 0 ] && set -- env -u CGRT_SANITIZER_SAFE
+  # shellcheck disable=SC2086 # PROBE_SANITIZER_ARGS: words, split
   [ "$tool" != plain ] && set -- "$@" "$(cat "$logs/sanitizer")" --tool "$tool" \
-    --error-exitcode 3 --print-limit 20
+    --error-exitcode 3 --print-limit 20 ${PROBE_SANITIZER_ARGS:-}
   timeout -k 5 "${PROBE_TIMEOUT:-60}" "$@" "$bin" $arg > "$logs/$key.$tool.log" 2>&1
   echo $? > "$logs/$key.$tool.rc"
   exit 0
