@@ -6,13 +6,15 @@
 #   probe  plain-rc  racecheck-rc first-error  synccheck-rc first-error
 #
 #   run.sh BUILD_DIR            the probes (about 2 minutes on an H200)
-#   run.sh --samples BUILD_DIR  and the samples, with and without
-#                               CGRT_SANITIZER_SAFE=1
+#   run.sh --samples BUILD_DIR  and the samples, plainly and with
+#                               CGRT_SANITIZER_SAFE=1 and =stream (a few
+#                               minutes more: some samples time out)
 #   run.sh --plain BUILD_DIR    plainly only: exit 0 when every probe ran
 #                               right, 1 when one did not, 77 without a GPU
 #                               (the test gpu.sanitizer_probes)
 #
-# A probe named cgc:NAME+safe runs with CGRT_SANITIZER_SAFE=1.  rc 124 is
+# A probe named cgc:NAME+safe runs with CGRT_SANITIZER_SAFE=1, +stream with
+# CGRT_SANITIZER_SAFE=stream (no CUDA graph launched at all).  rc 124 is
 # a timeout; the sanitizer's own errors exit 3.  COMPUTE_SANITIZER names
 # the tool (else compute-sanitizer on PATH or in CUDA's bin); PROBE_JOBS
 # the runs at once (8); PROBE_ONLY a grep pattern of the probes to run;
@@ -26,13 +28,14 @@ set -u
 # synccheck), its rc into LOGS/KEY.TOOL.rc and its output into .log.
 if [ "${1:-}" = --one ]; then
   logs=$2 tool=$3 key=$4
-  probe=${key%+safe}
+  probe=${key%+*}
   bin=$(cat "$logs/bin.$probe")
   arg=$(cat "$logs/arg.$probe")
-  safe=0
-  [ "$probe" != "$key" ] && safe=1
-  set -- env CGRT_SANITIZER_SAFE=$safe
-  [ "$safe" = 0 ] && set -- env -u CGRT_SANITIZER_SAFE
+  case $key in
+  *+safe) set -- env CGRT_SANITIZER_SAFE=1 ;;
+  *+stream) set -- env CGRT_SANITIZER_SAFE=stream ;;
+  *) set -- env -u CGRT_SANITIZER_SAFE ;;
+  esac
   # shellcheck disable=SC2086 # PROBE_SANITIZER_ARGS: words, split
   [ "$tool" != plain ] && set -- "$@" "$(cat "$logs/sanitizer")" --tool "$tool" \
     --error-exitcode 3 --print-limit 20 ${PROBE_SANITIZER_ARGS:-}
@@ -83,20 +86,26 @@ add() { # add KEY BIN ARG
 for name in $("$raw" --list); do
   add "raw:$name" "$raw" "$name"
 done
+safe_keys=
 for name in $("$cgc" --list); do
   add "cgc:$name" "$cgc" "$name"
+  case $name in
+  *handle*) ;; # a kernel that sets its handle: create refuses it without the graph
+  *) safe_keys="$safe_keys cgc:$name+stream" ;;
+  esac
 done
-# Those that CGRT_SANITIZER_SAFE changes, again with it (the +safe keys
-# share their program and argument).
-safe_keys="cgc:devupd+safe cgc:devgrid+safe cgc:programmatic+safe cgc:while_pdl+safe"
+# Those that CGRT_SANITIZER_SAFE=1 changes, again with it, and every cgc
+# probe and sample with =stream (the keys share their program and
+# argument).
+safe_keys="cgc:devupd+safe cgc:devgrid+safe cgc:programmatic+safe cgc:while_pdl+safe $safe_keys"
 if [ "$samples" = 1 ]; then
   for s in decode_step moe_route solver dense_block generate tensor_parallel compartments; do
     b=$(find "$build/samples" -type f -perm -u+x -name "$s" 2> /dev/null | head -n 1)
-    [ -n "$b" ] && add "sample:$s" "$b" "" && safe_keys="$safe_keys sample:$s+safe"
+    [ -n "$b" ] && add "sample:$s" "$b" "" && safe_keys="$safe_keys sample:$s+safe sample:$s+stream"
   done
 fi
 for k in $safe_keys; do # those whose probe is there
-  [ -f "$logs/bin.${k%+safe}" ] && keys="$keys $k"
+  [ -f "$logs/bin.${k%+*}" ] && keys="$keys $k"
 done
 if [ -n "${PROBE_ONLY:-}" ]; then
   keys=$(for k in $keys; do echo "$k"; done | grep -e "$PROBE_ONLY" | tr '\n' ' ')
