@@ -17,11 +17,12 @@ cgrt_status cgrt_plan_walk(cgrt_graph *g) {
   const uint32_t n = d->nnodes;
   for (uint32_t v = 0; v < n; v++)
     if (d->nodes[v].body_sets_handle)
-      return invalid(d, "node %s (%s:%u:%u): a kernel of its body sets its handle, which needs "
-                        "the conditional node that CGRT_SAFE_STREAM (CGRT_SANITIZER_SAFE=stream) "
-                        "leaves out",
+      return invalid(d,
+                     "node %s (%s:%u:%u): a kernel of its body sets its handle, which needs "
+                     "the conditional node that CGRT_SAFE_STREAM (CGRT_SANITIZER_SAFE=stream) "
+                     "leaves out",
                      d->nodes[v].name, d->source, d->nodes[v].line, d->nodes[v].col);
-  uint32_t *in = xcalloc(n, sizeof *in);           /* edges into each node not yet taken */
+  uint32_t *in = xcalloc(n, sizeof *in); /* edges into each node not yet taken */
   uint32_t *out_start = xcalloc(n + 1, sizeof *out_start);
   uint32_t *out = xcalloc(d->nedges, sizeof *out); /* each node's successors */
   uint32_t *fill = xcalloc(n > g->ngraphs ? n : g->ngraphs, sizeof *fill);

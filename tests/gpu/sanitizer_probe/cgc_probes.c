@@ -34,23 +34,23 @@ static int check(const char *name, uint32_t it, uint32_t want, const float *part
 
 /* Graph G: launched, n set to SET (when not 0), launched again; `it` must
  * then be WANT. */
-#define PROBE(G, SET, WANT)                                                                  \
-  static int probe_##G(float *part) {                                                        \
-    G *g = NULL;                                                                             \
-    G##_extern ext = {part};                                                                 \
-    cudaStream_t s;                                                                          \
-    uint32_t it = 0;                                                                         \
-    CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));                              \
-    CGRT(G##_create(&g, &ext, NULL));                                                        \
-    CGRT(G##_launch(g, s));                                                                  \
-    if (SET)                                                                                 \
-      CGRT(G##_set_n(g, SET));                                                               \
-    CGRT(G##_launch(g, s));                                                                  \
-    CUDA(cudaStreamSynchronize(s));                                                          \
-    CGRT(G##_get_it(g, &it));                                                                \
-    G##_destroy(g);                                                                          \
-    CUDA(cudaStreamDestroy(s));                                                              \
-    return check(#G, it, WANT, part);                                                        \
+#define PROBE(G, SET, WANT)                                                                        \
+  static int probe_##G(float *part) {                                                              \
+    G *g = NULL;                                                                                   \
+    G##_extern ext = {part};                                                                       \
+    cudaStream_t s;                                                                                \
+    uint32_t it = 0;                                                                               \
+    CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));                                    \
+    CGRT(G##_create(&g, &ext, NULL));                                                              \
+    CGRT(G##_launch(g, s));                                                                        \
+    if (SET)                                                                                       \
+      CGRT(G##_set_n(g, SET));                                                                     \
+    CGRT(G##_launch(g, s));                                                                        \
+    CUDA(cudaStreamSynchronize(s));                                                                \
+    CGRT(G##_get_it(g, &it));                                                                      \
+    G##_destroy(g);                                                                                \
+    CUDA(cudaStreamDestroy(s));                                                                    \
+    return check(#G, it, WANT, part);                                                              \
   }
 
 PROBE(plain, 3, 3)
@@ -59,10 +59,10 @@ PROBE(while_max, 30, 5)
 PROBE(while_general, 3, 3)
 PROBE(while_handle, 3, 3)
 PROBE(while_pdl, 3, 3)
-PROBE(if_smem, 0, 1)      /* n stays 20: the body counts once */
-PROBE(switch_smem, 2, 5)  /* n = 2: the default's put */
-PROBE(devupd, 3, 12)      /* four nodes add n */
-PROBE(devgrid, 3, 12)     /* four nodes of n blocks add 1 a block */
+PROBE(if_smem, 0, 1)     /* n stays 20: the body counts once */
+PROBE(switch_smem, 2, 5) /* n = 2: the default's put */
+PROBE(devupd, 3, 12)     /* four nodes add n */
+PROBE(devgrid, 3, 12)    /* four nodes of n blocks add 1 a block */
 PROBE(programmatic, 3, 3)
 
 static const struct {

@@ -221,8 +221,8 @@ cudaGraphNode_t add_kernel(cudaGraph_t graph, const void *func, unsigned grid, u
   return node;
 }
 
-cudaGraphNode_t add_smem_sum(cudaGraph_t graph, Mem *m, const cudaGraphNode_t *deps,
-                             size_t ndeps, unsigned blocks = BLOCKS) {
+cudaGraphNode_t add_smem_sum(cudaGraph_t graph, Mem *m, const cudaGraphNode_t *deps, size_t ndeps,
+                             unsigned blocks = BLOCKS) {
   void *args[] = {&m->x, &m->part};
   return add_kernel(graph, (const void *)smem_sum, blocks, THREADS, args, deps, ndeps);
 }
@@ -452,8 +452,8 @@ struct Loop {
 
 // The loop's nodes into `graph` after deps; returns the while node.
 cudaGraphNode_t add_loop(cudaGraph_t graph, Mem *m, const Loop *l, cudaGraphConditionalHandle *h,
-                         unsigned *n, unsigned long long *max, unsigned *step0,
-                         unsigned *step1, const cudaGraphNode_t *deps, size_t ndeps) {
+                         unsigned *n, unsigned long long *max, unsigned *step0, unsigned *step1,
+                         const cudaGraphNode_t *deps, size_t ndeps) {
   cudaGraph_t body;
   *n = l->n;
   *max = l->max;
@@ -477,8 +477,8 @@ cudaGraphNode_t add_loop(cudaGraph_t graph, Mem *m, const Loop *l, cudaGraphCond
   if (l->smem && l->pdl) {
     static float one = 1.0f;
     void *pargs[] = {&m->x, &one};
-    cudaGraphNode_t prod = add_kernel(body, (const void *)pdl_producer, blocks, THREADS, pargs,
-                                      NULL, 0);
+    cudaGraphNode_t prod =
+        add_kernel(body, (const void *)pdl_producer, blocks, THREADS, pargs, NULL, 0);
     void *cargs[] = {&m->x, &m->part};
     last = add_kernel(body, (const void *)pdl_consumer, blocks, THREADS, cargs, NULL, 0);
     cudaGraphEdgeData e;
@@ -665,9 +665,8 @@ int devupd(Mem *m, int grid) {
   CUDA(cudaGraphKernelNodeGetAttribute(target, cudaLaunchAttributeDeviceUpdatableKernelNode, &a));
   cudaGraphDeviceNode_t dev = a.deviceUpdatableKernelNode.devNode;
   void *largs[] = {&dev, &value};
-  cudaGraphNode_t loader =
-      add_kernel(g, grid ? (const void *)load_grid : (const void *)load_param, 1, 32, largs,
-                 NULL, 0);
+  cudaGraphNode_t loader = add_kernel(g, grid ? (const void *)load_grid : (const void *)load_param,
+                                      1, 32, largs, NULL, 0);
   CUDA(cudaGraphAddDependencies(g, &loader, &target, NULL, 1));
   add_smem_sum(g, m, &target, 1);
   CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
