@@ -60,15 +60,21 @@ size_t cgrt_pool_size(const cgrt_pool *pool);
 /* CUDA features a graph can be built without, for running it under
  * compute-sanitizer, whose tools may not handle them (cgrt_options.safe,
  * or the environment variable CGRT_SANITIZER_SAFE): the graph computes the
- * same, at some cost in launch time.  Conditional nodes stay: control flow
- * needs them. */
+ * same, at some cost in launch time.  Conditional nodes stay, but for
+ * CGRT_SAFE_STREAM, which launches no graph. */
 enum {
   /* No device-updatable kernel nodes: the scalar upload writes no node
    * parameters or grids on the device; the host updates those nodes. */
   CGRT_SAFE_DEVICE_UPDATES = 1,
   /* No programmatic dependent launch: `=>` edges go in as full edges. */
   CGRT_SAFE_PROGRAMMATIC = 2,
-  CGRT_SAFE_ALL = CGRT_SAFE_DEVICE_UPDATES | CGRT_SAFE_PROGRAMMATIC
+  CGRT_SAFE_ALL = CGRT_SAFE_DEVICE_UPDATES | CGRT_SAFE_PROGRAMMATIC,
+  /* No CUDA graph launched at all: a launch runs the graph's nodes one at
+   * a time on the stream, and the host reads each condition back (a
+   * synchronisation each) to choose the bodies to run.  Not part of
+   * CGRT_SAFE_ALL.  A kernel that takes a while's handle cannot run so:
+   * create refuses its graph. */
+  CGRT_SAFE_STREAM = 4
 };
 
 typedef struct cgrt_options {

@@ -23,6 +23,39 @@ static const char *collective_name(uint8_t c) {
   return c <= CGRT_BROADCAST ? names[c] : "collective";
 }
 
+/* Enqueues capture node v's work on `stream` with the current bindings:
+ * its function's, or its collective (into a capture, or, in a launch
+ * without the graph, to run).  The function starts with no error
+ * pending: one that checks cudaGetLastError() after its launches sees only
+ * its own. */
+cgrt_status cgrt_enqueue_work(cgrt_graph *g, uint32_t v, cudaStream_t stream) {
+  const cgrt_graph_desc *d = g->d;
+  const cgrt_node_desc *nd = &d->nodes[v];
+  cgrt_kernel_args(g, nd); /* its arguments as words in g->params: addresses, constants' bits */
+  (void)cudaGetLastError();
+  if (kind_of(nd)->captured == CAPTURE_COLLECTIVE) {
+    const cgrt_collective_ops *ops = d->collectives;
+    int r = ops->enqueue(g->comm, nd->collective, nd->reduce_op, nd->selector_type,
+                         (const void *)(uintptr_t)g->params[nd->arg + 1],
+                         (void *)(uintptr_t)g->params[nd->arg], nd->send_count, nd->recv_count,
+                         nd->root, stream);
+    if (r) {
+      snprintf(cgrt_error_text, sizeof cgrt_error_text, "%s:%u:%u: node %s: %s %s: %s", d->source,
+               nd->line, nd->col, nd->name, ops->name, collective_name(nd->collective),
+               ops->error_string(g->comm, r));
+      return CGRT_ERROR_COMM;
+    }
+    return CGRT_OK;
+  }
+  cudaError_t err = (cudaError_t)d->captures[nd->kernel](stream, g->user, &g->params[nd->arg]);
+  if (err != cudaSuccess) {
+    char call[300];
+    snprintf(call, sizeof call, "capture function %s", d->capture_names[nd->kernel]);
+    return fail_node(d, nd, call, err);
+  }
+  return CGRT_OK;
+}
+
 /* Runs capture node v's function with the current bindings on the
  * capturing stream; *child is what it enqueued, as a graph.  The function
  * runs in thread-local capture mode: a call it may not make while its
@@ -42,32 +75,13 @@ static cgrt_status capture_node(cgrt_graph *g, uint32_t v, cudaGraph_t *child) {
       return fail_node(d, nd, "cudaStreamCreateWithFlags (capture)", err);
     account(1, 0);
   }
-  cgrt_kernel_args(g, nd); /* its arguments as words in g->params: addresses, constants' bits */
   if ((err = CU(cudaStreamBeginCapture(g->capture_stream, cudaStreamCaptureModeThreadLocal))) !=
       cudaSuccess)
     return fail_node(d, nd, "cudaStreamBeginCapture", err);
-  /* The function starts with no error pending: one that checks
-   * cudaGetLastError() after its launches sees only its own. */
-  (void)cudaGetLastError();
-  if (collective) {
-    const cgrt_collective_ops *ops = d->collectives;
-    int r = ops->enqueue(g->comm, nd->collective, nd->reduce_op, nd->selector_type,
-                         (const void *)(uintptr_t)g->params[nd->arg + 1],
-                         (void *)(uintptr_t)g->params[nd->arg], nd->send_count, nd->recv_count,
-                         nd->root, g->capture_stream);
-    if (r) {
-      abandon_capture(g->capture_stream);
-      snprintf(cgrt_error_text, sizeof cgrt_error_text, "%s:%u:%u: node %s: %s %s: %s", d->source,
-               nd->line, nd->col, nd->name, ops->name, fn, ops->error_string(g->comm, r));
-      return CGRT_ERROR_COMM;
-    }
-  } else {
-    err = (cudaError_t)d->captures[nd->kernel](g->capture_stream, g->user, &g->params[nd->arg]);
-    if (err != cudaSuccess) {
-      abandon_capture(g->capture_stream);
-      snprintf(call, sizeof call, "capture function %s", fn);
-      return fail_node(d, nd, call, err);
-    }
+  cgrt_status s = cgrt_enqueue_work(g, v, g->capture_stream);
+  if (s != CGRT_OK) {
+    abandon_capture(g->capture_stream);
+    return s;
   }
   cudaGraph_t captured = NULL;
   if ((err = CU(cudaStreamEndCapture(g->capture_stream, &captured))) != cudaSuccess) {

@@ -15,6 +15,8 @@ typedef struct cgrt_cond_args {
   unsigned long long operand[CGRT_COND_OPERANDS]; /* an address, or a constant's bits */
   unsigned long long counter; /* while with max: the iteration counter's address */
   unsigned long long max;     /* while: the bound, 0 if none */
+  unsigned long long result;  /* 0: set the handle; else where the value goes instead (an
+                                 unsigned, for a launch without the graph: cgrt_walk.c) */
   unsigned imm;               /* bit i: operand i is a constant */
   unsigned step;              /* 0: before the first iteration; 1: after one */
   unsigned char code[CGRT_COND_CODE];
@@ -26,7 +28,7 @@ typedef struct cgrt_cond_args {
  * one for each type and operator. */
 typedef struct cgrt_cond1_args {
   unsigned long long operand[2];
-  unsigned long long counter, max;
+  unsigned long long counter, max, result;
   unsigned imm, step, code;
 } cgrt_cond1_args;
 

@@ -104,8 +104,8 @@ static cgrt_status bind_externs(cgrt_graph *g, void *const *externs) {
 }
 
 /* The features that the environment variable CGRT_SANITIZER_SAFE leaves
- * out: "1" or "all" every one, else those it names, separated by commas;
- * unset, empty or "0" none.  A word it does not know refuses create, so
+ * out: "1" or "all" those of CGRT_SAFE_ALL, else those it names, separated
+ * by commas; unset, empty or "0" none.  A word it does not know refuses create, so
  * that a misspelt switch is not silently off. */
 static cgrt_status sanitizer_safe(const cgrt_graph_desc *d, unsigned *safe) {
   static const struct {
@@ -114,7 +114,8 @@ static cgrt_status sanitizer_safe(const cgrt_graph_desc *d, unsigned *safe) {
   } words[] = {{"1", CGRT_SAFE_ALL},
                {"all", CGRT_SAFE_ALL},
                {"device-updates", CGRT_SAFE_DEVICE_UPDATES},
-               {"programmatic", CGRT_SAFE_PROGRAMMATIC}};
+               {"programmatic", CGRT_SAFE_PROGRAMMATIC},
+               {"stream", CGRT_SAFE_STREAM}};
   const char *env = getenv("CGRT_SANITIZER_SAFE");
   *safe = 0;
   if (!env || !*env || !strcmp(env, "0"))
@@ -125,8 +126,8 @@ static cgrt_status sanitizer_safe(const cgrt_graph_desc *d, unsigned *safe) {
            (strlen(words[w].word) != n || strncmp(p, words[w].word, n)))
       w++;
     if (w == sizeof words / sizeof words[0])
-      return invalid(d, "CGRT_SANITIZER_SAFE is '%s': it takes 1 (or all), or device-updates "
-                        "and programmatic separated by commas",
+      return invalid(d, "CGRT_SANITIZER_SAFE is '%s': it takes 1 (or all), or device-updates, "
+                        "programmatic and stream separated by commas",
                      env);
     *safe |= words[w].safe;
     if (!p[n])
@@ -147,6 +148,7 @@ static cgrt_status build(cgrt_graph *g, void *const *externs, const cgrt_options
   if ((s = cgrt_plan_updates(g)) != CGRT_OK ||
       ((d->nloads || g->nupdates || g->ngrids) && (s = alloc_loads(g)) != CGRT_OK) ||
       (s = alloc_state(g)) != CGRT_OK || (s = cgrt_number_graphs(g)) != CGRT_OK ||
+      ((g->safe & CGRT_SAFE_STREAM) && (s = cgrt_plan_walk(g)) != CGRT_OK) ||
       (d->collectives && (s = join_comm(g, o->comm)) != CGRT_OK) ||
       (s = bind_externs(g, externs)) != CGRT_OK || (s = cgrt_alloc_memory(g)) != CGRT_OK ||
       (s = cgrt_init_memory(g)) != CGRT_OK || (s = cgrt_index_uses(g)) != CGRT_OK ||
@@ -260,6 +262,8 @@ void cgrt_destroy(cgrt_graph *g) {
   xfree(g->grid_value);
   xfree(g->dev_edges);
   xfree(g->dev_handles);
+  xfree(g->walk_order);
+  xfree(g->walk_start);
   if (g->pool)
     g->pool->members--;
   xfree(g);

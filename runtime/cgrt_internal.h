@@ -120,7 +120,7 @@ static inline int is_extern(BufferKind kind) {
 /* The runtime's kernels (cgrt_kernels.cu); only their addresses are used. */
 extern void cgrt_load_scalars_8(void), cgrt_load_scalars_64(void), cgrt_load_scalars_512(void),
     cgrt_load_scalars_2048(void);
-extern void cgrt_fill64(void);
+extern void cgrt_fill64(void), cgrt_fill_elems(void);
 extern void cgrt_entry(void);
 extern void cgrt_cond(void);
 extern void cgrt_switch(void);
@@ -194,6 +194,8 @@ struct cgrt_graph {
   cudaLibrary_t *libraries; /* per module this graph uses: loaded once at create */
   int upload;              /* opt.upload at create: a rebuilt graph is uploaded too */
   unsigned safe;           /* CGRT_SAFE_*: features left out for compute-sanitizer */
+  uint32_t *walk_order;    /* CGRT_SAFE_STREAM: each graph's nodes in an order that keeps */
+  uint32_t *walk_start;    /*   its edges, graph k's from walk_start[k] (cgrt_walk.c) */
   uint32_t nprogrammatic;  /* edges that went in as programmatic, counted for a test */
   /* By-value scalars that many nodes take go through the upload, which
    * writes them into those nodes' parameters on the device (plan_updates). */
@@ -242,9 +244,9 @@ typedef struct NodeParams {
   cgrt_cond_args cond;   /* cgrt_cond */
   cgrt_cond1_args cond1; /* cgrt_cond1_kernel: a condition of one comparison */
   uint64_t fill[3];     /* cgrt_fill64: dst, value, count */
-  uint64_t slot, table; /* cgrt_switch */
+  uint64_t slot, table, result; /* cgrt_switch */
   unsigned selector_type, ncases, fallback;
-  void *ptrs[6];
+  void *ptrs[7];
 } NodeParams;
 
 static inline const void *kernel_address(cgrt_kernel k) {
@@ -370,6 +372,7 @@ void cgrt_drop_graph(cudaGraph_t graph);
 cgrt_status cgrt_add_capture(cgrt_graph *g, uint32_t v, cudaGraph_t graph,
                              const cudaGraphNode_t *deps, size_t ndeps);
 cgrt_status cgrt_update_capture(cgrt_graph *g, uint32_t v, int *reshaped);
+cgrt_status cgrt_enqueue_work(cgrt_graph *g, uint32_t v, cudaStream_t stream);
 
 /* ---- the scalar upload and device updates (cgrt_upload.c) ---- */
 
@@ -388,6 +391,11 @@ cgrt_status cgrt_upload(cgrt_graph *g, int *loaded);
 cgrt_status cgrt_number_graphs(cgrt_graph *g);
 cgrt_status cgrt_make_graph(cgrt_graph *g, cudaStream_t stream);
 cgrt_status cgrt_rebuild(cgrt_graph *g);
+
+/* ---- launches without the graph: CGRT_SAFE_STREAM (cgrt_walk.c) ---- */
+
+cgrt_status cgrt_plan_walk(cgrt_graph *g);
+cgrt_status cgrt_walk(cgrt_graph *g, cudaStream_t stream);
 
 /* ---- launch, set, bind (cgrt_launch.c) ---- */
 

@@ -79,6 +79,20 @@ CGRT_LOADER(2048)
 // and the rest follow on the device.
 extern "C" __global__ void cgrt_entry(void) {}
 
+// fill of 1-, 2- or 4-byte elements, for a launch without the graph
+// (cgrt_walk.c), which has no memset node: what cudaMemsetAsync cannot do.
+extern "C" __global__ void cgrt_fill_elems(void *dst, unsigned value, unsigned size,
+                                           unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    if (size == 4)
+      static_cast<unsigned *>(dst)[i] = value;
+    else if (size == 2)
+      static_cast<unsigned short *>(dst)[i] = static_cast<unsigned short>(value);
+    else
+      static_cast<unsigned char *>(dst)[i] = static_cast<unsigned char>(value);
+}
+
 // fill of 8-byte elements whose halves differ, which a memset node cannot do.
 extern "C" __global__ void cgrt_fill64(unsigned long long *dst, unsigned long long value,
                                        unsigned long long n) {
@@ -159,19 +173,29 @@ static __device__ bool compare_code(unsigned c, unsigned long long x, bool xi, u
   return comparison(type, op, operand(x, xi, size), operand(y, yi, size)) != negate;
 }
 
+// Sets the handle to `value`, or, in a launch without the graph
+// (cgrt_walk.c), stores it at `result` for the host to read.
+static __device__ void set_value(cudaGraphConditionalHandle handle, unsigned value,
+                                 unsigned long long result) {
+  if (result)
+    *reinterpret_cast<unsigned *>(result) = value;
+  else
+    cudaGraphSetConditional(handle, value);
+}
+
 // Sets the handle from the condition's value `go`.  A bound counts the
 // iterations run (step 0: before the first; 1: after one); the loop stops
 // at it.
 static __device__ void set_handle(cudaGraphConditionalHandle handle, bool go,
                                   unsigned long long counter, unsigned long long max,
-                                  unsigned step) {
+                                  unsigned step, unsigned long long result) {
   if (max) {
     unsigned long long *c = reinterpret_cast<unsigned long long *>(counter);
     unsigned long long n = step ? *c + 1 : 0;
     *c = n;
     go = go && n < max;
   }
-  cudaGraphSetConditional(handle, go ? 1u : 0u);
+  set_value(handle, go ? 1u : 0u, result);
 }
 
 // Sets the handle of a while or if node from its condition: before the
@@ -191,7 +215,7 @@ extern "C" __global__ void cgrt_cond(cudaGraphConditionalHandle handle, cgrt_con
     next += 2;
     stack = stack << 1 | r;
   }
-  set_handle(handle, stack & 1, a.counter, a.max, a.step);
+  set_handle(handle, stack & 1, a.counter, a.max, a.step, a.result);
 }
 
 // A condition of one comparison: a kernel for each type and operator,
@@ -204,7 +228,7 @@ __global__ void cond1(cudaGraphConditionalHandle handle, cgrt_cond1_args a) {
   constexpr int size = type_size(Type);
   bool go = comparison(Type, Op, operand(a.operand[0], a.imm & 1, size),
                        operand(a.operand[1], a.imm >> 1 & 1, size)) != CGRT_COND_NEGATE(a.code);
-  set_handle(handle, go, a.counter, a.max, a.step);
+  set_handle(handle, go, a.counter, a.max, a.step, a.result);
 }
 
 #define COND1_OPS(t) \
@@ -227,10 +251,12 @@ extern "C" cgrt_kernel cgrt_cond1_kernel(unsigned code) {
 // Sets the handle of a switch node to the body of its scalar's value: the
 // table holds (value, body) pairs sorted by value, as 64-bit bits with the
 // scalar's sign extended; a value without a case selects `fallback` (the
-// default's body, or one past the last body, which runs none).
+// default's body, or one past the last body, which runs none).  `result`
+// as set_value's.
 extern "C" __global__ void cgrt_switch(cudaGraphConditionalHandle handle, const void *slot,
                                        unsigned type, const unsigned long long *table,
-                                       unsigned ncases, unsigned fallback) {
+                                       unsigned ncases, unsigned fallback,
+                                       unsigned long long result) {
   unsigned long long v;
   switch (type) {
   case CGRT_I8: v = static_cast<long long>(*static_cast<const int8_t *>(slot)); break;
@@ -254,5 +280,5 @@ extern "C" __global__ void cgrt_switch(cudaGraphConditionalHandle handle, const 
     else
       hi = mid;
   }
-  cudaGraphSetConditional(handle, body);
+  set_value(handle, body, result);
 }

@@ -113,15 +113,16 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   cgrt_status s = check_stream(g, stream);
   if (s != CGRT_OK)
     return s;
-  if (g->any_value_dirty && (s = update_values(g)) != CGRT_OK)
+  const int walk = (g->safe & CGRT_SAFE_STREAM) != 0; /* no graph: cgrt_walk.c */
+  if (!walk && g->any_value_dirty && (s = update_values(g)) != CGRT_OK)
     return s; /* still marked: the next launch tries again */
-  if (g->any_grid_dirty && (s = cgrt_queue_grids(g)) != CGRT_OK)
+  if (!walk && g->any_grid_dirty && (s = cgrt_queue_grids(g)) != CGRT_OK)
     return s; /* the scalars stay marked: the next launch works them out again */
   cudaError_t err;
   int loaded = 0;
-  if (g->loads && (s = cgrt_upload(g, &loaded)) != CGRT_OK)
+  if (!walk && g->loads && (s = cgrt_upload(g, &loaded)) != CGRT_OK)
     return s; /* the marks stay for the next launch */
-  if (g->reupload) {
+  if (!walk && g->reupload) {
     if ((err = CU(cudaGraphUpload(g->exec, stream))) != cudaSuccess)
       return fail(d, "cudaGraphUpload (device-updatable nodes updated from the host)", err);
     g->reupload = 0;
@@ -130,8 +131,11 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   if (pool && pool->launched && pool->last_stream != stream &&
       (s = wait_pool(g, stream)) != CGRT_OK)
     return s;
-  if ((err = CU(cudaGraphLaunch(g->exec, stream))) != cudaSuccess)
+  if (walk) {
+    s = cgrt_walk(g, stream); /* which may have enqueued part of the work when it fails */
+  } else if ((err = CU(cudaGraphLaunch(g->exec, stream))) != cudaSuccess) {
     return fail(d, "cudaGraphLaunch", err); /* the marks stay for the next launch */
+  }
   if (pool) {
     pool->launched = 1;
     pool->last_stream = stream;
@@ -140,9 +144,9 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   g->last_stream = stream;
   if (loaded)
     memset(g->pending, 0, g->words * sizeof *g->pending);
-  if (g->any_grid_dirty)
+  if (!walk && g->any_grid_dirty)
     cgrt_commit_grids(g);
-  return CGRT_OK;
+  return s;
 }
 
 /* Whether bits (of scalar sd's integer type) are above its bound. */

@@ -48,8 +48,8 @@ cgrt_status cgrt_alloc_memory(cgrt_graph *g) {
   }
   if (d->nscalars || g->extra_bytes)
     dbytes = g->extra + g->extra_bytes;
-  uint64_t scratch = hbytes;
-  if (d->nscalars)
+  uint64_t scratch = hbytes; /* get's, and the conditions' in a launch without the graph */
+  if (d->nscalars || (g->safe & CGRT_SAFE_STREAM))
     hbytes += 8;
   cudaError_t err;
   if (dbytes) {

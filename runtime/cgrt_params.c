@@ -35,6 +35,13 @@ void **cgrt_kernel_args(cgrt_graph *g, const cgrt_node_desc *nd) {
   return &g->param_ptrs[nd->arg];
 }
 
+/* Where a condition kernel stores its value in a launch without the graph
+ * (cgrt_walk.c): the pinned word the host reads; 0 (set the handle) in the
+ * graph. */
+static uint64_t walk_result(const cgrt_graph *g) {
+  return g->safe & CGRT_SAFE_STREAM ? (uint64_t)(uintptr_t)g->scratch : 0;
+}
+
 /* The argument of cgrt_cond for control node v (while, if): its operands'
  * addresses from the current bindings. */
 static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_args *a) {
@@ -53,6 +60,7 @@ static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_
     a->code[i] = g->d->code[nd->code + i];
   a->ncode = nd->ncode;
   a->step = step;
+  a->result = walk_result(g);
   if (kind_of(nd)->repeats && nd->bytes) {
     a->max = nd->bytes;
     a->counter = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
@@ -140,6 +148,7 @@ void cgrt_node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p) {
       p->cond1.max = p->cond.max;
       p->cond1.imm = p->cond.imm;
       p->cond1.step = p->cond.step;
+      p->cond1.result = p->cond.result;
       p->cond1.code = p->cond.code[0];
       p->ptrs[1] = &p->cond1;
     } else {
@@ -157,12 +166,14 @@ void cgrt_node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p) {
     p->table = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
     p->ncases = nd->ncode - (nd->default_body >= 0);
     p->fallback = nd->default_body >= 0 ? (unsigned)nd->default_body : nd->ncode;
+    p->result = walk_result(g);
     p->ptrs[0] = &g->handles[v];
     p->ptrs[1] = &p->slot;
     p->ptrs[2] = &p->selector_type;
     p->ptrs[3] = &p->table;
     p->ptrs[4] = &p->ncases;
     p->ptrs[5] = &p->fallback;
+    p->ptrs[6] = &p->result;
     break;
   }
 }

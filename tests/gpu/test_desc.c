@@ -384,8 +384,10 @@ int main(void) {
     snprintf(want, sizeof want, "CGRT_SANITIZER_SAFE is '%s': it takes 1 (or all)", unknown[i]);
     expect_refused(&t, "an unknown CGRT_SANITIZER_SAFE", want);
   }
-  static const char *const known[] = {"", "0", "1", "all", "device-updates", "programmatic",
-                                      "programmatic,device-updates"};
+  static const char *const known[] = {"",       "0",
+                                      "1",      "all",
+                                      "device-updates", "programmatic",
+                                      "stream", "programmatic,device-updates,stream"};
   for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
     table_init(&t);
     setenv("CGRT_SANITIZER_SAFE", known[i], 1);

@@ -6,6 +6,7 @@
  * after one whose loop ended must start the loop again (the condition is
  * evaluated before the first iteration of each launch).  Each loop is a
  * graph of its own, and two of them run side by side in a fourth. */
+#include "cgrt_testing.h"
 #include "handle_graph.h"
 #include "gpu_test.h"
 
@@ -79,6 +80,20 @@ int main(void) {
   counted_destroy(g0);
   halving_destroy(g3);
   side_destroy(g4);
+
+  /* A kernel that sets its loop's handle needs the conditional node: a
+   * launch without the graph (CGRT_SAFE_STREAM) cannot give it one. */
+  cgrt_options opt = CGRT_OPTIONS_INIT;
+  opt.safe = CGRT_SAFE_STREAM;
+  long live0 = cgrt_test_live();
+  counted *refused = NULL;
+  cgrt_status st = counted_create(&refused, &e0, &opt);
+  EXPECT(st == CGRT_ERROR_INVALID && refused == NULL, "CGRT_SAFE_STREAM: status %d", st);
+  EXPECT(strstr(cgrt_last_error(), "node loop (") &&
+             strstr(cgrt_last_error(), "a kernel of its body sets its handle"),
+         "CGRT_SAFE_STREAM: %s", cgrt_last_error());
+  EXPECT(cgrt_test_live() == live0, "CGRT_SAFE_STREAM: %ld resources left",
+         cgrt_test_live() - live0);
   CUDA(cudaFree(dres));
   return test_end("test_handle");
 }
