@@ -72,23 +72,25 @@ __global__ void __launch_bounds__(512) read_only(const uint4 *p, size_t n, uint4
 }
 
 // The GEMV at other tile shapes (one token), for the sweep.
-template <int R, int U>
-__global__ void __launch_bounds__(THREADS) gemv_variant(const bf16 *w, const bf16 *x, bf16 *y, int n,
+// MINB: blocks a multiprocessor the registers must allow (__launch_bounds__),
+// so that the next kernel's blocks fit beside this one's and prefetch.
+template <int R, int U, int MINB = 1>
+__global__ void __launch_bounds__(THREADS, MINB) gemv_variant(const bf16 *w, const bf16 *x, bf16 *y, int n,
                                                         int k) {
   GemvArgs a{w, x, nullptr, y, nullptr, nullptr, n, k, 1, 0, 0, 0, k, 0};
   gemv_blocks<1, R, U, Epi::Plain>(a, blockIdx.x, gridDim.x);
 }
 
 // The experts' kernels at other shapes (R units a warp, U chunks in flight).
-template <int R, int U>
-__global__ void __launch_bounds__(THREADS) gate_up_variant(const bf16 *w, const bf16 *ws,
+template <int R, int U, int MINB = 1>
+__global__ void __launch_bounds__(THREADS, MINB) gate_up_variant(const bf16 *w, const bf16 *ws,
                                                            const bf16 *x, const bf16 *g,
                                                            const uint32_t *ids, bf16 *act, int fe,
                                                            int fs, int topk, int k, int m) {
   Moe<R, U>::gate_up(w, ws, x, g, ids, act, fe, fs, topk, k, m, 1e-6f);
 }
-template <int R, int U>
-__global__ void __launch_bounds__(THREADS) down_variant(const bf16 *w, const bf16 *ws,
+template <int R, int U, int MINB = 1>
+__global__ void __launch_bounds__(THREADS, MINB) down_variant(const bf16 *w, const bf16 *ws,
                                                         const bf16 *act, const uint32_t *ids,
                                                         const float *wts, bf16 *x, int fe, int fs,
                                                         int topk, int n, int m) {
@@ -277,15 +279,18 @@ static void gemv_case(const GemvCase &c, int m, bool with_cublas) {
   CUDA(cudaFree(best));
 }
 
-template <int R, int U> static void sweep_one(const char *name, const Copies &w, int n, int k) {
+template <int R, int U, int MINB = 1> static void sweep_one(const char *name, const Copies &w, int n, int k) {
   bf16 *x = random_bf16(k, 1), *y = (bf16 *)dalloc((size_t)n * 2);
   const unsigned grid = (n + WARPS * R - 1) / (WARPS * R);
   double us = time_calls([&](int i) {
-    launch(gemv_variant<R, U>, grid, THREADS, (size_t)k * 2, true, (const bf16 *)w[i],
+    launch(gemv_variant<R, U, MINB>, grid, THREADS, (size_t)k * 2, true, (const bf16 *)w[i],
            (const bf16 *)x, y, n, k);
   });
   char way[32];
-  snprintf(way, sizeof way, "R%d_U%d", R, U);
+  if (MINB > 1)
+    snprintf(way, sizeof way, "R%d_U%d_B%d", R, U, MINB);
+  else
+    snprintf(way, sizeof way, "R%d_U%d", R, U);
   bench_row("sweep", name, way, "us", us);
   CUDA(cudaFree(x));
   CUDA(cudaFree(y));
@@ -303,6 +308,10 @@ static void sweep(const char *name, int n, int k) {
   sweep_one<2, 8>(name, w, n, k);
   sweep_one<4, 2>(name, w, n, k);
   sweep_one<4, 4>(name, w, n, k);
+  sweep_one<1, 2, 4>(name, w, n, k);
+  sweep_one<2, 2, 4>(name, w, n, k);
+  sweep_one<1, 4, 3>(name, w, n, k);
+  sweep_one<2, 4, 2>(name, w, n, k);
 }
 
 // Attention over `keys` keys for m tokens: prep, decode, combine.
@@ -409,12 +418,20 @@ static void moe_case(int m) {
     bench_row("moe_sweep", "gate_up_m1", "R1_U4", "us", gu_time(gate_up_variant<1, 4>, WARPS));
     bench_row("moe_sweep", "gate_up_m1", "R1_U8", "us", gu_time(gate_up_variant<1, 8>, WARPS));
     bench_row("moe_sweep", "gate_up_m1", "R2_U4", "us", gu_time(gate_up_variant<2, 4>, 2 * WARPS));
+    bench_row("moe_sweep", "gate_up_m1", "R1_U4_B2", "us", gu_time(gate_up_variant<1, 4, 2>, WARPS));
+    bench_row("moe_sweep", "gate_up_m1", "R1_U4_B3", "us", gu_time(gate_up_variant<1, 4, 3>, WARPS));
+    bench_row("moe_sweep", "gate_up_m1", "R1_U2_B3", "us", gu_time(gate_up_variant<1, 2, 3>, WARPS));
+    bench_row("moe_sweep", "gate_up_m1", "R1_U2_B4", "us", gu_time(gate_up_variant<1, 2, 4>, WARPS));
     bench_row("moe_sweep", "gate_up_m1", "read_only", "us",
         read_time((size_t)(distinct * 2 * FE + 2 * FS) * D * 2));
     bench_row("moe_sweep", "down_m1", "bytes", "MB", (double)(distinct * FE + FS) * D * 2 / 1e6);
     bench_row("moe_sweep", "down_m1", "U2", "us", down_time(down_variant<1, 2>));
     bench_row("moe_sweep", "down_m1", "U4", "us", down_time(down_variant<1, 4>));
     bench_row("moe_sweep", "down_m1", "U8", "us", down_time(down_variant<1, 8>));
+    bench_row("moe_sweep", "down_m1", "U4_B2", "us", down_time(down_variant<1, 4, 2>));
+    bench_row("moe_sweep", "down_m1", "U2_B3", "us", down_time(down_variant<1, 2, 3>));
+    bench_row("moe_sweep", "down_m1", "U2_B4", "us", down_time(down_variant<1, 2, 4>));
+    bench_row("moe_sweep", "down_m1", "U1_B4", "us", down_time(down_variant<1, 1, 4>));
     bench_row("moe_sweep", "down_m1", "read_only", "us", read_time((size_t)(distinct * FE + FS) * D * 2));
   }
   char name[64];

@@ -7,6 +7,7 @@
 using namespace llm;
 
 typedef Moe<SWIGLU_R, GEMV_U> MoeKernels; // the router too: its logits are few
+typedef Moe<SWIGLU_R, MOE_GATE_UP_U> MoeGateUp;
 
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_moe_route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *count,
@@ -16,13 +17,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
                     eps);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 2)
+extern "C" __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
     llm_moe_gate_up(const bf16 *w, const bf16 *w_shared, const bf16 *x, const bf16 *g,
                     const uint32_t *ids, bf16 *act, uint32_t fe, uint32_t fs, uint32_t topk,
                     uint32_t k, uint32_t m, float eps) {
   if (m > MAX_TOKENS || topk > MOE_MAX_TOPK)
     __trap();
-  MoeKernels::gate_up(w, w_shared, x, g, ids, act, (int)fe, (int)fs, (int)topk, (int)k, (int)m,
+  MoeGateUp::gate_up(w, w_shared, x, g, ids, act, (int)fe, (int)fs, (int)topk, (int)k, (int)m,
                       eps);
 }
 
