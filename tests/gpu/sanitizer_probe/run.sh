@@ -38,7 +38,7 @@ if [ "${1:-}" = --one ]; then
   esac
   # shellcheck disable=SC2086 # PROBE_SANITIZER_ARGS: words, split
   [ "$tool" != plain ] && set -- "$@" "$(cat "$logs/sanitizer")" --tool "$tool" \
-    --error-exitcode 3 --print-limit 20 ${PROBE_SANITIZER_ARGS:-}
+    --error-exitcode 3 --print-limit 20 --target-processes all ${PROBE_SANITIZER_ARGS:-}
   timeout -k 5 "${PROBE_TIMEOUT:-60}" "$@" "$bin" $arg > "$logs/$key.$tool.log" 2>&1
   echo $? > "$logs/$key.$tool.rc"
   exit 0
@@ -99,7 +99,7 @@ done
 # argument).
 safe_keys="cgc:devupd+safe cgc:devgrid+safe cgc:programmatic+safe cgc:while_pdl+safe $safe_keys"
 if [ "$samples" = 1 ]; then
-  for s in decode_step moe_route solver dense_block generate tensor_parallel compartments; do
+  for s in decode_step moe_route solver dense_block generate tensor_parallel1 compartments; do
     b=$(find "$build/samples" -type f -perm -u+x -name "$s" 2> /dev/null | head -n 1)
     [ -n "$b" ] && add "sample:$s" "$b" "" && safe_keys="$safe_keys sample:$s+safe sample:$s+stream"
   done
