@@ -17,7 +17,7 @@
 # CGRT_SANITIZER_SAFE=stream (no CUDA graph launched at all).  rc 124 is
 # a timeout; the sanitizer's own errors exit 3.  COMPUTE_SANITIZER names
 # the tool (else compute-sanitizer on PATH or in CUDA's bin); PROBE_JOBS
-# the runs at once (8); PROBE_ONLY a grep pattern of the probes to run;
+# the runs at once (12); PROBE_ONLY a grep pattern of the probes to run;
 # PROBE_SANITIZER_ARGS more options for the tool (for a bisection:
 # --kernel-name-exclude kns=cgrt_ leaves the runtime's own kernels out).
 # The logs stay in $PROBE_LOGS (else a new temporary folder, printed at
@@ -116,7 +116,7 @@ for tool in $tools; do
   for k in $keys; do
     echo "$tool $k"
   done
-done | xargs -P "${PROBE_JOBS:-8}" -n 2 sh "$0" --one "$logs"
+done | xargs -P "${PROBE_JOBS:-12}" -n 2 sh "$0" --one "$logs"
 
 # The first line that says what went wrong: the sanitizer's first report,
 # else a line of the program's own that names an error.
