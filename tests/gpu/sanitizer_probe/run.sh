@@ -17,7 +17,7 @@
 # CGRT_SANITIZER_SAFE=stream (no CUDA graph launched at all).  rc 124 is
 # a timeout; the sanitizer's own errors exit 3.  COMPUTE_SANITIZER names
 # the tool (else compute-sanitizer on PATH or in CUDA's bin); PROBE_JOBS
-# the runs at once (8); PROBE_ONLY a grep pattern of the probes to run;
+# the runs at once (12); PROBE_ONLY a grep pattern of the probes to run;
 # PROBE_SANITIZER_ARGS more options for the tool (for a bisection:
 # --kernel-name-exclude kns=cgrt_ leaves the runtime's own kernels out).
 # The logs stay in $PROBE_LOGS (else a new temporary folder, printed at
@@ -38,7 +38,7 @@ if [ "${1:-}" = --one ]; then
   esac
   # shellcheck disable=SC2086 # PROBE_SANITIZER_ARGS: words, split
   [ "$tool" != plain ] && set -- "$@" "$(cat "$logs/sanitizer")" --tool "$tool" \
-    --error-exitcode 3 --print-limit 20 ${PROBE_SANITIZER_ARGS:-}
+    --error-exitcode 3 --print-limit 20 --target-processes all ${PROBE_SANITIZER_ARGS:-}
   timeout -k 5 "${PROBE_TIMEOUT:-60}" "$@" "$bin" $arg > "$logs/$key.$tool.log" 2>&1
   echo $? > "$logs/$key.$tool.rc"
   exit 0
@@ -99,7 +99,7 @@ done
 # argument).
 safe_keys="cgc:devupd+safe cgc:devgrid+safe cgc:programmatic+safe cgc:while_pdl+safe $safe_keys"
 if [ "$samples" = 1 ]; then
-  for s in decode_step moe_route solver dense_block generate tensor_parallel compartments; do
+  for s in decode_step moe_route solver dense_block generate tensor_parallel1 compartments; do
     b=$(find "$build/samples" -type f -perm -u+x -name "$s" 2> /dev/null | head -n 1)
     [ -n "$b" ] && add "sample:$s" "$b" "" && safe_keys="$safe_keys sample:$s+safe sample:$s+stream"
   done
@@ -116,7 +116,7 @@ for tool in $tools; do
   for k in $keys; do
     echo "$tool $k"
   done
-done | xargs -P "${PROBE_JOBS:-8}" -n 2 sh "$0" --one "$logs"
+done | xargs -P "${PROBE_JOBS:-12}" -n 2 sh "$0" --one "$logs"
 
 # The first line that says what went wrong: the sanitizer's first report,
 # else a line of the program's own that names an error.
