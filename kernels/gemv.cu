@@ -27,9 +27,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
       args(w, x, nullptr, y, nullptr, nullptr, n, k, m, 0), blockIdx.x, gridDim.x);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 2)
+extern "C" __global__ void __launch_bounds__(THREADS, SWIGLU_BLOCKS)
     llm_gemv_swiglu(const bf16 *w, const bf16 *x, bf16 *y, uint32_t n, uint32_t k, uint32_t m) {
-  gemv_dispatch<SWIGLU_R, GEMV_U, Epi::Swiglu>(args(w, x, nullptr, y, nullptr, nullptr, n, k, m, 0),
+  gemv_dispatch<SWIGLU_R, SWIGLU_U, Epi::Swiglu>(args(w, x, nullptr, y, nullptr, nullptr, n, k, m, 0),
                                              blockIdx.x, gridDim.x);
 }
 
@@ -52,10 +52,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
                                             blockIdx.x, gridDim.x);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 2)
+extern "C" __global__ void __launch_bounds__(THREADS, SWIGLU_BLOCKS)
     llm_norm_gemv_swiglu(const bf16 *w, const bf16 *x, const bf16 *g, bf16 *y, uint32_t n,
                          uint32_t k, uint32_t m, float eps) {
-  gemv_dispatch<SWIGLU_R, GEMV_U, Epi::Swiglu>(args(w, x, g, y, nullptr, nullptr, n, k, m, eps),
+  gemv_dispatch<SWIGLU_R, SWIGLU_U, Epi::Swiglu>(args(w, x, g, y, nullptr, nullptr, n, k, m, eps),
                                              blockIdx.x, gridDim.x);
 }
 

@@ -15,13 +15,14 @@ constexpr int GEMV_ROWS = WARPS * GEMV_R;
 // blocks a multiprocessor (llm.cgraph's LLM_SWIGLU_ROWS = WARPS * SWIGLU_R).
 constexpr int SWIGLU_R = 1;
 constexpr int SWIGLU_ROWS = WARPS * SWIGLU_R;
-// The experts' gate/up: 2 chunks in flight a lane, registers for 3 blocks a
-// multiprocessor, so that the next call's blocks fit beside the last ones
-// and prefetch (bench/llm_kernels.cu's moe_sweep, one H200: 26.8 us against
-// 29.3 with 4 chunks and 2 blocks; 4 blocks, 25.2 us, spill registers at 8
-// tokens; the down kernel and the GEMVs gained nothing so).
-constexpr int MOE_GATE_UP_U = 2;
-constexpr int MOE_GATE_UP_BLOCKS = 3;
+// SwiGLU GEMVs (the dense FFN's and the experts' gate/up): 2 chunks in
+// flight a lane, registers for 3 blocks a multiprocessor, so that the next
+// call's blocks fit beside the last ones and prefetch (bench/llm_kernels.cu's
+// moe_sweep, one H200, the experts' gate/up: 26.8 us against 29.3 with 4
+// chunks and 2 blocks; 4 blocks, 25.2 us, spill registers at 8 tokens; the
+// down kernel and the plain GEMVs gained nothing so).
+constexpr int SWIGLU_U = 2;
+constexpr int SWIGLU_BLOCKS = 3;
 } // namespace llm
 
 #endif
