@@ -56,20 +56,33 @@ extern "C" __global__ void add_slot(uint32_t *x, const uint32_t *v) {
     atomicAdd(x, *v);
 }
 
+// Programmatic dependent launch exists from sm_90 on; built for an older
+// GPU the kernels neither wait nor let their dependents start early.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+}
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
 // pdl kernels: the consumer waits for its predecessors before it reads;
 // the producer lets its dependents start once its writes are out.
 extern "C" __global__ void pdl_ones(float *x, uint32_t n) {
-  cudaGridDependencySynchronize();
+  pdl_wait();
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     x[i] = 1.0f;
   __threadfence();
-  cudaTriggerProgrammaticLaunchCompletion();
+  pdl_trigger();
 }
 
 extern "C" __global__ void pdl_sum(const float *x, float *part) {
   if (blockDim.x != THREADS)
     __trap();
-  cudaGridDependencySynchronize();
+  pdl_wait();
   block_sum(x, part);
-  cudaTriggerProgrammaticLaunchCompletion();
+  pdl_trigger();
 }

@@ -105,15 +105,28 @@ __global__ void cond_switch(cudaGraphConditionalHandle h, unsigned which) {
   cudaGraphSetConditional(h, which);
 }
 
+// Programmatic dependent launch exists from sm_90 on; built for an older
+// GPU the kernels neither wait nor let their dependents start early.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+}
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
 // pdl: the producer lets its dependent start early; the consumer waits for
 // it before it reads (cudaGridDependencySynchronize).
 __global__ void pdl_producer(float *x, float v) {
   x[blockIdx.x * blockDim.x + threadIdx.x] = v;
   __threadfence();
-  cudaTriggerProgrammaticLaunchCompletion();
+  pdl_trigger();
 }
 __global__ void pdl_consumer(const float *x, float *part) {
-  cudaGridDependencySynchronize();
+  pdl_wait();
   block_sum(x, part);
 }
 
@@ -135,10 +148,19 @@ __global__ void load_grid(cudaGraphDeviceNode_t node, unsigned blocks) {
 
 // A cluster of 2 blocks: block 1 writes its sum into block 0's shared
 // memory (distributed shared memory), as samples/dense_block's attention
-// does.  Only for compute capability 9.0 and above.
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-#define PROBE_CLUSTER 1
-__global__ void __cluster_dims__(2, 1, 1) cluster_sum(const float *x, float *out) {
+// does.  Clusters exist from compute capability 9.0 on: built for an older
+// GPU the kernel has no cluster and traps, and cluster_ready() says no.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define PROBE_CLUSTER_DIMS
+#else
+#define PROBE_CLUSTER_DIMS __cluster_dims__(2, 1, 1)
+#endif
+__global__ void PROBE_CLUSTER_DIMS cluster_sum(const float *x, float *out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  (void)x;
+  (void)out;
+  __trap();
+#else
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   __shared__ float s[THREADS];
@@ -156,10 +178,8 @@ __global__ void __cluster_dims__(2, 1, 1) cluster_sum(const float *x, float *out
   cluster.sync();
   if (cluster.block_rank() == 0 && threadIdx.x == 0)
     out[blockIdx.x / 2] = s[0] + other;
-}
-#else
-#define PROBE_CLUSTER 0
 #endif
+}
 
 // ---- the host side ----
 
@@ -689,22 +709,17 @@ int devupd_grid(Mem *m) { return devupd(m, 1); }
 
 // Whether this device and build can run cluster_sum.
 int cluster_ready(void) {
-#if PROBE_CLUSTER
   int dev, major;
   cudaFuncAttributes attr;
   CUDA(cudaGetDevice(&dev));
   CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   CUDA(cudaFuncGetAttributes(&attr, (const void *)cluster_sum));
   return major >= 9 && attr.binaryVersion >= 90;
-#else
-  return 0;
-#endif
 }
 
 // cluster_sum on a stream, or as a graph's kernel node: BLOCKS / 2
 // clusters, each 2 * THREADS.
 int cluster(Mem *m, int graph) {
-#if PROBE_CLUSTER
   if (!cluster_ready()) {
     printf("cluster: skipped: needs compute capability 9.0 and a build for it\n");
     return 77;
@@ -729,12 +744,6 @@ int cluster(Mem *m, int graph) {
       return 1;
     }
   return 0;
-#else
-  (void)m;
-  (void)graph;
-  printf("cluster: skipped: not built for compute capability 9.0\n");
-  return 77;
-#endif
 }
 int cluster_stream(Mem *m) { return cluster(m, 0); }
 int cluster_graph(Mem *m) { return cluster(m, 1); }
