@@ -59,7 +59,7 @@ static int usage_error(bool json, bool to_stdout, const char *fmt, ...) {
   if (vasprintf(&msg, fmt, ap) < 0)
     msg = NULL;
   va_end(ap);
-  fputs("cgc: error: ", stderr);
+  fprintf(stderr, "cgc: error[%s]: ", error_code(fmt));
   fput_escaped(stderr, msg ? msg : fmt);
   fputs("\n(cgc --help lists the options)\n", stderr);
   free(msg);
@@ -224,7 +224,8 @@ static int stdout_status(void) {
   int err = flush_stdout();
   if (!err)
     return 0;
-  fprintf(stderr, "cgc: error: cannot write standard output: %s\n", strerror(err));
+  fprintf(stderr, "cgc: error[%s]: cannot write standard output: %s\n",
+          error_code("cannot write standard output: %s"), strerror(err));
   return 2;
 }
 

@@ -505,7 +505,8 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
       if (d->json)
         report_json(d, span_at((Pos){.file = -1}), "error", error_code(TOO_MANY), NULL, TOO_MANY);
       else
-        fprintf(d->out, "cgc: %serror:%s " TOO_MANY "\n", col(d, C_ERROR), col(d, C_RESET));
+        fprintf(d->out, "cgc: %serror[%s]:%s " TOO_MANY "\n", col(d, C_ERROR),
+                error_code(TOO_MANY), col(d, C_RESET));
       return;
     }
     d->errors++;
@@ -518,10 +519,10 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
       return;
     map_put(&d->seen, key, key);
   }
+  const char *code = warning >= 0          ? warning_code((Warning)warning)
+                     : severity == C_ERROR ? error_code(fmt)
+                                           : NULL;
   if (d->json) {
-    const char *code = warning >= 0          ? warning_code((Warning)warning)
-                       : severity == C_ERROR ? error_code(fmt)
-                                             : NULL;
     report_json(d, s, names[severity], code, *option ? option : NULL, msg);
     return;
   }
@@ -542,7 +543,11 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
   } else {
     fprintf(d->out, "cgc:%s ", col(d, C_RESET));
   }
-  fprintf(d->out, "%s%s:%s ", col(d, severity), names[severity], col(d, C_RESET));
+  /* error[E0004], warning[W0006]; a note has no code of its own. */
+  if (code)
+    fprintf(d->out, "%s%s[%s]:%s ", col(d, severity), names[severity], code, col(d, C_RESET));
+  else
+    fprintf(d->out, "%s%s:%s ", col(d, severity), names[severity], col(d, C_RESET));
   fput_escaped(d->out, msg);
   if (*option)
     fprintf(d->out, " [%s]", option);
