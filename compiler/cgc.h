@@ -151,6 +151,11 @@ typedef enum Warning {
  * warning ("W0001"); codes.c holds them. */
 const char *error_code(const char *fmt);
 const char *warning_code(Warning w);
+/* The i-th message format of error code `code` (from 0), or NULL. */
+const char *error_format(const char *code, int i);
+/* cgc --explain CODE (explain.c): the code's message, what it means and
+ * an example, on `out`; false for a code no diagnostic has. */
+bool explain_code(const char *code, FILE *out);
 /* "uninitialized" for W_UNINITIALIZED; warning_named finds a name's
  * warning: false when there is none. */
 const char *warning_name(Warning w);

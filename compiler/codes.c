@@ -313,6 +313,8 @@ static const struct {
               "prototype: cgc writes the extern \"C\" declaration from it"},
     {"E0238", "-o '%s': C output goes into a .c, .cc, .cpp, .cxx or .cu file, not a '%s' file "
               "(its header is written beside it; -H names another)"},
+    {"E0244", "no diagnostic has the code '%s' (the codes are listed in doc/language.md, "
+              "section 19.1)"},
 };
 
 /* Unknown formats get E0000, which the diagnostics tests refuse.  At most
@@ -322,6 +324,14 @@ const char *error_code(const char *fmt) {
     if (!strcmp(errors[i].format, fmt))
       return errors[i].code;
   return "E0000";
+}
+
+/* The i-th format of `code` (from 0), or NULL past the last. */
+const char *error_format(const char *code, int i) {
+  for (size_t k = 0; k < sizeof errors / sizeof *errors; k++)
+    if (!strcmp(errors[k].code, code) && i-- == 0)
+      return errors[k].format;
+  return NULL;
 }
 
 const char *warning_code(Warning w) {

@@ -34,6 +34,8 @@ static const char usage_text[] =
     "                    diagnostics as text (default) or one JSON object a line\n"
     "  --diagnostics-output=stderr|stdout\n"
     "                    where diagnostics go (stderr by default)\n"
+    "  --explain CODE    what the diagnostic of CODE (E0004, W0001) means, with an\n"
+    "                    example, and exit\n"
     "  -h, --help        print this help and exit\n"
     "  --version         print the version and exit\n"
     "More: man cgc (doc/cgc.1), and the language reference, doc/language.md.\n";
@@ -263,6 +265,16 @@ int main(int argc, char **argv) {
        : (!strncmp(a, flag, strlen(flag)) && strlen(flag) == 2 ? (val = a + 2, true) : false))
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(usage_text, stdout);
+      goto done;
+    } else if (!strncmp(a, "--explain=", 10) || !strcmp(a, "--explain")) {
+      const char *code = a[9] ? a + 10 : i + 1 < argc ? argv[++i] : NULL;
+      if (!code)
+        status = usage_error(json, diag_stdout, "%s needs a value", a);
+      else if (!explain_code(code, stdout))
+        status = usage_error(json, diag_stdout,
+                             "no diagnostic has the code '%s' (the codes are listed in "
+                             "doc/language.md, section 19.1)",
+                             code);
       goto done;
     } else if (!strcmp(a, "--version")) {
       printf("cgc %s\n", CGC_VERSION);
