@@ -137,16 +137,15 @@ void error_span(Diag *d, Span s, const char *fmt, ...) __attribute__((format(pri
 void verror_at(Diag *d, Span s, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 void note_at(Diag *d, Pos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The warnings, each silenced by -Wno-NAME and made an error by -Werror. */
+/* The warnings, each silenced by -Wno-NAME and made an error by -Werror:
+ * one row each in warnings.def (name, code, help). */
 typedef enum Warning {
-  W_UNINITIALIZED,  /* an owned device buffer read before anything writes it */
-  W_UNUSED,         /* a buffer or scalar that nothing uses */
-  W_BLOCK_SIZE,     /* a block whose threads are not a multiple of 32 */
-  W_UNUSED_DEFINE,  /* -D for a constant the program does not have */
-  W_SEARCH_BUDGET,  /* the reduction ran out of search steps */
-  W_WRITES_NOTHING, /* a kernel node whose every pointer argument is `in` */
+#define WARNING(e, name, code, help) W_##e,
+#include "warnings.def"
   W_COUNT
 } Warning;
+/* The help text of a warning (warnings.def). */
+const char *warning_help(Warning w);
 /* The stable code of an error, by its message's format ("E0012"), or of a
  * warning ("W0001"); codes.c holds them. */
 const char *error_code(const char *fmt);

@@ -6,7 +6,7 @@
  * keeps its code (change its format here too); a new message gets the next
  * code; one format may stand under several spellings of one error ("did
  * you mean" or not).  The diagnostics tests check that every error printed
- * has a code.  Warnings' codes follow their names (W0001 uninitialized). */
+ * has a code.  Warnings' names and codes are the rows of warnings.def. */
 #include "cgc.h"
 
 #include <string.h>
@@ -281,6 +281,7 @@ static const struct {
               "block-size, unused-define and search-budget)"},
     {"E0220", "unknown warning '%s' (the warnings are uninitialized, unused, block-size, "
               "unused-define, search-budget and writes-nothing)"},
+    {"E0220", "unknown warning '%s' (the warnings are %s)"},
     {"E0221", "unknown output kind '%s' (use --emit=c or --emit=dot)"},
     {"E0222", "--prefix takes the start of a C name, at most %d bytes of letters, "
               "digits and '_' (not '%s')"},
@@ -334,10 +335,22 @@ const char *error_format(const char *code, int i) {
   return NULL;
 }
 
-const char *warning_code(Warning w) {
-  static const char *const codes[W_COUNT] = {
-      [W_UNINITIALIZED] = "W0001", [W_UNUSED] = "W0002",        [W_BLOCK_SIZE] = "W0003",
-      [W_UNUSED_DEFINE] = "W0004", [W_SEARCH_BUDGET] = "W0005", [W_WRITES_NOTHING] = "W0006",
-  };
-  return codes[w];
+static const struct {
+  const char *name, *code, *help;
+} warnings[W_COUNT] = {
+#define WARNING(e, name, code, help) [W_##e] = {name, code, help},
+#include "warnings.def"
+};
+
+const char *warning_code(Warning w) { return warnings[w].code; }
+const char *warning_name(Warning w) { return warnings[w].name; }
+const char *warning_help(Warning w) { return warnings[w].help; }
+
+bool warning_named(const char *name, Warning *w) {
+  for (int i = 0; i < W_COUNT; i++)
+    if (!strcmp(name, warnings[i].name)) {
+      *w = (Warning)i;
+      return true;
+    }
+  return false;
 }

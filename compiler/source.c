@@ -446,23 +446,6 @@ static char *same_key(Diag *d, Pos p, const char *msg) {
   return arena_printf(d->arena, "%d:%d:%d:%s", p.file, p.line, p.col, m);
 }
 
-static const char *const warning_names[W_COUNT] = {
-    [W_UNINITIALIZED] = "uninitialized", [W_UNUSED] = "unused",
-    [W_BLOCK_SIZE] = "block-size",       [W_UNUSED_DEFINE] = "unused-define",
-    [W_SEARCH_BUDGET] = "search-budget", [W_WRITES_NOTHING] = "writes-nothing",
-};
-
-const char *warning_name(Warning w) { return warning_names[w]; }
-
-bool warning_named(const char *name, Warning *w) {
-  for (int i = 0; i < W_COUNT; i++)
-    if (!strcmp(name, warning_names[i])) {
-      *w = (Warning)i;
-      return true;
-    }
-  return false;
-}
-
 void diag_enable_warning(Diag *d, Warning w, bool on) { d->warning_off[w] = !on; }
 void diag_set_werror(Diag *d, bool on) { d->werror = on; }
 
@@ -484,7 +467,7 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
       d->dropping = true; /* and its notes */
       return;
     }
-    snprintf(option, sizeof option, "-W%s%s", d->werror ? "error=" : "", warning_names[warning]);
+    snprintf(option, sizeof option, "-W%s%s", d->werror ? "error=" : "", warning_name((Warning)warning));
     if (d->werror)
       severity = C_ERROR;
   }
