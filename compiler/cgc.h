@@ -146,8 +146,11 @@ typedef enum Warning {
 } Warning;
 /* The help text of a warning (warnings.def). */
 const char *warning_help(Warning w);
+/* DIAG_NAME: the message format of each row of diagnostics.def (made by
+ * the build), for error_at(d, p, DIAG_NAME, ...). */
+#include "diag_msgs.h"
 /* The stable code of an error, by its message's format ("E0012"), or of a
- * warning ("W0001"); codes.c holds them. */
+ * warning ("W0001"): diagnostics.def and warnings.def hold them. */
 const char *error_code(const char *fmt);
 const char *warning_code(Warning w);
 /* The i-th message format of error code `code` (from 0), or NULL. */

@@ -1,5 +1,5 @@
 /* explain.c: cgc --explain CODE, from the rows of explain.def and the
- * message formats of codes.c. */
+ * message formats of diagnostics.def. */
 #include "cgc.h"
 
 #include <string.h>

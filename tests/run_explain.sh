@@ -1,5 +1,5 @@
 #!/bin/sh
-# cgc --explain CODE: every code of compiler/codes.c (errors) and of
+# cgc --explain CODE: every code of compiler/diagnostics.def (errors) and of
 # compiler/warnings.def has a row in compiler/explain.def and explains with exit
 # 0; explain.def has no row for a code that is not one; every example
 # program there gives its code, in the words the row shows; an unknown
@@ -14,11 +14,14 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/vg"
 cgc=$(under_valgrind "$cgc" "$tmp/vg")
 
-errors=$(grep -o '{"E[0-9]\{4\}"' "$src/compiler/codes.c" | tr -d '{"' | sort -u)
+errors=$(grep -o '^ERR([A-Z0-9_]*, "E[0-9]\{4\}"' "$src/compiler/diagnostics.def" | cut -d'"' -f2 |
+  sort -u)
+names=$(grep -o '^ERR([A-Z0-9_]*,' "$src/compiler/diagnostics.def" | sort)
+check "diagnostics.def: each row's name its own" [ "$(printf '%s\n' "$names" | uniq -d)" = "" ]
 warnings=$(grep -o '^WARNING([A-Z_]*, "[a-z-]*", "W[0-9]\{4\}"' "$src/compiler/warnings.def" |
   cut -d'"' -f4 | sort -u)
 rows=$(grep -o '^EXPLAIN("[EW][0-9]\{4\}"' "$src/compiler/explain.def" | cut -d'"' -f2 | sort)
-check "codes.c has error codes" [ -n "$errors" ]
+check "diagnostics.def has error codes" [ -n "$errors" ]
 check "warnings.def has the warnings' codes" [ -n "$warnings" ]
 check "explain.def has one row a code" [ "$(printf '%s\n' "$rows" | uniq -d)" = "" ]
 for code in $errors $warnings; do
@@ -26,7 +29,7 @@ for code in $errors $warnings; do
 done
 for code in $rows; do
   printf '%s\n%s\n' "$errors" "$warnings" | grep -qx "$code" ||
-    check "explain.def's $code is a code of codes.c or warnings.def" false
+    check "explain.def's $code is a code of diagnostics.def or warnings.def" false
 done
 
 n=0
