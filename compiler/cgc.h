@@ -137,20 +137,27 @@ void error_span(Diag *d, Span s, const char *fmt, ...) __attribute__((format(pri
 void verror_at(Diag *d, Span s, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 void note_at(Diag *d, Pos p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The warnings, each silenced by -Wno-NAME and made an error by -Werror. */
+/* The warnings, each silenced by -Wno-NAME and made an error by -Werror:
+ * one row each in warnings.def (name, code, help). */
 typedef enum Warning {
-  W_UNINITIALIZED,  /* an owned device buffer read before anything writes it */
-  W_UNUSED,         /* a buffer or scalar that nothing uses */
-  W_BLOCK_SIZE,     /* a block whose threads are not a multiple of 32 */
-  W_UNUSED_DEFINE,  /* -D for a constant the program does not have */
-  W_SEARCH_BUDGET,  /* the reduction ran out of search steps */
-  W_WRITES_NOTHING, /* a kernel node whose every pointer argument is `in` */
+#define WARNING(e, name, code, help) W_##e,
+#include "warnings.def"
   W_COUNT
 } Warning;
+/* The help text of a warning (warnings.def). */
+const char *warning_help(Warning w);
+/* DIAG_NAME: the message format of each row of diagnostics.def (made by
+ * the build), for error_at(d, p, DIAG_NAME, ...). */
+#include "diag_msgs.h"
 /* The stable code of an error, by its message's format ("E0012"), or of a
- * warning ("W0001"); codes.c holds them. */
+ * warning ("W0001"): diagnostics.def and warnings.def hold them. */
 const char *error_code(const char *fmt);
 const char *warning_code(Warning w);
+/* The i-th message format of error code `code` (from 0), or NULL. */
+const char *error_format(const char *code, int i);
+/* cgc --explain CODE (explain.c): the code's message, what it means and
+ * an example, on `out`; false for a code no diagnostic has. */
+bool explain_code(const char *code, FILE *out);
 /* "uninitialized" for W_UNINITIALIZED; warning_named finds a name's
  * warning: false when there is none. */
 const char *warning_name(Warning w);

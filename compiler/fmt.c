@@ -577,7 +577,8 @@ int cgc_fmt(int argc, char **argv) {
   }
   int err = flush_stdout(); /* the list of --check */
   if (err) {
-    fprintf(stderr, "cgc: error: cannot write standard output: %s\n", strerror(err));
+    fprintf(stderr, "cgc: error[%s]: cannot write standard output: %s\n",
+            error_code("cannot write standard output: %s"), strerror(err));
     return 2;
   }
   return status;

@@ -25,8 +25,7 @@ static const char usage_text[] =
     "  --prefix=P        begin every name the C declares for a graph with P\n"
     "  --templates FILE  the companion CUDA file of template kernels (with --emit=c;\n"
     "                    default OUT_templates.cu, written only when a graph uses one)\n"
-    "  -Wno-NAME         silence a warning: uninitialized, unused, block-size,\n"
-    "                    unused-define, search-budget, writes-nothing\n"
+    "%s" /* -Wno-NAME and the warnings: print_usage */
     "                    (-WNAME turns it back on)\n"
     "  -Wall, -Wextra    every warning on, the default (-Wno-NAME still silences one)\n"
     "  -Werror           warnings are errors\n"
@@ -34,9 +33,41 @@ static const char usage_text[] =
     "                    diagnostics as text (default) or one JSON object a line\n"
     "  --diagnostics-output=stderr|stdout\n"
     "                    where diagnostics go (stderr by default)\n"
+    "  --explain CODE    what the diagnostic of CODE (E0004, W0001) means, with an\n"
+    "                    example, and exit\n"
     "  -h, --help        print this help and exit\n"
     "  --version         print the version and exit\n"
     "More: man cgc (doc/cgc.1), and the language reference, doc/language.md.\n";
+
+/* --help: usage_text with the warnings of warnings.def, folded at 80
+ * columns. */
+static void print_usage(void) {
+  char list[512];
+  size_t n = 0, line = 0;
+  n += (size_t)snprintf(list, sizeof list, "  -Wno-NAME         silence a warning:");
+  line = n;
+  for (int w = 0; w < W_COUNT; w++) {
+    const char *name = warning_name((Warning)w);
+    size_t need = 1 + strlen(name) + (w + 1 < W_COUNT);
+    if (line + need > 80) {
+      n += (size_t)snprintf(list + n, sizeof list - n, "\n                   ");
+      line = 19;
+    }
+    n += (size_t)snprintf(list + n, sizeof list - n, " %s%s", name, w + 1 < W_COUNT ? "," : "");
+    line += need;
+  }
+  snprintf(list + n, sizeof list - n, "\n");
+  printf(usage_text, list);
+}
+
+/* "a, b and c": the warnings' names, for a message. */
+static void warning_list(char *buf, size_t size) {
+  size_t n = 0;
+  buf[0] = 0;
+  for (int w = 0; w < W_COUNT && n < size; w++)
+    n += (size_t)snprintf(buf + n, size - n, "%s%s", w ? (w + 1 < W_COUNT ? ", " : " and ") : "",
+                          warning_name((Warning)w));
+}
 
 /* A usage error: text on stderr, or, after --diagnostics-format=json, a
  * JSON diagnostic (without position) where diagnostics go. */
@@ -59,7 +90,7 @@ static int usage_error(bool json, bool to_stdout, const char *fmt, ...) {
   if (vasprintf(&msg, fmt, ap) < 0)
     msg = NULL;
   va_end(ap);
-  fputs("cgc: error: ", stderr);
+  fprintf(stderr, "cgc: error[%s]: ", error_code(fmt));
   fput_escaped(stderr, msg ? msg : fmt);
   fputs("\n(cgc --help lists the options)\n", stderr);
   free(msg);
@@ -224,7 +255,8 @@ static int stdout_status(void) {
   int err = flush_stdout();
   if (!err)
     return 0;
-  fprintf(stderr, "cgc: error: cannot write standard output: %s\n", strerror(err));
+  fprintf(stderr, "cgc: error[%s]: cannot write standard output: %s\n",
+          error_code("cannot write standard output: %s"), strerror(err));
   return 2;
 }
 
@@ -261,7 +293,17 @@ int main(int argc, char **argv) {
               : (status = usage_error(json, diag_stdout, "%s needs a value", flag), false))        \
        : (!strncmp(a, flag, strlen(flag)) && strlen(flag) == 2 ? (val = a + 2, true) : false))
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(usage_text, stdout);
+      print_usage();
+      goto done;
+    } else if (!strncmp(a, "--explain=", 10) || !strcmp(a, "--explain")) {
+      const char *code = a[9] ? a + 10 : i + 1 < argc ? argv[++i] : NULL;
+      if (!code)
+        status = usage_error(json, diag_stdout, "%s needs a value", a);
+      else if (!explain_code(code, stdout))
+        status = usage_error(json, diag_stdout,
+                             "no diagnostic has the code '%s' (the codes are listed in "
+                             "doc/language.md, section 19.1)",
+                             code);
       goto done;
     } else if (!strcmp(a, "--version")) {
       printf("cgc %s\n", CGC_VERSION);
@@ -293,10 +335,10 @@ int main(int argc, char **argv) {
       bool no = !strncmp(a + 2, "no-", 3);
       Warning w;
       if (!warning_named(a + (no ? 5 : 2), &w)) {
-        status = usage_error(json, diag_stdout,
-                             "unknown warning '%s' (the warnings are uninitialized, unused, "
-                             "block-size, unused-define, search-budget and writes-nothing)",
-                             a + (no ? 5 : 2));
+        char names[256];
+        warning_list(names, sizeof names);
+        status = usage_error(json, diag_stdout, "unknown warning '%s' (the warnings are %s)",
+                             a + (no ? 5 : 2), names);
         goto done;
       }
       warning_on[w] = !no;

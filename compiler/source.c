@@ -446,23 +446,6 @@ static char *same_key(Diag *d, Pos p, const char *msg) {
   return arena_printf(d->arena, "%d:%d:%d:%s", p.file, p.line, p.col, m);
 }
 
-static const char *const warning_names[W_COUNT] = {
-    [W_UNINITIALIZED] = "uninitialized", [W_UNUSED] = "unused",
-    [W_BLOCK_SIZE] = "block-size",       [W_UNUSED_DEFINE] = "unused-define",
-    [W_SEARCH_BUDGET] = "search-budget", [W_WRITES_NOTHING] = "writes-nothing",
-};
-
-const char *warning_name(Warning w) { return warning_names[w]; }
-
-bool warning_named(const char *name, Warning *w) {
-  for (int i = 0; i < W_COUNT; i++)
-    if (!strcmp(name, warning_names[i])) {
-      *w = (Warning)i;
-      return true;
-    }
-  return false;
-}
-
 void diag_enable_warning(Diag *d, Warning w, bool on) { d->warning_off[w] = !on; }
 void diag_set_werror(Diag *d, bool on) { d->werror = on; }
 
@@ -484,7 +467,7 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
       d->dropping = true; /* and its notes */
       return;
     }
-    snprintf(option, sizeof option, "-W%s%s", d->werror ? "error=" : "", warning_names[warning]);
+    snprintf(option, sizeof option, "-W%s%s", d->werror ? "error=" : "", warning_name((Warning)warning));
     if (d->werror)
       severity = C_ERROR;
   }
@@ -505,7 +488,8 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
       if (d->json)
         report_json(d, span_at((Pos){.file = -1}), "error", error_code(TOO_MANY), NULL, TOO_MANY);
       else
-        fprintf(d->out, "cgc: %serror:%s " TOO_MANY "\n", col(d, C_ERROR), col(d, C_RESET));
+        fprintf(d->out, "cgc: %serror[%s]:%s " TOO_MANY "\n", col(d, C_ERROR),
+                error_code(TOO_MANY), col(d, C_RESET));
       return;
     }
     d->errors++;
@@ -518,10 +502,10 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
       return;
     map_put(&d->seen, key, key);
   }
+  const char *code = warning >= 0          ? warning_code((Warning)warning)
+                     : severity == C_ERROR ? error_code(fmt)
+                                           : NULL;
   if (d->json) {
-    const char *code = warning >= 0          ? warning_code((Warning)warning)
-                       : severity == C_ERROR ? error_code(fmt)
-                                             : NULL;
     report_json(d, s, names[severity], code, *option ? option : NULL, msg);
     return;
   }
@@ -542,7 +526,11 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
   } else {
     fprintf(d->out, "cgc:%s ", col(d, C_RESET));
   }
-  fprintf(d->out, "%s%s:%s ", col(d, severity), names[severity], col(d, C_RESET));
+  /* error[E0004], warning[W0006]; a note has no code of its own. */
+  if (code)
+    fprintf(d->out, "%s%s[%s]:%s ", col(d, severity), names[severity], code, col(d, C_RESET));
+  else
+    fprintf(d->out, "%s%s:%s ", col(d, severity), names[severity], col(d, C_RESET));
   fput_escaped(d->out, msg);
   if (*option)
     fprintf(d->out, " [%s]", option);

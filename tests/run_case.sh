@@ -73,18 +73,18 @@ warnings() {
   run
   update && cp "$tmp/err" "$name.err"
   check "$name: exit 0" [ "$status" = 0 ]
-  check "$name: warns" grep -q ': warning: .* \[-W[a-z-]*\]$' "$name.err"
+  check "$name: warns" grep -q ': warning\[W[0-9]\{4\}\]: .* \[-W[a-z-]*\]$' "$name.err"
   check "$name: the warnings of $name.err" diff -u "$name.err" "$tmp/err"
   check "$name: the output is written" grep -q '^digraph' "$tmp/out.dot"
 
   run -Werror
-  sed 's/: warning: \(.*\) \[-W\([a-z-]*\)\]$/: error: \1 [-Werror=\2]/' "$name.err" \
+  sed 's/: warning\[\(W[0-9]*\)\]: \(.*\) \[-W\([a-z-]*\)\]$/: error[\1]: \2 [-Werror=\3]/' "$name.err" \
     > "$tmp/as_errors"
   check "$name: -Werror: exit 1" [ "$status" = 1 ]
   check "$name: -Werror: the same, as errors" diff -u "$tmp/as_errors" "$tmp/err"
   check "$name: -Werror: nothing written" unchanged
 
-  off=$(sed -n 's/.*: warning: .* \[-W\([a-z-]*\)\]$/-Wno-\1/p' "$name.err" | sort -u)
+  off=$(sed -n 's/.*: warning\[W[0-9]*\]: .* \[-W\([a-z-]*\)\]$/-Wno-\1/p' "$name.err" | sort -u)
   # shellcheck disable=SC2086
   run $off
   check "$name: $(echo $off): exit 0" [ "$status" = 0 ]
@@ -95,8 +95,8 @@ warnings() {
   check "$name: json: every warning with its option" python3 - "$tmp/json" "$name.err" << 'PY'
 import json, re, sys
 objs = [json.loads(l) for l in open(sys.argv[1])]
-want = re.findall(r": warning: .* \[(-W[a-z-]*)\]$", open(sys.argv[2]).read(), re.M)
-assert [o["option"] for o in objs] == want, (objs, want)
+want = re.findall(r": warning\[(W[0-9]{4})\]: .* \[(-W[a-z-]*)\]$", open(sys.argv[2]).read(), re.M)
+assert [(o["code"], o["option"]) for o in objs] == want, (objs, want)
 assert all(o["severity"] == "warning" for o in objs), objs
 PY
 }

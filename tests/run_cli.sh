@@ -110,7 +110,7 @@ check "fmt --check - names it <stdin>" [ "$(cat "$tmp/out")" = "<stdin>" ]
 printf 'const N = ;\n' | "$cgc" fmt - > "$tmp/out" 2> "$tmp/err"
 check "fmt - of a text that does not parse: exit 1" [ "$?" = 1 ]
 check "fmt - of a text that does not parse: nothing on standard output" [ ! -s "$tmp/out" ]
-check "fmt - of a text that does not parse: the error names <stdin>" grep -q '^<stdin>:1:11: error:' "$tmp/err"
+check "fmt - of a text that does not parse: the error names <stdin>" grep -q '^<stdin>:1:11: error\[E[0-9]*\]:' "$tmp/err"
 
 # Diagnostics on standard output.
 printf 'const Z = 1 / 0;\nconst Z = 2;\n' > "$tmp/two.cgraph"
@@ -119,7 +119,7 @@ check "--diagnostics-output=stdout: exit 1" [ "$status" = 1 ]
 check "--diagnostics-output=stdout: two JSON lines on standard output" [ "$(wc -l < "$tmp/out")" = 2 ]
 check "--diagnostics-output=stdout: nothing on standard error" [ ! -s "$tmp/err" ]
 run --check --diagnostics-output=stdout "$tmp/two.cgraph"
-check "--diagnostics-output=stdout: text too" grep -q 'error: division by zero' "$tmp/out"
+check "--diagnostics-output=stdout: text too" grep -q 'error\[E0019\]: division by zero' "$tmp/out"
 run --emit=dot --diagnostics-output=stdout "$tmp/two.cgraph"
 check "--diagnostics-output=stdout with DOT on standard output: usage error" [ "$status" = 2 ]
 run --check --diagnostics-output=file "$tmp/two.cgraph"
@@ -214,7 +214,7 @@ for v in -9223372036854775809 9223372036854775808 -0x8000000000000001 0x80000000
   -8589934593G 8589934592G 99999999999999999999; do
   run --check -D "N=$v" "$tmp/n.cgraph"
   check "-D N=$v is a usage error" [ "$status" = 2 ]
-  check "-D N=$v does not fit" grep -q "^cgc: error: -D N=$v: the value does not fit in 64 bits" "$tmp/err"
+  check "-D N=$v does not fit" grep -q "^cgc: error\\[E0224\\]: -D N=$v: the value does not fit in 64 bits" "$tmp/err"
 done
 for v in '' - 0x 1Q 12KK; do
   run --check -D "N=$v" "$tmp/n.cgraph"
@@ -223,7 +223,7 @@ done
 
 run --check -D UNUSED=1 "$tmp/ok.cgraph"
 check "an unused -D is only a warning" [ "$status" = 0 ]
-check "an unused -D is named" grep -q "warning: -D UNUSED: the program has no top-level constant 'UNUSED'" "$tmp/err"
+check "an unused -D is named" grep -q "warning\\[W0004\\]: -D UNUSED: the program has no top-level constant 'UNUSED'" "$tmp/err"
 
 run "$tmp/ok.cgraph"
 check "without -o the C goes beside the input" [ "$status" = 0 ]
@@ -358,7 +358,7 @@ chmod 755 "$tmp/ro"
 } > "$tmp/cf.cgraph"
 run -o "$tmp/cf_graph.c" "$tmp/cf.cgraph"
 check "17 comparisons in one condition are refused (exit 1)" [ "$status" = 1 ]
-check "and the message says so" grep -q "cf.cgraph:3:11: error: this condition makes 17 comparisons; one condition makes at most 16" "$tmp/err"
+check "and the message says so" grep -q "cf.cgraph:3:11: error\\[E0092\\]: this condition makes 17 comparisons; one condition makes at most 16" "$tmp/err"
 check "and nothing is written" [ ! -e "$tmp/cf_graph.c" ]
 sed -i 's/ || n == 16//' "$tmp/cf.cgraph"
 run -o "$tmp/cf_graph.c" "$tmp/cf.cgraph"
@@ -414,11 +414,11 @@ assert o["file"] == sys.argv[2] + "/odd\ufffd\u20ac\nname\x1b[1m\ufffd\ufffd\uff
 fi
 run --check "$odd/x.cgraph"
 check "text: a line break in a file name is escaped" \
-  env LC_ALL=C grep -q "^$tmp/odd.*\\\\nname\\\\x1b\\[1m.*/x.cgraph:1:13: error: division by zero\$" "$tmp/err"
+  env LC_ALL=C grep -q "^$tmp/odd.*\\\\nname\\\\x1b\\[1m.*/x.cgraph:1:13: error\\[E0019\\]: division by zero\$" "$tmp/err"
 check "text: a diagnostic is three lines" [ "$(wc -l < "$tmp/err")" = 3 ]
 run --check "$tmp/inc_bytes.cgraph"
 check "text: a line break in a message is escaped" \
-  env LC_ALL=C grep -q "error: cannot find include file '.*\\\\n.*\\.cgraph'\$" "$tmp/err"
+  env LC_ALL=C grep -q "error\\[E0113\\]: cannot find include file '.*\\\\n.*\\.cgraph'\$" "$tmp/err"
 run "$odd/nothing.cgraph" -o "$tmp/x.c"
 check "text: an I/O error's file name is escaped" \
   env LC_ALL=C grep -q "cannot read '.*\\\\nname\\\\x1b.*nothing.cgraph'" "$tmp/err"

@@ -69,7 +69,7 @@ if [ "${1:-}" = --in-full-fs ]; then
     f_before=$(snap "$fs")
     run "$@"
     check "full file system, $*: exit 2" [ "$status" = 2 ]
-    check "full file system, $*: says so" grep -q "^cgc: error: cannot write '$fs/.*': No space left on device" "$tmp/err"
+    check "full file system, $*: says so" grep -q "^cgc: error\\[E0003\\]: cannot write '$fs/.*': No space left on device" "$tmp/err"
     check "full file system, $*: nothing written or changed" [ "$(snap "$fs")" = "$f_before" ]
   }
   full "$exe" "$w_saved/ok.cgraph" -o "$fs/old.c"
@@ -140,11 +140,11 @@ ln -s /dev/full "$w/full"
 for role in -o -H --depfile --templates dot; do
   flag=$role
   [ "$role" = dot ] && flag=-o
-  fails "$role" "a directory" "$w/dir" 2 "cgc: error: cannot write '$w/dir': Is a directory"
+  fails "$role" "a directory" "$w/dir" 2 "cgc: error[E0003]: cannot write '$w/dir': Is a directory"
   fails "$role" "a directory with a slash" "$w/dir/" 2 "cannot write '$w/dir/': Is a directory"
   fails "$role" "a new name with a slash" "$w/new/" 2 "cannot write '$w/new/': Is a directory"
   fails "$role" "a file with a slash" "$w/file/" 2 "cannot write '$w/file/': Not a directory"
-  fails "$role" "an empty name" "" 2 "cgc: error: $flag needs a file name"
+  fails "$role" "an empty name" "" 2 "cgc: error[E0234]: $flag needs a file name"
   fails "$role" "a missing directory" "$w/nodir/x" 2 \
     "cannot write '$w/nodir/x': No such file or directory"
   fails "$role" "a dangling symlink into a missing directory" "$w/dangling_nodir" 2 \
@@ -435,7 +435,7 @@ for args in "--emit=dot $w/ok.cgraph" --help --version; do
   status=$?
   check "$args > /dev/full: exit 2" [ "$status" = 2 ]
   check "$args > /dev/full: says so" \
-    grep -q '^cgc: error: cannot write standard output: No space left on device' "$tmp/err"
+    grep -q '^cgc: error\[E0104\]: cannot write standard output: No space left on device' "$tmp/err"
 done
 printf 'const N=1;\n' > "$w/f.cgraph"
 "$exe" fmt --check "$w/f.cgraph" > /dev/full 2> "$tmp/err"

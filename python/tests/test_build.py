@@ -198,7 +198,7 @@ class Cache(Setup):
             _build.compile_library(bad, **self.kwargs(sources=[]))
         msg = str(e.exception)
         self.assertIn("cgc failed (exit 1):", msg)
-        self.assertIn("bad.cgraph:2:19: error: dimension 0 of 'x' is 0; it must be at least 1",
+        self.assertIn("bad.cgraph:2:19: error[E0035]: dimension 0 of 'x' is 0; it must be at least 1",
                       msg)
         self.assertIn("--depfile", msg)
         os.environ["FAKE_NVCC_FAIL"] = "decode_step.cu"
