@@ -7,10 +7,9 @@
 
 /* The definitions name their parameters cgc_*, which no name of the
  * program can be, so a graph's type never hides behind a parameter. */
-void emit_functions(FILE *c, const Graph *g) {
-  GraphNames n;
-  graph_names(&n, g);
-  const char *gt = n.type;
+/* G_create: the extern pointers into an array, then cgrt_create. */
+static void emit_create(FILE *c, const Graph *g, const GraphNames *n) {
+  const char *gt = n->type;
   size_t next = 0;
   for (size_t r = 0; r < g->res.n; r++)
     next += is_extern(&g->res.v[r]);
@@ -25,12 +24,12 @@ void emit_functions(FILE *c, const Graph *g) {
             "  if (!cgc_out || !cgc_ext)\n"
             "    return cgrt_invalid(&%s, cgc_out ? \"create: ext is NULL\" : \"create: "
             "out is NULL\");\n",
-            n.create, gt, n.ext, next, n.desc);
+            n->create, gt, n->ext, next, n->desc);
     size_t e = 0;
     for (size_t r = 0; r < g->res.n; r++)
       if (is_extern(&g->res.v[r]))
         fprintf(c, "  cgc_externs[%zu] = cgc_ext->%s;\n", e++, member_c_name(&g->res.v[r]));
-    fprintf(c, "  cgc_status = cgrt_create(&cgc_graph, &%s, cgc_externs, cgc_opt);\n", n.desc);
+    fprintf(c, "  cgc_status = cgrt_create(&cgc_graph, &%s, cgc_externs, cgc_opt);\n", n->desc);
   } else {
     fprintf(c,
             "cgrt_status %s(%s **cgc_out, const cgrt_options *cgc_opt) {\n"
@@ -39,13 +38,14 @@ void emit_functions(FILE *c, const Graph *g) {
             "  if (!cgc_out)\n"
             "    return cgrt_invalid(&%s, \"create: out is NULL\");\n"
             "  cgc_status = cgrt_create(&cgc_graph, &%s, NULL, cgc_opt);\n",
-            n.create, gt, n.desc, n.desc);
+            n->create, gt, n->desc, n->desc);
   }
   fprintf(c, "  *cgc_out = (%s *)cgc_graph;\n  return cgc_status;\n}\n\n", gt);
-  fprintf(c,
-          "cgrt_status %s(%s *cgc_graph, cudaStream_t cgc_stream) {\n"
-          "  return cgrt_launch((cgrt_graph *)cgc_graph, cgc_stream);\n}\n\n",
-          n.launch, gt);
+}
+
+/* Per scalar its set and get, per buffer its bind (extern) or address
+ * (owned), in the order they are declared. */
+static void emit_resource_functions(FILE *c, const Graph *g, const char *gt) {
   uint32_t nb = 0, ns = 0;
   char fn[CNAME_SIZE], fn2[CNAME_SIZE];
   for (size_t r = 0; r < g->res.n; r++) {
@@ -73,6 +73,18 @@ void emit_functions(FILE *c, const Graph *g) {
               graph_c_name(fn, GN_BUFFER, g, res), gt, nb);
     nb++;
   }
+}
+
+void emit_functions(FILE *c, const Graph *g) {
+  GraphNames n;
+  graph_names(&n, g);
+  const char *gt = n.type;
+  emit_create(c, g, &n);
+  fprintf(c,
+          "cgrt_status %s(%s *cgc_graph, cudaStream_t cgc_stream) {\n"
+          "  return cgrt_launch((cgrt_graph *)cgc_graph, cgc_stream);\n}\n\n",
+          n.launch, gt);
+  emit_resource_functions(c, g, gt);
   fprintf(c,
           "void *%s(%s *cgc_graph) {\n  return cgrt_user((cgrt_graph *)cgc_graph);\n}\n\n"
           "void %s(%s *cgc_graph) {\n  cgrt_destroy((cgrt_graph *)cgc_graph);\n}\n\n"

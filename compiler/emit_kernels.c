@@ -8,10 +8,10 @@
 
 /* Each capture function is called through a function of one type, which
  * turns the runtime's 64-bit argument words into its parameters. */
-void emit_capture_callers(FILE *c, const Kernels *captures) {
-  if (!captures->n)
-    return;
-  char caller[CNAME_SIZE];
+/* The conversions from an argument word that the callers use: f16 and
+ * bf16 as their bits in C, CUDA's types in C++ (as the header declares the
+ * functions), f32 and f64 from their bits. */
+static void emit_bits_helpers(FILE *c, const Kernels *captures) {
   bool f32 = false, f64 = false, f16 = false, bf16 = false, halves = false;
   for (size_t i = 0; i < captures->n; i++)
     for (int j = 0; j < captures->v[i]->nparams; j++) {
@@ -22,7 +22,6 @@ void emit_capture_callers(FILE *c, const Kernels *captures) {
       bf16 |= !p->pointer && p->type == TY_BF16;
       halves |= p->type == TY_F16 || p->type == TY_BF16;
     }
-  fprintf(c, "\n/* The capture functions, called with the argument words the runtime builds. */\n");
   /* f16 and bf16 are their bits in C, CUDA's types in C++, as the header
    * declares the functions. */
   if (halves)
@@ -46,30 +45,42 @@ void emit_capture_callers(FILE *c, const Kernels *captures) {
     fprintf(c, "static double cgc_f64(uint64_t cgc_bits) {\n"
                "  union { uint64_t u; double f; } cgc_v;\n"
                "  cgc_v.u = cgc_bits;\n  return cgc_v.f;\n}\n");
-  for (size_t i = 0; i < captures->n; i++) {
-    const Item *k = captures->v[i];
-    fprintf(c,
-            "static int %s(void *cgc_stream, void *cgc_user, const uint64_t *cgc_arg) {\n"
-            "  return (int)%s((cudaStream_t)cgc_stream, cgc_user",
-            capture_caller_c_name(caller, k), kernel_c_name(k));
-    if (!k->nparams)
-      fprintf(c, ");\n  (void)cgc_arg;\n}\n");
-    for (int j = 0; j < k->nparams; j++) {
-      const Param *p = &k->params[j];
-      const char *type = p->type == TY_F16    ? "cgc_half"
-                         : p->type == TY_BF16 ? "cgc_bfloat16"
-                                              : c_type(p->type);
-      if (p->pointer)
-        fprintf(c, ",\n      (%s%s *)(uintptr_t)cgc_arg[%d]", p->mode == MODE_IN ? "const " : "",
-                type, j);
-      else if (type_is_float(p->type))
-        fprintf(c, ",\n      cgc_%s(cgc_arg[%d])", type_name(p->type), j);
-      else
-        fprintf(c, ",\n      (%s)cgc_arg[%d]", c_type(p->type), j);
-    }
-    if (k->nparams)
-      fprintf(c, ");\n}\n");
+}
+
+/* One capture function's caller: the argument words as its parameters. */
+static void emit_capture_caller(FILE *c, const Item *k) {
+  char caller[CNAME_SIZE];
+  fprintf(c,
+          "static int %s(void *cgc_stream, void *cgc_user, const uint64_t *cgc_arg) {\n"
+          "  return (int)%s((cudaStream_t)cgc_stream, cgc_user",
+          capture_caller_c_name(caller, k), kernel_c_name(k));
+  if (!k->nparams)
+    fprintf(c, ");\n  (void)cgc_arg;\n}\n");
+  for (int j = 0; j < k->nparams; j++) {
+    const Param *p = &k->params[j];
+    const char *type = p->type == TY_F16    ? "cgc_half"
+                       : p->type == TY_BF16 ? "cgc_bfloat16"
+                                            : c_type(p->type);
+    if (p->pointer)
+      fprintf(c, ",\n      (%s%s *)(uintptr_t)cgc_arg[%d]", p->mode == MODE_IN ? "const " : "",
+              type, j);
+    else if (type_is_float(p->type))
+      fprintf(c, ",\n      cgc_%s(cgc_arg[%d])", type_name(p->type), j);
+    else
+      fprintf(c, ",\n      (%s)cgc_arg[%d]", c_type(p->type), j);
   }
+  if (k->nparams)
+    fprintf(c, ");\n}\n");
+}
+
+void emit_capture_callers(FILE *c, const Kernels *captures) {
+  if (!captures->n)
+    return;
+  char caller[CNAME_SIZE];
+  fprintf(c, "\n/* The capture functions, called with the argument words the runtime builds. */\n");
+  emit_bits_helpers(c, captures);
+  for (size_t i = 0; i < captures->n; i++)
+    emit_capture_caller(c, captures->v[i]);
   fprintf(c, "\nstatic const cgrt_capture cgc_captures[] = {");
   for (size_t i = 0; i < captures->n; i++)
     fprintf(c, "%s%s", i ? ", " : "", capture_caller_c_name(caller, captures->v[i]));
@@ -102,12 +113,10 @@ static void emit_module(FILE *c, const Module *m) {
   fprintf(c, "\n};\n");
 }
 
-/* The kernel table, and for kernels not linked in the accessors of
- * templates, the modules' bytes and where each kernel comes from.  The
- * number of modules embedded. */
-size_t emit_kernels(FILE *c, Compiler *cc, const Kernels *k) {
-  if (!k->n)
-    return 0;
+/* The kernels' declarations (host stubs, template accessors), with C
+ * linkage when the C is compiled as C++ too, then the kernel table and the
+ * kernels' names. */
+static void emit_kernel_table(FILE *c, const Kernels *k) {
   char name[CNAME_SIZE];
   bool linked = false, templates = false;
   for (size_t i = 0; i < k->n; i++)
@@ -135,16 +144,17 @@ size_t emit_kernels(FILE *c, Compiler *cc, const Kernels *k) {
   for (size_t i = 0; i < k->n; i++)
     fprintf(c, "%s\"%s\"", i ? ", " : "", k->v[i]->name->name);
   fprintf(c, "};\n");
-  if (all_linked(k))
-    return 0;
-  /* The modules the kernels come from, each once, numbered as read. */
+}
+
+/* The modules the kernels come from, each once, numbered as read: their
+ * bytes and their table.  slot[m] is module m's row; the number of rows. */
+static size_t emit_modules(FILE *c, Compiler *cc, const Kernels *k, int *slot) {
   bool *used = xrealloc(NULL, (cc->modules.n + 1) * sizeof *used);
   memset(used, 0, (cc->modules.n + 1) * sizeof *used);
   for (size_t i = 0; i < k->n; i++)
     if (k->v[i]->source == KS_MODULE)
       used[k->v[i]->module->index] = true;
   size_t nmodules = 0;
-  int *slot = xrealloc(NULL, (cc->modules.n + 1) * sizeof *slot);
   for (size_t m = 0; m < cc->modules.n; m++)
     if (used[m]) {
       slot[m] = (int)nmodules++;
@@ -163,6 +173,13 @@ size_t emit_kernels(FILE *c, Compiler *cc, const Kernels *k) {
       }
     fprintf(c, "};\n");
   }
+  free(used);
+  return nmodules;
+}
+
+/* Where each kernel comes from: a row a kernel of the kernel table. */
+static void emit_kernel_from(FILE *c, const Kernels *k, const int *slot) {
+  char name[CNAME_SIZE];
   fprintf(c, "\nstatic const cgrt_kernel_from cgc_kernel_from[] = {\n");
   for (size_t i = 0; i < k->n; i++) {
     const Item *kn = k->v[i];
@@ -182,7 +199,20 @@ size_t emit_kernels(FILE *c, Compiler *cc, const Kernels *k) {
     }
   }
   fprintf(c, "};\n");
-  free(used);
+}
+
+/* The kernel table, and for kernels not linked in the accessors of
+ * templates, the modules' bytes and where each kernel comes from.  The
+ * number of modules embedded. */
+size_t emit_kernels(FILE *c, Compiler *cc, const Kernels *k) {
+  if (!k->n)
+    return 0;
+  emit_kernel_table(c, k);
+  if (all_linked(k))
+    return 0;
+  int *slot = xrealloc(NULL, (cc->modules.n + 1) * sizeof *slot);
+  size_t nmodules = emit_modules(c, cc, k, slot);
+  emit_kernel_from(c, k, slot);
   free(slot);
   return nmodules;
 }

@@ -104,13 +104,10 @@ static size_t node_args(const Node *n, const CondCode *cc) {
   return 0;
 }
 
-/* One row of the node table: the fields its kind uses, by name, in the
- * order cgrt_node_desc declares them (C++ requires it). */
-static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const Graph *g,
-                      const Node *n, size_t v, size_t arg, size_t nargs, size_t code,
-                      size_t ncode, size_t grid_code) {
-  fprintf(c, "  [%zu] = {.name = \"%s\", .line = %d, .col = %d, .kind = %s,\n     ", v, n->name,
-          n->pos.line, n->pos.col, node_kinds[n->kind].abi);
+/* A node row's fields of what it runs: a kernel's cluster and priority
+ * flags and its kernel (or capture function), a fill's element size. */
+static void emit_node_runs(FILE *c, const Kernels *k, const Kernels *captures, const Graph *g,
+                           const Node *n) {
   switch (n->kind) {
   case NK_KERNEL:
     if (n->has_cluster)
@@ -127,8 +124,11 @@ static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const 
   case NK_SWITCH:
   case NK_COLLECTIVE: break;
   }
-  if (nargs)
-    fprintf(c, ".arg = %zu, .nargs = %zu, ", arg, nargs);
+}
+
+/* A node row's launch configuration (kernel) or bytes (copy, fill, and a
+ * while's bound). */
+static void emit_node_launch(FILE *c, const Node *n) {
   switch (n->kind) {
   case NK_KERNEL:
     fprintf(c, ".grid = {%lld, %lld, %lld}, .block = {%lld, %lld, %lld}, ", (long long)n->grid[0],
@@ -156,6 +156,12 @@ static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const 
   case NK_CAPTURE:
   case NK_COLLECTIVE: break;
   }
+}
+
+/* A node row's place (the top, or a body) and what a control node or a
+ * collective has. */
+static void emit_node_control(FILE *c, const Graph *g, const Node *n, size_t code, size_t ncode,
+                              size_t grid_code) {
   if (n->scope < 0)
     fprintf(c, ".scope = CGRT_TOP");
   else
@@ -185,6 +191,20 @@ static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const 
     fprintf(c, ", .grid_expr = %zu", grid_code + 1);
   if (n->kind == NK_WHILE && n->handle_at.file >= 0)
     fprintf(c, ", .body_sets_handle = 1");
+}
+
+/* One row of the node table: the fields its kind uses, by name, in the
+ * order cgrt_node_desc declares them (C++ requires it). */
+static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const Graph *g,
+                      const Node *n, size_t v, size_t arg, size_t nargs, size_t code,
+                      size_t ncode, size_t grid_code) {
+  fprintf(c, "  [%zu] = {.name = \"%s\", .line = %d, .col = %d, .kind = %s,\n     ", v, n->name,
+          n->pos.line, n->pos.col, node_kinds[n->kind].abi);
+  emit_node_runs(c, k, captures, g, n);
+  if (nargs)
+    fprintf(c, ".arg = %zu, .nargs = %zu, ", arg, nargs);
+  emit_node_launch(c, n);
+  emit_node_control(c, g, n, code, ncode, grid_code);
   fprintf(c, "},\n");
 }
 
