@@ -149,7 +149,7 @@ static void emit_node_launch(FILE *c, const Node *n) {
     break;
   case NK_WHILE:
     if (n->max_iter)
-      fprintf(c, ".bytes = UINT64_C(%lld), ", (long long)n->max_iter); /* the bound */
+      fprintf(c, ".max_iter = UINT64_C(%lld), ", (long long)n->max_iter);
     break;
   case NK_IF:
   case NK_SWITCH:
@@ -162,6 +162,7 @@ static void emit_node_launch(FILE *c, const Node *n) {
  * collective has. */
 static void emit_node_control(FILE *c, const Graph *g, const Node *n, size_t code, size_t ncode,
                               size_t grid_code) {
+  char type[16];
   if (n->scope < 0)
     fprintf(c, ".scope = CGRT_TOP");
   else
@@ -172,13 +173,14 @@ static void emit_node_control(FILE *c, const Graph *g, const Node *n, size_t cod
     fprintf(c, ", .nbodies = %d, .code = %zu, .ncode = %zu", n->nbodies, code, ncode);
     break;
   case NK_SWITCH:
-    fprintf(c, ", .nbodies = %d, .code = %zu, .ncode = %d, .default_body = %d, .selector_type = %d",
-            n->nbodies, code, n->nbodies, n->default_body, abi_type(g->res.v[n->selector].type));
+    fprintf(c, ", .nbodies = %d, .first_case = %zu, .default_body = %d, .selector_type = %s",
+            n->nbodies, code, n->default_body,
+            abi_type_name(type, sizeof type, g->res.v[n->selector].type));
     break;
   case NK_COLLECTIVE:
-    fprintf(c, ",\n     .selector_type = %d, .collective = %s, .reduce_op = %s, .root = %lld, "
+    fprintf(c, ",\n     .elem_type = %s, .collective = %s, .reduce_op = %s, .root = %lld, "
                ".send_count = UINT64_C(%lld), .recv_count = UINT64_C(%lld)",
-            abi_type(g->res.v[n->args[0].res].type), collective_kinds[n->collective].abi,
+            abi_type_name(type, sizeof type, g->res.v[n->args[0].res].type), collective_kinds[n->collective].abi,
             reductions[n->reduce_op].abi,
             (long long)n->root, (long long)n->send_count, (long long)n->recv_count);
     break;

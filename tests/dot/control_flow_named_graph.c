@@ -48,7 +48,7 @@ static const cgrt_node_desc cgc_nodes_g[] = {
   [0] = {.name = "init", .line = 7, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 0, .nargs = 1, .grid = {1, 1, 1}, .block = {64, 1, 1}, .scope = CGRT_TOP},
   [1] = {.name = "loop", .line = 8, .col = 17, .kind = CGRT_WHILE_NODE,
-     .arg = 1, .nargs = 2, .bytes = UINT64_C(10), .scope = CGRT_TOP, .nbodies = 1, .code = 0, .ncode = 1},
+     .arg = 1, .nargs = 2, .max_iter = UINT64_C(10), .scope = CGRT_TOP, .nbodies = 1, .code = 0, .ncode = 1},
   [2] = {.name = "a", .line = 9, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 0, .arg = 3, .nargs = 2, .grid = {1, 1, 1}, .block = {64, 1, 1}, .scope = 1, .branch = 0},
   [3] = {.name = "pick", .line = 11, .col = 17, .kind = CGRT_IF_NODE,

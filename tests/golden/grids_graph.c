@@ -59,7 +59,7 @@ static const cgrt_node_desc cgc_nodes_grids[] = {
   [2] = {.name = "c", .line = 16, .col = 5, .kind = CGRT_KERNEL_NODE,
      .kernel = 1, .arg = 5, .nargs = 3, .grid = {64, 2, 1}, .block = {64, 1, 1}, .scope = CGRT_TOP, .grid_expr = 31},
   [3] = {.name = "while", .line = 17, .col = 5, .kind = CGRT_WHILE_NODE,
-     .arg = 8, .nargs = 2, .bytes = UINT64_C(128), .scope = CGRT_TOP, .nbodies = 1, .code = 0, .ncode = 1},
+     .arg = 8, .nargs = 2, .max_iter = UINT64_C(128), .scope = CGRT_TOP, .nbodies = 1, .code = 0, .ncode = 1},
   [4] = {.name = "step", .line = 18, .col = 9, .kind = CGRT_KERNEL_NODE,
      .kernel = 2, .arg = 10, .nargs = 2, .grid = {100, 1, 1}, .block = {32, 1, 1}, .scope = 3, .branch = 0, .grid_expr = 54},
 };
