@@ -889,7 +889,7 @@ void order_graph(Compiler *c, Graph *g);
  * "collectives in order" or "a loop whose body sets its handle runs apart". */
 const char *edge_reason(const Edge *e);
 
-/* ---- dot.c, emit_c.c ---- */
+/* ---- dot.c; emit_c.c (and the emit files of emit_internal.h), emit_templates.c ---- */
 
 /* details: each kernel node's launch configuration, and on each edge what
  * made it (written, or the buffer or scalar and how). */

@@ -2,7 +2,7 @@
  *
  * Every identifier that the generated C and header spell is made here, so
  * that sema.c, which refuses a program whose names cannot be C, and
- * emit_c.c, which prints them, cannot disagree.
+ * the emit files, which print them, cannot disagree.
  *
  * A name of the program that the generated code spells on its own (a
  * graph's, a kernel's, a kernel parameter's, an extern buffer's) shares

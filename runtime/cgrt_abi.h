@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#define CGRT_ABI 7
+#define CGRT_ABI 8
 
 #ifdef __cplusplus
 extern "C" {
@@ -161,16 +161,17 @@ typedef struct cgrt_node_desc {
   uint32_t grid[3], block[3], cluster[3];
   uint32_t smem;
   int32_t priority;
-  uint64_t bytes;     /* copy, fill; while: the bound (max N), 0 if none */
+  uint64_t bytes;     /* copy, fill: the bytes written */
   uint64_t value;     /* fill: the element's bits */
+  uint64_t max_iter;  /* while: its bound (max N), 0 if none */
   uint32_t scope, branch; /* CGRT_TOP, or the body holding this node */
   uint32_t nbodies;   /* control nodes: while 1, if 1 or 2, switch one a case */
-  uint32_t code;      /* while, if: the condition's first instruction;
-                         switch: its first case value (one per body) */
-  uint32_t ncode;     /* instructions; switch: bodies */
+  uint32_t code;      /* while, if: the condition's first instruction */
+  uint32_t ncode;     /* while, if: the condition's instructions */
+  uint32_t first_case; /* switch: its first value in the case table, one a body */
   int32_t default_body; /* switch: the body of `default`, or -1 */
-  uint8_t selector_type; /* switch: CGRT_I8 ... of its scalar (argument 0);
-                            collective: of its elements */
+  uint8_t selector_type; /* switch: CGRT_I8 ... of its scalar (argument 0) */
+  uint8_t elem_type;     /* collective: CGRT_I8 ... of its elements */
   uint8_t collective, reduce_op; /* collective: CGRT_ALL_REDUCE ..., CGRT_SUM ... */
   uint32_t root;         /* broadcast */
   uint64_t send_count, recv_count; /* collective: elements of argument 1, of 0 */

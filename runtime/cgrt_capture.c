@@ -35,7 +35,7 @@ cgrt_status cgrt_enqueue_work(cgrt_graph *g, uint32_t v, cudaStream_t stream) {
   (void)cudaGetLastError();
   if (kind_of(nd)->captured == CAPTURE_COLLECTIVE) {
     const cgrt_collective_ops *ops = d->collectives;
-    int r = ops->enqueue(g->comm, nd->collective, nd->reduce_op, nd->selector_type,
+    int r = ops->enqueue(g->comm, nd->collective, nd->reduce_op, nd->elem_type,
                          (const void *)(uintptr_t)g->params[nd->arg + 1],
                          (void *)(uintptr_t)g->params[nd->arg], nd->send_count, nd->recv_count,
                          nd->root, stream);

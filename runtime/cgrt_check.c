@@ -158,7 +158,7 @@ static cgrt_status check_kind_fields(const cgrt_graph_desc *d, uint32_t v, uint3
     if (!d->collectives)
       return malformed(d, nd, "a collective without the collectives' library");
     if (nd->nargs != 2 || nd->collective > CGRT_BROADCAST || nd->reduce_op > CGRT_AVG ||
-        nd->selector_type > CGRT_F64)
+        nd->elem_type > CGRT_F64)
       return malformed(d, nd, "a collective's fields");
     for (uint32_t i = nd->arg; i < nd->arg + nd->nargs; i++)
       if (d->args[i].kind != CGRT_ARG_BUFFER && d->args[i].kind != CGRT_ARG_SCALAR_PTR)
@@ -173,11 +173,11 @@ static cgrt_status check_kind_fields(const cgrt_graph_desc *d, uint32_t v, uint3
   case CGRT_WHILE_NODE:
   case CGRT_IF_NODE: return check_condition(d, nd);
   case CGRT_SWITCH_NODE:
-    if (nd->nbodies == 0 || nd->ncode != nd->nbodies || nd->code > d->ncases ||
-        nd->ncode > d->ncases - nd->code || nd->default_body >= (int32_t)nd->ncode ||
+    if (nd->nbodies == 0 || nd->first_case > d->ncases ||
+        nd->nbodies > d->ncases - nd->first_case || nd->default_body >= (int32_t)nd->nbodies ||
         nd->default_body < -1)
-      return malformed(d, nd, "%u bodies, %u cases from %u, default %d", nd->nbodies, nd->ncode,
-                       nd->code, nd->default_body);
+      return malformed(d, nd, "%u bodies, cases from %u, default %d", nd->nbodies,
+                       nd->first_case, nd->default_body);
     *least_args = 1;
     return CGRT_OK;
   }
@@ -209,7 +209,7 @@ static cgrt_status check_args(const cgrt_graph_desc *d, uint32_t v) {
        * control flow: see sema.c's check_handle_arg). */
       const cgrt_node_desc *w = a->index < v ? &d->nodes[a->index] : NULL;
       if (!kind_of(nd)->runs_kernel || !w || !kind_of(w)->repeats ||
-          !w->body_sets_handle || w->bytes || w->scope != CGRT_TOP || nd->scope != a->index ||
+          !w->body_sets_handle || w->max_iter || w->scope != CGRT_TOP || nd->scope != a->index ||
           a->size != 8)
         return malformed(d, nd, "argument %u: the handle of node %u, which is no while without a "
                          "bound whose body holds this kernel and sets its handle", i - nd->arg,

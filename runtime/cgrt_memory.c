@@ -41,10 +41,10 @@ cgrt_status cgrt_alloc_memory(cgrt_graph *g) {
   for (uint32_t v = 0; v < d->nnodes; v++) {
     const cgrt_node_desc *nd = &d->nodes[v];
     g->extra_at[v] = g->extra_bytes;
-    if (kind_of(nd)->repeats && nd->bytes) /* a bounded loop's iteration counter */
+    if (kind_of(nd)->repeats && nd->max_iter) /* a bounded loop's iteration counter */
       g->extra_bytes += 8;
     if (kind_of(nd)->cases) /* the case table: (value, body) pairs */
-      g->extra_bytes += 16 * (uint64_t)nd->ncode;
+      g->extra_bytes += 16 * (uint64_t)nd->nbodies;
   }
   if (d->nscalars || g->extra_bytes)
     dbytes = g->extra + g->extra_bytes;
@@ -109,9 +109,9 @@ static cgrt_status write_tables(cgrt_graph *g) {
       continue;
     uint64_t *t = buf + g->extra_at[v] / 8;
     uint32_t k = 0;
-    for (uint32_t b = 0; b < nd->ncode; b++)
+    for (uint32_t b = 0; b < nd->nbodies; b++)
       if ((int32_t)b != nd->default_body) {
-        t[2 * k] = d->cases[nd->code + b];
+        t[2 * k] = d->cases[nd->first_case + b];
         t[2 * k++ + 1] = b;
       }
     qsort(t, k, 2 * sizeof *t, cmp_case);

@@ -61,8 +61,8 @@ static void cond_args(const cgrt_graph *g, uint32_t v, unsigned step, cgrt_cond_
   a->ncode = nd->ncode;
   a->step = step;
   a->result = walk_result(g);
-  if (kind_of(nd)->repeats && nd->bytes) {
-    a->max = nd->bytes;
+  if (kind_of(nd)->repeats && nd->max_iter) {
+    a->max = nd->max_iter;
     a->counter = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
   }
 }
@@ -164,8 +164,8 @@ void cgrt_node_params(cgrt_graph *g, uint32_t v, unsigned step, NodeParams *p) {
     p->slot = (uint64_t)(uintptr_t)arg_pointer(g, &g->d->args[nd->arg]);
     p->selector_type = nd->selector_type;
     p->table = (uint64_t)(uintptr_t)(g->dmem + g->extra + g->extra_at[v]);
-    p->ncases = nd->ncode - (nd->default_body >= 0);
-    p->fallback = nd->default_body >= 0 ? (unsigned)nd->default_body : nd->ncode;
+    p->ncases = nd->nbodies - (nd->default_body >= 0);
+    p->fallback = nd->default_body >= 0 ? (unsigned)nd->default_body : nd->nbodies;
     p->result = walk_result(g);
     p->ptrs[0] = &g->handles[v];
     p->ptrs[1] = &p->slot;

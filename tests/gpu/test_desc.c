@@ -70,8 +70,7 @@ static void table_init(Table *t) {
   t->nodes[2].arg = 2;
   t->nodes[2].nargs = 1;
   t->nodes[2].nbodies = 2;
-  t->nodes[2].code = 0;
-  t->nodes[2].ncode = 2;
+  t->nodes[2].first_case = 0;
   t->nodes[2].default_body = 1;
   t->nodes[2].selector_type = CGRT_U32;
   t->nodes[3].scope = 2;
@@ -189,8 +188,8 @@ int main(void) {
   expect_refused(&t, "a body the switch lacks", "its body is not one of an earlier control node");
 
   table_init(&t);
-  t.nodes[2].ncode = 3;
-  expect_refused(&t, "more cases than bodies", "node sw: its description is malformed: ");
+  t.nodes[2].first_case = 1;
+  expect_refused(&t, "cases past the case table", "node sw: its description is malformed: ");
 
   table_init(&t);
   t.nodes[2].default_body = 2;
