@@ -97,6 +97,139 @@ __global__ void __launch_bounds__(THREADS, MINB) down_variant(const bf16 *w, con
   Moe<R, U>::down(w, ws, act, ids, wts, x, fe, fs, topk, n, m);
 }
 
+// The library's down before 2026-12-04, which the one of kernels/llm_moe.cuh
+// is measured against: the same stream, a sum a segment in registers
+// (selected by a compare a chunk) and the rows found again a chunk; with
+// EarlyIds false, the ids read after the wait and the experts' chunks
+// fetched again then (as before 2026-12-03).
+template <int U, bool EarlyIds>
+__device__ void down_before(const bf16 *w, const bf16 *w_shared, const bf16 *act,
+                            const uint32_t *ids, const float *weights, bf16 *x, int fe, int fs,
+                            int topk, int n, int m) {
+  constexpr int DU = 2 * U;
+  extern __shared__ __align__(16) unsigned char llm_smem[];
+  bf16 *xs = reinterpret_cast<bf16 *>(llm_smem);
+  __shared__ float red[WARPS];
+  const int t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int act_token = topk * fe + fs;
+  const bool fast = (fe & 7) == 0 && (fs & 7) == 0;
+  if (t >= m || !fast) { // the launch rules ask for fe and fs multiples of 8
+    wait();
+    trigger();
+    if (t < m)
+      __trap();
+    return;
+  }
+  const int nsh = fs >> 3, nfe = fe >> 3, total = nsh + topk * nfe;
+  uint32_t eid[MOE_MAX_TOPK]; // read in the block's first pass
+  if (EarlyIds)
+    for (int s = 0; s < topk; s++)
+      eid[s] = __ldcg(ids + (size_t)t * topk + s); // through L2: another kernel wrote them
+  auto seg_chunks = [&](int s) { return s == 0 ? nsh : nfe; };
+  for (int b = blockIdx.x, first = 1; first || b * WARPS < n; b += gridDim.x, first = 0) {
+    const int d = b * WARPS + warp;
+    const bool valid = d < n;
+    const size_t dd = valid ? (size_t)d : 0;
+    // Segment s's row of output d: the shared experts' (s = 0), known
+    // before the kernel before finishes, or expert ids[t][s - 1]'s, known
+    // only after (the router writes ids); nullptr until then.
+    bool known = !first || EarlyIds;
+    auto seg_row = [&](int s) -> const bf16 * {
+      if (s == 0)
+        return w_shared + dd * fs;
+      if (s > topk || !known)
+        return nullptr;
+      return w + ((size_t)eid[s - 1] * n + dd) * fe;
+    };
+    uint4 buf[DU];
+    float acc[MOE_MAX_TOPK + 1];
+#pragma unroll
+    for (int s = 0; s <= MOE_MAX_TOPK; s++)
+      acc[s] = 0;
+    // The fetch position (segment, chunk in it, its row), DU * 32 chunks
+    // ahead of the consumption position.
+    int f_seg = 0, f_off = lane;
+    const bf16 *f_row = seg_row(0);
+    auto fetch = [&](uint4 &dst) {
+      while (f_seg <= topk && f_off >= seg_chunks(f_seg)) {
+        f_off -= seg_chunks(f_seg);
+        f_row = seg_row(++f_seg);
+      }
+      dst = (valid && f_row && f_seg <= topk) ? load_weight(f_row + 8 * (size_t)f_off)
+                                               : make_uint4(0, 0, 0, 0);
+      f_off += 32;
+    };
+#pragma unroll
+    for (int u = 0; u < DU; u++)
+      fetch(buf[u]);
+    if (first) {
+      wait();
+      stage_rows<1>(xs, act + (size_t)t * act_token, act_token, act_token, 1, nullptr, 0.0f,
+                    red);
+      trigger();
+      if (!EarlyIds) {
+        for (int s = 0; s < topk; s++)
+          eid[s] = ids[(size_t)t * topk + s];
+        known = true;
+        // Fetch again what was fetched past the shared row before the ids were known.
+        int ps = 0, po = lane;
+#pragma unroll
+        for (int u = 0; u < DU; u++) {
+          while (ps <= topk && po >= seg_chunks(ps)) {
+            po -= seg_chunks(ps);
+            ps++;
+          }
+          if (ps >= 1 && ps <= topk && valid)
+            buf[u] = load_weight(seg_row(ps) + 8 * (size_t)po);
+          po += 32;
+        }
+        if (f_seg >= 1)
+          f_row = seg_row(f_seg);
+      }
+    }
+    int c_seg = 0, c_off = lane; // the consumption position
+    const bf16 *c_x = xs + (size_t)topk * fe;
+    for (int j0 = 0; j0 < total; j0 += 32 * DU) {
+#pragma unroll
+      for (int u = 0; u < DU; u++) {
+        const uint4 cur = buf[u];
+        fetch(buf[u]);
+        while (c_seg <= topk && c_off >= seg_chunks(c_seg)) {
+          c_off -= seg_chunks(c_seg);
+          c_x = xs + (size_t)c_seg * fe; // segment c_seg + 1 is expert slot c_seg
+          c_seg++;
+        }
+        if (c_seg <= topk) {
+          const float v = dot8(cur, reinterpret_cast<const uint4 *>(c_x)[c_off], 0.0f);
+#pragma unroll
+          for (int s = 0; s <= MOE_MAX_TOPK; s++)
+            if (s == c_seg)
+              acc[s] += v;
+        }
+        c_off += 32;
+      }
+    }
+    float routed = 0;
+#pragma unroll
+    for (int s = 1; s <= MOE_MAX_TOPK; s++)
+      if (s <= topk)
+        routed += weights[(size_t)t * topk + s - 1] * round_bf(warp_sum(acc[s]));
+    const float shared = warp_sum(acc[0]);
+    if (valid && lane == 0) {
+      const float y = round_bf(round_bf(routed) + round_bf(shared));
+      x[(size_t)t * n + d] = to_bf(bf(x[(size_t)t * n + d]) + y);
+    }
+    __syncwarp();
+  }
+}
+template <bool EARLY_IDS>
+__global__ void __launch_bounds__(THREADS, 2) down_before_kernel(const bf16 *w, const bf16 *ws,
+                                                             const bf16 *act, const uint32_t *ids,
+                                                             const float *wts, bf16 *x, int fe,
+                                                             int fs, int topk, int n, int m) {
+  down_before<GEMV_U, EARLY_IDS>(w, ws, act, ids, wts, x, fe, fs, topk, n, m);
+}
+
 // ---------------------------------------------------------------------------
 static cudaStream_t stream;
 static int sms;
@@ -429,6 +562,8 @@ static void moe_case(int m) {
     bench_row("moe_sweep", "down_m1", "U4", "us", down_time(down_variant<1, 4>));
     bench_row("moe_sweep", "down_m1", "U8", "us", down_time(down_variant<1, 8>));
     bench_row("moe_sweep", "down_m1", "U4_B2", "us", down_time(down_variant<1, 4, 2>));
+    bench_row("moe_sweep", "down_m1", "before_early_ids", "us", down_time(down_before_kernel<true>));
+    bench_row("moe_sweep", "down_m1", "before_late_ids", "us", down_time(down_before_kernel<false>));
     bench_row("moe_sweep", "down_m1", "U2_B3", "us", down_time(down_variant<1, 2, 3>));
     bench_row("moe_sweep", "down_m1", "U2_B4", "us", down_time(down_variant<1, 2, 4>));
     bench_row("moe_sweep", "down_m1", "U1_B4", "us", down_time(down_variant<1, 1, 4>));
@@ -450,7 +585,9 @@ static void moe_case(int m) {
 
 // One MoE layer of the step as a chain, at 512 keys, one token: attention
 // (the stacked projection with its norm, prep, decode, combine, the value
-// half, o_proj into the residual), the router, the experts.
+// half, o_proj into the residual), the router, the experts.  Then the chain's
+// first 1, 2, ... 8 kernels (what each adds where it stands in the chain),
+// and the chain with the experts' down as it was before (down_before).
 static void layer_case(int keys) {
   const int E = 64, FE = 1408, FS = 2816, D = 2048, TOPK = 6, SPLITS = 64, m = 1;
   Copies wqkv((size_t)MLA_QKV * D), wukt((size_t)MLA_H * MLA_KVR * MLA_NOPE),
@@ -472,28 +609,57 @@ static void layer_case(int keys) {
   CUDA(cudaMemset(count, 0, 4));
   CUDA(cudaMemset(inv, 0, 32 * 4));
   const int R = GEMV_ROWS, S = SWIGLU_ROWS;
-  double us = time_calls(
-      [&](int i) {
-        launch(llm_norm_gemv, dim3((MLA_QKV + R - 1) / R), dim3(THREADS), (size_t)D * 2, true,
-               wqkv[i], x, g, qkv, MLA_QKV, D, m, 1e-6f);
-        launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / R + 1), dim3(THREADS), (size_t)MLA_NOPE * 2,
-               true, wukt[i], qkv, kvn, inv, pos, q_lat, q_pe, cache, m, keys, 1e-6f, 1.0f);
-        launch(llm_mla_decode, dim3(SPLITS, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true, q_lat,
-               q_pe, cache, pos, part, ml, m, keys, 0.1147f);
-        launch(llm_mla_combine, dim3(MLA_H * MLA_KVR / MLA_COMBINE_THREADS, m), dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, SPLITS, m);
-        launch(llm_gemv_grouped, dim3(MLA_H * MLA_VD / R), dim3(THREADS), (size_t)MLA_KVR * 2, true,
-               wuv[i], o, attn, MLA_H * MLA_VD, MLA_KVR, m, MLA_VD, MLA_KVR, MLA_H * MLA_KVR);
-        launch(llm_gemv_residual, dim3(D / R), dim3(THREADS), (size_t)MLA_H * MLA_VD * 2, true,
-               wo[i], attn, x, D, MLA_H * MLA_VD, m);
-        launch(llm_moe_route, dim3((E + S - 1) / S, m), dim3(THREADS), (size_t)D * 2, true,
-               router[i], x, g, logits, count, ids, wts, E, D, m, TOPK, 1e-6f);
-        launch(llm_moe_gate_up, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
-               dim3(THREADS), (size_t)D * 2, true, gu[i], sgu[i], x, g, ids, act, FE, FS, TOPK, D,
-               m, 1e-6f);
-        launch(llm_moe_down, dim3(D / S, m), dim3(THREADS), (size_t)(TOPK * FE + FS) * 2, true,
-               down[i], sdown[i], act, ids, wts, x, FE, FS, TOPK, D, m);
-      },
-      CALLS / 10);
+  int upto = 9;        // the chain's first upto kernels
+  bool before = false; // down_before_kernel<false> (the library's before) for llm_moe_down
+  auto chain = [&](int i) {
+    launch(llm_norm_gemv, dim3((MLA_QKV + R - 1) / R), dim3(THREADS), (size_t)D * 2, true,
+           wqkv[i], x, g, qkv, MLA_QKV, D, m, 1e-6f);
+    if (upto <= 1)
+      return;
+    launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / R + 1), dim3(THREADS), (size_t)MLA_NOPE * 2,
+           true, wukt[i], qkv, kvn, inv, pos, q_lat, q_pe, cache, m, keys, 1e-6f, 1.0f);
+    if (upto <= 2)
+      return;
+    launch(llm_mla_decode, dim3(SPLITS, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true, q_lat,
+           q_pe, cache, pos, part, ml, m, keys, 0.1147f);
+    if (upto <= 3)
+      return;
+    launch(llm_mla_combine, dim3(MLA_H * MLA_KVR / MLA_COMBINE_THREADS, m), dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, SPLITS, m);
+    if (upto <= 4)
+      return;
+    launch(llm_gemv_grouped, dim3(MLA_H * MLA_VD / R), dim3(THREADS), (size_t)MLA_KVR * 2, true,
+           wuv[i], o, attn, MLA_H * MLA_VD, MLA_KVR, m, MLA_VD, MLA_KVR, MLA_H * MLA_KVR);
+    if (upto <= 5)
+      return;
+    launch(llm_gemv_residual, dim3(D / R), dim3(THREADS), (size_t)MLA_H * MLA_VD * 2, true,
+           wo[i], attn, x, D, MLA_H * MLA_VD, m);
+    if (upto <= 6)
+      return;
+    launch(llm_moe_route, dim3((E + S - 1) / S, m), dim3(THREADS), (size_t)D * 2, true,
+           router[i], x, g, logits, count, ids, wts, E, D, m, TOPK, 1e-6f);
+    if (upto <= 7)
+      return;
+    launch(llm_moe_gate_up, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
+           dim3(THREADS), (size_t)D * 2, true, gu[i], sgu[i], x, g, ids, act, FE, FS, TOPK, D,
+           m, 1e-6f);
+    if (upto <= 8)
+      return;
+    if (before)
+      launch(down_before_kernel<false>, dim3(D / S, m), dim3(THREADS),
+             (size_t)(TOPK * FE + FS) * 2, true, (const bf16 *)down[i], (const bf16 *)sdown[i],
+             (const bf16 *)act, (const uint32_t *)ids, (const float *)wts, x, (int)FE, (int)FS,
+             (int)TOPK, (int)D, (int)m);
+    else
+      launch(llm_moe_down, dim3(D / S, m), dim3(THREADS), (size_t)(TOPK * FE + FS) * 2, true,
+           down[i], sdown[i], act, ids, wts, x, FE, FS, TOPK, D, m);
+  };
+  double us = time_calls(chain, CALLS / 10);
+  std::vector<double> prefix(9);
+  for (upto = 1; upto <= 8; upto++)
+    prefix[upto] = time_calls(chain, CALLS / 10);
+  upto = 9;
+  before = true;
+  const double us_before = time_calls(chain, CALLS / 10);
   const size_t bytes = ((size_t)MLA_QKV * D + (size_t)MLA_H * MLA_KVR * MLA_NOPE +
                         (size_t)MLA_H * MLA_VD * MLA_KVR + (size_t)D * MLA_H * MLA_VD +
                         (size_t)E * D + (size_t)TOPK * 3 * FE * D + (size_t)3 * FS * D +
@@ -504,6 +670,14 @@ static void layer_case(int keys) {
   bench_row("layer", name, "bytes", "MB", bytes / 1e6);
   bench_row("layer", name, "cgc_kernels", "us", us);
   bench_row("layer", name, "read_only", "us", read_time(bytes));
+  bench_row("layer", name, "down_before", "us", us_before);
+  static const char *const kernel[] = {"", "norm_gemv", "mla_prep", "mla_decode", "mla_combine",
+                                       "gemv_grouped", "gemv_residual", "moe_route", "moe_gate_up"};
+  for (int k = 1; k <= 8; k++) {
+    char col[64];
+    snprintf(col, sizeof col, "first_%d_to_%s", k, kernel[k]);
+    bench_row("layer", name, col, "us", prefix[k]);
+  }
 }
 
 int main(int argc, char **argv) {

@@ -120,17 +120,31 @@ template <int R, int U> struct Moe {
   // weighted in f32 and summed, rounded; the shared experts' added, rounded;
   // all added into the residual x, rounded (as the published code does).
   // A warp takes one output d, and reads its weights as one stream: the
-  // shared row (fs values), then the row of each of the token's experts (fe
-  // values each), lane l taking the 16-byte chunks l, l + 32, ... of that
-  // stream, with DU chunks in flight across the rows' ends, so that the
-  // weights never wait for the row before to finish.
+  // shared row (fs values, segment 0), then the row of each of the token's
+  // experts (fe values each, segments 1 to topk), lane l taking the 16-byte
+  // chunks l, l + 32, ... of that stream, with DU chunks in flight across
+  // the rows' ends, so that the weights never wait for a row to finish.
+  // A lane keeps one sum and, where its chunks cross into the next segment,
+  // leaves the sum in shared memory (part[warp][segment][lane]); the warp
+  // adds each segment's at the end.  The segments' rows are in shared
+  // memory too, so that a chunk costs its load, its dot product and two
+  // compares: the bookkeeping had cost three times the arithmetic.
+  //
+  // The expert ids are read before the wait on the kernel before, so that
+  // the experts' rows are in flight before it ends, as the shared row is:
+  // the ids must be complete when that kernel lets this one start.  They
+  // are after llm_moe_gate_up, whose every block waits on the kernel before
+  // it (the router) before it lets the next kernel start.
   static constexpr int DU = 2 * U;
   static __device__ void down(const bf16 *w, const bf16 *w_shared, const bf16 *act,
                               const uint32_t *ids, const float *weights, bf16 *x, int fe, int fs,
                               int topk, int n, int m) {
     extern __shared__ __align__(16) unsigned char llm_smem[];
-    bf16 *xs = reinterpret_cast<bf16 *>(llm_smem);
+    bf16 *staged = reinterpret_cast<bf16 *>(llm_smem);
+    const uint4 *xs = reinterpret_cast<const uint4 *>(llm_smem);
     __shared__ float red[WARPS];
+    __shared__ float part[WARPS][MOE_MAX_TOPK + 1][32];
+    __shared__ const bf16 *seg_rows[WARPS][MOE_MAX_TOPK + 1];
     const int t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int act_token = topk * fe + fs;
     const bool fast = (fe & 7) == 0 && (fs & 7) == 0;
@@ -142,100 +156,85 @@ template <int R, int U> struct Moe {
       return;
     }
     const int nsh = fs >> 3, nfe = fe >> 3, total = nsh + topk * nfe;
-    uint32_t eid[MOE_MAX_TOPK]; // read after the wait in the block's first pass
-    auto seg_chunks = [&](int s) { return s == 0 ? nsh : nfe; };
+    // Lane s in 1..topk holds segment s's expert id, read before the wait.
+    const uint32_t eid =
+        lane >= 1 && lane <= topk ? __ldcg(ids + (size_t)t * topk + lane - 1) : 0u;
     for (int b = blockIdx.x, first = 1; first || b * WARPS < n; b += gridDim.x, first = 0) {
       const int d = b * WARPS + warp;
-      const bool valid = d < n;
-      const size_t dd = valid ? (size_t)d : 0;
-      // Segment s's row of output d: the shared experts' (s = 0), known
-      // before the kernel before finishes, or expert ids[t][s - 1]'s, known
-      // only after (the router writes ids); nullptr until then.
-      bool known = !first;
-      auto seg_row = [&](int s) -> const bf16 * {
-        if (s == 0)
-          return w_shared + dd * fs;
-        if (s > topk || !known)
-          return nullptr;
-        return w + ((size_t)eid[s - 1] * n + dd) * fe;
+      const size_t dd = d < n ? (size_t)d : 0; // a warp past n reads row 0 and writes nothing
+      __syncwarp(); // the warp is done with the rows of its pass before
+      if (lane <= topk)
+        seg_rows[warp][lane] =
+            lane == 0 ? w_shared + dd * fs : w + ((size_t)eid * n + dd) * fe;
+      __syncwarp();
+      // The fetch position: segment, chunk in it, its row and length.
+      // A position past its segment's end moves on to the next segment
+      // (rarely more than once: a row has 32 chunks or more).
+      int f_seg = 0, f_off = lane, f_len = nsh;
+      const bf16 *f_row = seg_rows[warp][0];
+      auto f_settle = [&] {
+        while (f_off >= f_len && f_seg <= topk) {
+          f_off -= f_len;
+          f_len = nfe;
+          if (++f_seg <= topk)
+            f_row = seg_rows[warp][f_seg];
+        }
+      };
+      f_settle();
+      auto fetch = [&](uint4 &dst) {
+        if (f_seg <= topk)
+          dst = load_weight(f_row + 8 * (size_t)f_off);
+        f_off += 32;
+        f_settle();
       };
       uint4 buf[DU];
-      float acc[MOE_MAX_TOPK + 1];
-#pragma unroll
-      for (int s = 0; s <= MOE_MAX_TOPK; s++)
-        acc[s] = 0;
-      // The fetch position (segment, chunk in it, its row), DU * 32 chunks
-      // ahead of the consumption position.
-      int f_seg = 0, f_off = lane;
-      const bf16 *f_row = seg_row(0);
-      auto fetch = [&](uint4 &dst) {
-        while (f_seg <= topk && f_off >= seg_chunks(f_seg)) {
-          f_off -= seg_chunks(f_seg);
-          f_row = seg_row(++f_seg);
-        }
-        dst = (valid && f_row && f_seg <= topk) ? load_weight(f_row + 8 * (size_t)f_off)
-                                                 : make_uint4(0, 0, 0, 0);
-        f_off += 32;
-      };
 #pragma unroll
       for (int u = 0; u < DU; u++)
         fetch(buf[u]);
       if (first) {
         wait();
-        stage_rows<1>(xs, act + (size_t)t * act_token, act_token, act_token, 1, nullptr, 0.0f,
+        stage_rows<1>(staged, act + (size_t)t * act_token, act_token, act_token, 1, nullptr, 0.0f,
                       red);
         trigger();
-        for (int s = 0; s < topk; s++)
-          eid[s] = ids[(size_t)t * topk + s];
-        known = true;
-        // Fetch again what was fetched past the shared row before the ids were known.
-        int ps = 0, po = lane;
-#pragma unroll
-        for (int u = 0; u < DU; u++) {
-          while (ps <= topk && po >= seg_chunks(ps)) {
-            po -= seg_chunks(ps);
-            ps++;
-          }
-          if (ps >= 1 && ps <= topk && valid)
-            buf[u] = load_weight(seg_row(ps) + 8 * (size_t)po);
-          po += 32;
-        }
-        if (f_seg >= 1)
-          f_row = seg_row(f_seg);
       }
-      int c_seg = 0, c_off = lane; // the consumption position
-      const bf16 *c_x = xs + (size_t)topk * fe;
+      // The consumption position: segment, chunk in it, where its
+      // activations start in xs (the experts' first, the shared last).
+      // A segment's sum goes to part as the position leaves it.
+      int c_seg = 0, c_off = lane, c_len = nsh, c_base = topk * nfe;
+      float sum = 0;
+      auto c_settle = [&] {
+        while (c_off >= c_len && c_seg <= topk) {
+          part[warp][c_seg][lane] = sum;
+          sum = 0;
+          c_off -= c_len;
+          c_base = c_seg * nfe; // segment c_seg + 1 is expert slot c_seg
+          c_len = nfe;
+          c_seg++;
+        }
+      };
+      c_settle();
       for (int j0 = 0; j0 < total; j0 += 32 * DU) {
 #pragma unroll
         for (int u = 0; u < DU; u++) {
           const uint4 cur = buf[u];
           fetch(buf[u]);
-          while (c_seg <= topk && c_off >= seg_chunks(c_seg)) {
-            c_off -= seg_chunks(c_seg);
-            c_x = xs + (size_t)c_seg * fe; // segment c_seg + 1 is expert slot c_seg
-            c_seg++;
-          }
-          if (c_seg <= topk) {
-            const float v = dot8(cur, reinterpret_cast<const uint4 *>(c_x)[c_off], 0.0f);
-#pragma unroll
-            for (int s = 0; s <= MOE_MAX_TOPK; s++)
-              if (s == c_seg)
-                acc[s] += v;
-          }
+          if (c_seg <= topk)
+            sum = dot8(cur, xs[c_base + c_off], sum);
           c_off += 32;
+          c_settle();
         }
       }
+      __syncwarp();
       float routed = 0;
 #pragma unroll
       for (int s = 1; s <= MOE_MAX_TOPK; s++)
         if (s <= topk)
-          routed += weights[(size_t)t * topk + s - 1] * round_bf(warp_sum(acc[s]));
-      const float shared = warp_sum(acc[0]);
-      if (valid && lane == 0) {
+          routed += weights[(size_t)t * topk + s - 1] * round_bf(warp_sum(part[warp][s][lane]));
+      const float shared = warp_sum(part[warp][0][lane]);
+      if (d < n && lane == 0) {
         const float y = round_bf(round_bf(routed) + round_bf(shared));
         x[(size_t)t * n + d] = to_bf(bf(x[(size_t)t * n + d]) + y);
       }
-      __syncwarp();
     }
   }
 };
