@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <functional>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -609,57 +610,79 @@ static void layer_case(int keys) {
   CUDA(cudaMemset(count, 0, 4));
   CUDA(cudaMemset(inv, 0, 32 * 4));
   const int R = GEMV_ROWS, S = SWIGLU_ROWS;
-  int upto = 9;        // the chain's first upto kernels
-  bool before = false; // down_before_kernel<false> (the library's before) for llm_moe_down
-  auto chain = [&](int i) {
+  // The layer as its kernels, in order; a chain runs the first `upto` of a
+  // list.  `pair`: llm_mla_combine then llm_gemv_grouped where the library's
+  // chain has llm_mla_combine_up; `before`: the previous llm_moe_down.
+  typedef std::function<void(int)> Step;
+  const Step qkv_a = [&](int i) {
     launch(llm_norm_gemv, dim3((MLA_QKV + R - 1) / R), dim3(THREADS), (size_t)D * 2, true,
            wqkv[i], x, g, qkv, MLA_QKV, D, m, 1e-6f);
-    if (upto <= 1)
-      return;
+  };
+  const Step prep = [&](int i) {
     launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / R + 1), dim3(THREADS), (size_t)MLA_NOPE * 2,
            true, wukt[i], qkv, kvn, inv, pos, q_lat, q_pe, cache, m, keys, 1e-6f, 1.0f);
-    if (upto <= 2)
-      return;
+  };
+  const Step attend = [&](int) {
     launch(llm_mla_decode, dim3(SPLITS, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true, q_lat,
            q_pe, cache, pos, part, ml, m, keys, 0.1147f);
-    if (upto <= 3)
-      return;
-    launch(llm_mla_combine, dim3(MLA_H * MLA_KVR / MLA_COMBINE_THREADS, m), dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, SPLITS, m);
-    if (upto <= 4)
-      return;
+  };
+  const Step combine_up = [&](int i) {
+    launch(llm_mla_combine_up, dim3(MLA_H * MLA_VD / R), dim3(THREADS), (size_t)MLA_KVR * 2,
+           true, wuv[i], part, ml, attn, SPLITS, m);
+  };
+  const Step combine = [&](int) {
+    launch(llm_mla_combine, dim3(MLA_H * MLA_KVR / MLA_COMBINE_THREADS, m),
+           dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, SPLITS, m);
+  };
+  const Step v_up = [&](int i) {
     launch(llm_gemv_grouped, dim3(MLA_H * MLA_VD / R), dim3(THREADS), (size_t)MLA_KVR * 2, true,
            wuv[i], o, attn, MLA_H * MLA_VD, MLA_KVR, m, MLA_VD, MLA_KVR, MLA_H * MLA_KVR);
-    if (upto <= 5)
-      return;
+  };
+  const Step o_proj = [&](int i) {
     launch(llm_gemv_residual, dim3(D / R), dim3(THREADS), (size_t)MLA_H * MLA_VD * 2, true,
            wo[i], attn, x, D, MLA_H * MLA_VD, m);
-    if (upto <= 6)
-      return;
+  };
+  const Step route = [&](int i) {
     launch(llm_moe_route, dim3((E + S - 1) / S, m), dim3(THREADS), (size_t)D * 2, true,
            router[i], x, g, logits, count, ids, wts, E, D, m, TOPK, 1e-6f);
-    if (upto <= 7)
-      return;
+  };
+  const Step gate_up = [&](int i) {
     launch(llm_moe_gate_up, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
            dim3(THREADS), (size_t)D * 2, true, gu[i], sgu[i], x, g, ids, act, FE, FS, TOPK, D,
            m, 1e-6f);
-    if (upto <= 8)
-      return;
-    if (before)
-      launch(down_before_kernel<false>, dim3(D / S, m), dim3(THREADS),
-             (size_t)(TOPK * FE + FS) * 2, true, (const bf16 *)down[i], (const bf16 *)sdown[i],
-             (const bf16 *)act, (const uint32_t *)ids, (const float *)wts, x, (int)FE, (int)FS,
-             (int)TOPK, (int)D, (int)m);
-    else
-      launch(llm_moe_down, dim3(D / S, m), dim3(THREADS), (size_t)(TOPK * FE + FS) * 2, true,
+  };
+  const Step down_now = [&](int i) {
+    launch(llm_moe_down, dim3(D / S, m), dim3(THREADS), (size_t)(TOPK * FE + FS) * 2, true,
            down[i], sdown[i], act, ids, wts, x, FE, FS, TOPK, D, m);
   };
-  double us = time_calls(chain, CALLS / 10);
-  std::vector<double> prefix(9);
-  for (upto = 1; upto <= 8; upto++)
-    prefix[upto] = time_calls(chain, CALLS / 10);
-  upto = 9;
-  before = true;
-  const double us_before = time_calls(chain, CALLS / 10);
+  const Step down_old = [&](int i) {
+    launch(down_before_kernel<false>, dim3(D / S, m), dim3(THREADS),
+           (size_t)(TOPK * FE + FS) * 2, true, (const bf16 *)down[i], (const bf16 *)sdown[i],
+           (const bf16 *)act, (const uint32_t *)ids, (const float *)wts, x, (int)FE, (int)FS,
+           (int)TOPK, (int)D, (int)m);
+  };
+  static const char *const kernel[] = {"norm_gemv",     "mla_prep",  "mla_decode",
+                                       "mla_combine_up", "gemv_residual", "moe_route",
+                                       "moe_gate_up"};
+  const std::vector<Step> layer = {qkv_a, prep, attend, combine_up, o_proj, route, gate_up, down_now};
+  const std::vector<Step> layer_pair = {qkv_a, prep,  attend,  combine, v_up,
+                                        o_proj, route, gate_up, down_now};
+  const std::vector<Step> layer_down_before = {qkv_a, prep,  attend,  combine_up,
+                                               o_proj, route, gate_up, down_old};
+  auto chain_time = [&](const std::vector<Step> &steps, size_t upto) {
+    return time_calls(
+        [&](int i) {
+          for (size_t k = 0; k < upto && k < steps.size(); k++)
+            steps[k](i);
+        },
+        CALLS / 10);
+  };
+  const double us = chain_time(layer, layer.size());
+  std::vector<double> prefix(layer.size());
+  for (size_t k = 1; k < layer.size(); k++)
+    prefix[k] = chain_time(layer, k);
+  const double us_pair = chain_time(layer_pair, layer_pair.size());
+  const double us_before = chain_time(layer_down_before, layer_down_before.size());
   const size_t bytes = ((size_t)MLA_QKV * D + (size_t)MLA_H * MLA_KVR * MLA_NOPE +
                         (size_t)MLA_H * MLA_VD * MLA_KVR + (size_t)D * MLA_H * MLA_VD +
                         (size_t)E * D + (size_t)TOPK * 3 * FE * D + (size_t)3 * FS * D +
@@ -670,12 +693,11 @@ static void layer_case(int keys) {
   bench_row("layer", name, "bytes", "MB", bytes / 1e6);
   bench_row("layer", name, "cgc_kernels", "us", us);
   bench_row("layer", name, "read_only", "us", read_time(bytes));
+  bench_row("layer", name, "combine_then_grouped", "us", us_pair);
   bench_row("layer", name, "down_before", "us", us_before);
-  static const char *const kernel[] = {"", "norm_gemv", "mla_prep", "mla_decode", "mla_combine",
-                                       "gemv_grouped", "gemv_residual", "moe_route", "moe_gate_up"};
-  for (int k = 1; k <= 8; k++) {
+  for (size_t k = 1; k < layer.size(); k++) {
     char col[64];
-    snprintf(col, sizeof col, "first_%d_to_%s", k, kernel[k]);
+    snprintf(col, sizeof col, "first_%zu_to_%s", k, kernel[k - 1]);
     bench_row("layer", name, col, "us", prefix[k]);
   }
 }

@@ -34,9 +34,24 @@ struct GemvArgs {
 };
 
 
+// Where a block's activations come from: x's rows for group grp (the norm
+// applied where g is given), staged into shared memory.  A kernel whose
+// activations are made from something else passes its own stage (see
+// llm_mla.cuh's StageJoin).
+struct StageX {
+  template <int MB>
+  __device__ void run(bf16 *xs, const GemvArgs &a, int grp, bool fast, float *red) const {
+    const bf16 *src = a.x + (size_t)grp * a.x_group;
+    if (fast)
+      stage_rows<MB>(xs, src, a.x_token, a.k, a.m, a.g, a.eps, red);
+    else
+      stage_rows_any<MB>(xs, src, a.x_token, a.k, a.m, a.g, a.eps, red);
+  }
+};
+
 // One GEMV over blocks bid, bid + nblocks, ... of output units.
-template <int MB, int R, int U, Epi E>
-__device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks) {
+template <int MB, int R, int U, Epi E, class Stage = StageX>
+__device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks, const Stage &stage = Stage()) {
   extern __shared__ __align__(16) unsigned char llm_smem[];
   bf16 *xs = reinterpret_cast<bf16 *>(llm_smem);
   __shared__ float red[WARPS];
@@ -75,11 +90,7 @@ __device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks) {
       if (grp != staged) { // block-uniform
         if (staged >= 0)
           __syncthreads(); // every warp is done with the group before
-        const bf16 *src = a.x + (size_t)grp * a.x_group;
-        if (fast)
-          stage_rows<MB>(xs, src, a.x_token, a.k, a.m, a.g, a.eps, red);
-        else
-          stage_rows_any<MB>(xs, src, a.x_token, a.k, a.m, a.g, a.eps, red);
+        stage.template run<MB>(xs, a, grp, fast, red);
         staged = grp;
       }
       if (first)
@@ -139,16 +150,17 @@ __device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks) {
 // The kernels' entry: the token count picks the instance (1, 2, 4 or 8
 // tokens of registers).  More than 8 tokens is a launch the library does not
 // support: it stops the kernel with an error rather than compute part of it.
-template <int R, int U, Epi E>
-__device__ __forceinline__ void gemv_dispatch(const GemvArgs &a, int bid, int nblocks) {
+template <int R, int U, Epi E, class Stage = StageX>
+__device__ __forceinline__ void gemv_dispatch(const GemvArgs &a, int bid, int nblocks,
+                                              const Stage &stage = Stage()) {
   if (a.m <= 1)
-    gemv_blocks<1, R, U, E>(a, bid, nblocks);
+    gemv_blocks<1, R, U, E>(a, bid, nblocks, stage);
   else if (a.m <= 2)
-    gemv_blocks<2, R, U, E>(a, bid, nblocks);
+    gemv_blocks<2, R, U, E>(a, bid, nblocks, stage);
   else if (a.m <= 4)
-    gemv_blocks<4, R, U, E>(a, bid, nblocks);
+    gemv_blocks<4, R, U, E>(a, bid, nblocks, stage);
   else if (a.m <= MAX_TOKENS)
-    gemv_blocks<MAX_TOKENS, R, U, E>(a, bid, nblocks);
+    gemv_blocks<MAX_TOKENS, R, U, E>(a, bid, nblocks, stage);
   else
     __trap();
 }

@@ -263,16 +263,58 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
   }
 }
 
+// Joining the splits of token t, head h: one warp finds each split's weight
+// (exp(its max - the largest max), 0 for a split without keys), the
+// reciprocal of the softmax's denominator and how many splits had keys.
+// The splits with keys come first (mla_decode gives the keys out in order),
+// so a value's sum stops at the first without.
+struct MlaJoin {
+  float inv_den;
+  int used;
+};
+
+__device__ inline MlaJoin mla_join_weights(const float *ml, int t, int h, int splits, int lane,
+                                           float *wgt) {
+  float mx = -INFINITY;
+  for (int s = lane; s < splits; s += 32) {
+    const float *e = ml + (((size_t)t * splits + s) * MLA_H + h) * 2;
+    if (e[1] > 0.0f)
+      mx = fmaxf(mx, e[0]);
+  }
+  mx = warp_max(mx);
+  float den = 0, n = 0;
+  for (int s = lane; s < splits; s += 32) {
+    const float *e = ml + (((size_t)t * splits + s) * MLA_H + h) * 2;
+    const float w = e[1] > 0.0f ? __expf(e[0] - mx) : 0.0f;
+    wgt[s] = w;
+    den += w * e[1];
+    n += e[1] > 0.0f ? 1.0f : 0.0f;
+  }
+  den = warp_sum(den);
+  n = warp_sum(n);
+  return MlaJoin{1.0f / den, (int)n};
+}
+
+// Latent value c of token t, head h: the splits' outputs weighted, rounded.
+__device__ __forceinline__ bf16 mla_join_value(const float *part, int t, int h, int c, int splits,
+                                               const float *wgt, MlaJoin j) {
+  const float *p = part + ((size_t)t * splits * MLA_H + h) * MLA_KVR + c;
+  const size_t stride = (size_t)MLA_H * MLA_KVR;
+  float num = 0;
+#pragma unroll 8
+  for (int s = 0; s < j.used; s++)
+    num += wgt[s] * p[(size_t)s * stride];
+  return to_bf(num * j.inv_den);
+}
+
 // mla_combine: joins the splits of token blockIdx.y, a block a unit of
 // (head, 128 latent values) at a time (any grid.x; MLA_H * MLA_KVR / 128
 // blocks make one pass), a thread a value, and rounds the attention output
-// to bf16.  The splits with keys come first (mla_decode gives the keys out
-// in order), so the sum stops at the first without.
+// to bf16.
 __device__ inline void mla_combine_block(const float *part, const float *ml, bf16 *out, int splits,
                                          int m) {
   __shared__ float wgt[MLA_MAX_SPLITS];
-  __shared__ float inv_den;
-  __shared__ int used;
+  __shared__ MlaJoin join;
   const int t = blockIdx.y, tid = threadIdx.x, lane = tid & 31;
   if (blockDim.x != MLA_COMBINE_THREADS || splits > MLA_MAX_SPLITS)
     __trap();
@@ -285,39 +327,41 @@ __device__ inline void mla_combine_block(const float *part, const float *ml, bf1
     const int h = unit / PER_HEAD, c = (unit % PER_HEAD) * MLA_COMBINE_THREADS + tid;
     __syncthreads(); // wgt of the unit before is read
     if (tid < 32) {
-      float mx = -INFINITY;
-      for (int s = lane; s < splits; s += 32) {
-        const float *e = ml + (((size_t)t * splits + s) * MLA_H + h) * 2;
-        if (e[1] > 0.0f)
-          mx = fmaxf(mx, e[0]);
-      }
-      mx = warp_max(mx);
-      float den = 0, n = 0;
-      for (int s = lane; s < splits; s += 32) {
-        const float *e = ml + (((size_t)t * splits + s) * MLA_H + h) * 2;
-        const float w = e[1] > 0.0f ? __expf(e[0] - mx) : 0.0f;
-        wgt[s] = w;
-        den += w * e[1];
-        n += e[1] > 0.0f ? 1.0f : 0.0f;
-      }
-      den = warp_sum(den);
-      n = warp_sum(n);
-      if (lane == 0) {
-        inv_den = 1.0f / den;
-        used = (int)n;
-      }
+      const MlaJoin j = mla_join_weights(ml, t, h, splits, lane, wgt);
+      if (lane == 0)
+        join = j;
     }
     __syncthreads();
-    const float *p = part + ((size_t)t * splits * MLA_H + h) * MLA_KVR + c;
-    const size_t stride = (size_t)MLA_H * MLA_KVR;
-    float num = 0;
-    const int nu = used;
-#pragma unroll 8
-    for (int s = 0; s < nu; s++)
-      num += wgt[s] * p[(size_t)s * stride];
-    out[((size_t)t * MLA_H + h) * MLA_KVR + c] = to_bf(num * inv_den);
+    out[((size_t)t * MLA_H + h) * MLA_KVR + c] = mla_join_value(part, t, h, c, splits, wgt, join);
   }
 }
+
+// The activations of llm_mla_combine_up's GEMV: group h is head h, and its
+// rows are head h's joined latent output, for every token, computed as
+// mla_combine_block computes them (the same operations, so the same bits)
+// and staged in shared memory instead of written out.
+struct StageJoin {
+  const float *part, *ml;
+  int splits;
+  template <int MB>
+  __device__ void run(bf16 *xs, const GemvArgs &a, int h, bool, float *) const {
+    __shared__ float wgt[MB][MLA_MAX_SPLITS];
+    __shared__ MlaJoin join[MB];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int rows = a.m < MB ? a.m : MB;
+    static_assert(MB <= WARPS, "a warp a token's weights");
+    if (warp < rows) {
+      const MlaJoin j = mla_join_weights(ml, warp, h, splits, lane, wgt[warp]);
+      if (lane == 0)
+        join[warp] = j;
+    }
+    __syncthreads();
+    for (int t = 0; t < rows; t++)
+      for (int c = threadIdx.x; c < MLA_KVR; c += blockDim.x)
+        xs[(size_t)t * MLA_KVR + c] = mla_join_value(part, t, h, c, splits, wgt[t], join[t]);
+    __syncthreads();
+  }
+};
 
 // mla_prep's last block: the compressed KV of each token normalised and its
 // shared RoPE key rotated, both written to the cache at pos[t]; each head's

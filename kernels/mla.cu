@@ -7,6 +7,7 @@
 using namespace llm;
 
 static_assert(MLA_H * MLA_KVR % GEMV_ROWS == 0, "a block's queries are one head's");
+static_assert(MLA_VD % GEMV_ROWS == 0, "llm_mla_combine_up: a block's outputs are one head's");
 
 extern "C" __global__ void __launch_bounds__(THREADS)
     llm_mla_prep(const bf16 *w_ukt, const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
@@ -40,4 +41,18 @@ extern "C" __global__ void __launch_bounds__(MLA_THREADS)
 extern "C" __global__ void __launch_bounds__(MLA_COMBINE_THREADS)
     llm_mla_combine(const float *part, const float *ml, bf16 *o, uint32_t splits, uint32_t m) {
   mla_combine_block(part, ml, o, (int)splits, (int)m);
+}
+
+// llm_mla_combine and the value half of kv_b_proj in one kernel: the GEMV's
+// blocks join the splits of their head themselves (one fewer kernel
+// boundary in every layer's chain).
+extern "C" __global__ void __launch_bounds__(THREADS, 2)
+    llm_mla_combine_up(const bf16 *w_uv, const float *part, const float *ml, bf16 *y,
+                       uint32_t splits, uint32_t m) {
+  if (splits < 1 || splits > MLA_MAX_SPLITS || m > MAX_TOKENS)
+    __trap();
+  GemvArgs a{w_uv, nullptr, nullptr, y, nullptr, nullptr, MLA_H * MLA_VD, MLA_KVR, (int)m, 0,
+             MLA_VD, MLA_KVR, MLA_H * MLA_KVR, 0};
+  gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gridDim.x,
+                                            StageJoin{part, ml, (int)splits});
 }

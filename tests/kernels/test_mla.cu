@@ -1,7 +1,8 @@
 // test_mla.cu: multi-head latent attention of kernels/llm.cgraph: llm_mla_prep
 // (queries into the latent space, RoPE, the cache row), then llm_mla_decode
 // split over keys and llm_mla_combine, against CPU attention in the
-// absorbed form.
+// absorbed form; llm_mla_combine_up against llm_mla_combine and
+// llm_gemv_grouped.
 #include "llm.h"
 #include "llm_test.h"
 
@@ -94,6 +95,35 @@ void run_prep(const std::vector<uint32_t> &pos, unsigned maxpos, const float *in
   expect_close("cache rows at pos[t]", rows_got, rows_ref);
 }
 
+// llm_mla_combine_up joins the splits as llm_mla_combine does and multiplies
+// by w_uv as llm_gemv_grouped does: its output must be those two kernels'
+// to the bit (the same operations in the same order), at one pass and, when
+// the combine was given a small grid, at `grid` blocks striding.
+void check_combine_up(Dev<bf16_bits> &o, Dev<float> &part, Dev<float> &ml, unsigned splits,
+                      unsigned m, unsigned grid) {
+  const unsigned N = H * LLM_MLA_VD, rows = LLM_GEMV_ROWS;
+  const std::vector<bf16_bits> w = rand_bf16((size_t)N * KVR, 1.0f / sqrtf((float)KVR));
+  Dev<bf16_bits> dw(w.size()), want((size_t)m * N), got((size_t)m * N);
+  dw.put(w);
+  want.put(std::vector<bf16_bits>(want.n, 0x7fc1));
+  got.put(std::vector<bf16_bits>(got.n, 0x7fc1));
+  const size_t smem = (size_t)m * KVR * 2;
+  llm_gemv_grouped<<<N / rows, LLM_THREADS, smem>>>(B(dw.d), B(o.d), B(want.d), N, KVR, m,
+                                                    LLM_MLA_VD, KVR, H * KVR);
+  CK_LAUNCH();
+  llm_mla_combine_up<<<grid ? grid : N / rows, LLM_THREADS, smem>>>(B(dw.d), part.d, ml.d,
+                                                                    B(got.d), splits, m);
+  CK_LAUNCH();
+  const std::vector<bf16_bits> a = want.get(), b = got.get();
+  size_t differ = 0;
+  for (size_t i = 0; i < a.size(); i++)
+    differ += a[i] != b[i];
+  EXPECT(differ == 0, "llm_mla_combine_up: %zu of %zu outputs differ from llm_mla_combine + "
+                      "llm_gemv_grouped (first at %zu)",
+         differ, a.size(),
+         (size_t)(std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin()));
+}
+
 // llm_mla_decode over `splits` blocks a token, then llm_mla_combine, for
 // tokens at positions pos (pos[t] + 1 live keys each) in a cache of maxpos
 // rows.  Rows past pos[t] hold NaN: a kernel that reads one fails.  With
@@ -172,7 +202,9 @@ void run_decode(const std::vector<uint32_t> &pos, unsigned maxpos, unsigned spli
   });
   // Counting: 0 and 1 are exact in bf16 and every p is 1, so only the
   // output's rounding (2^-8 of it) and f32 division remain.
-  expect_close_bf16("o", dout.get(), ref, TOL_REL, count ? 0.0 : 1e-3, &extra);
+  const std::vector<bf16_bits> o = dout.get();
+  expect_close_bf16("o", o, ref, TOL_REL, count ? 0.0 : 1e-3, &extra);
+  check_combine_up(dout, dpart, dml, splits, m, combine_grid);
 }
 
 } // namespace
