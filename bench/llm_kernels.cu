@@ -231,6 +231,39 @@ __global__ void __launch_bounds__(THREADS, 2) down_before_kernel(const bf16 *w, 
   down_before<GEMV_U, EARLY_IDS>(w, ws, act, ids, wts, x, fe, fs, topk, n, m);
 }
 
+// The experts' gate/up as the library had it before its shared blocks took
+// one chunk in flight past 2 tokens: 2 chunks at every token count, 3 blocks
+// a multiprocessor (80 registers); the library's now fits 4 (64).
+__global__ void __launch_bounds__(THREADS, 3) gate_up_before(const bf16 *w, const bf16 *w_shared,
+                                                       const bf16 *x, const bf16 *g,
+                                                       const uint32_t *ids, bf16 *act, int fe,
+                                                       int fs, int topk, int k, int m) {
+  constexpr int R = SWIGLU_R, U = 2, PER_BLOCK = WARPS * R;
+  const int nbs = (fs + PER_BLOCK - 1) / PER_BLOCK, nbr = (fe + PER_BLOCK - 1) / PER_BLOCK;
+  const int total = nbs + m * topk * nbr;
+  const int act_token = topk * fe + fs;
+  for (int b = blockIdx.x; b < total || b == (int)blockIdx.x; b += gridDim.x) {
+    if (b != (int)blockIdx.x)
+      __syncthreads();
+    if (b >= total) {
+      wait();
+      trigger();
+    } else if (b < nbs) {
+      GemvArgs a{w_shared, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, m, 1e-6f,
+                 0, 0, k, act_token};
+      gemv_dispatch<R, U, Epi::Swiglu>(a, b, nbs);
+    } else {
+      const int r = b - nbs, t = r / (topk * nbr), slot = r / nbr % topk, rb = r % nbr;
+      wait();
+      const uint32_t e = ids[(size_t)t * topk + slot];
+      GemvArgs a{w + (size_t)e * 2 * fe * k, x + (size_t)t * k, g,
+                 act + (size_t)t * act_token + (size_t)slot * fe, nullptr, nullptr, fe, k, 1,
+                 1e-6f, 0, 0, k, 0};
+      gemv_blocks<1, R, U, Epi::Swiglu>(a, rb, nbr);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 static cudaStream_t stream;
 static int sms;
@@ -527,6 +560,14 @@ static void moe_case(int m) {
            (size_t)(TOPK * FE + FS) * 2, true, down[i], sdown[i], act, dids, dw, x, FE, FS, TOPK,
            D, m);
   });
+  const double us_before = time_calls([&](int i) {
+    launch(gate_up_before, dim3(gu_grid), dim3(THREADS), (size_t)m * D * 2, true,
+           (const bf16 *)gu[i], (const bf16 *)sgu[i], (const bf16 *)x, (const bf16 *)g,
+           (const uint32_t *)dids, act, (int)FE, (int)FS, (int)TOPK, (int)D, (int)m);
+    launch(llm_moe_down, dim3((D + S - 1) / S, m), dim3(THREADS),
+           (size_t)(TOPK * FE + FS) * 2, true, down[i], sdown[i], act, dids, dw, x, FE, FS, TOPK,
+           D, m);
+  });
   double route = time_calls([&](int i) {
     launch(llm_moe_route, dim3((E + SWIGLU_ROWS - 1) / SWIGLU_ROWS, m), dim3(THREADS), (size_t)D * 2,
            true, router[i], x, g, logits, count, rids, rw, E, D, m, TOPK, 1e-6f);
@@ -575,6 +616,7 @@ static void moe_case(int m) {
   bench_row("moe", name, "bytes", "MB", bytes / 1e6);
   bench_row("moe", name, "cgc_kernels", "us", us);
   bench_row("moe", name, "read_only", "us", read_time(bytes));
+  bench_row("moe", name, "gate_up_before", "us", us_before);
   snprintf(name, sizeof name, "router_m%d", m);
   bench_row("moe", name, "bytes", "MB", (double)E * D * 2 / 1e6);
   bench_row("moe", name, "cgc_kernels", "us", route);
@@ -651,6 +693,12 @@ static void layer_case(int keys) {
            dim3(THREADS), (size_t)D * 2, true, gu[i], sgu[i], x, g, ids, act, FE, FS, TOPK, D,
            m, 1e-6f);
   };
+  const Step gate_up_old = [&](int i) {
+    launch(gate_up_before, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
+           dim3(THREADS), (size_t)D * 2, true, (const bf16 *)gu[i], (const bf16 *)sgu[i],
+           (const bf16 *)x, (const bf16 *)g, (const uint32_t *)ids, act, (int)FE, (int)FS,
+           (int)TOPK, (int)D, (int)m);
+  };
   const Step down_now = [&](int i) {
     launch(llm_moe_down, dim3(D / S, m), dim3(THREADS), (size_t)(TOPK * FE + FS) * 2, true,
            down[i], sdown[i], act, ids, wts, x, FE, FS, TOPK, D, m);
@@ -669,6 +717,8 @@ static void layer_case(int keys) {
                                         o_proj, route, gate_up, down_now};
   const std::vector<Step> layer_down_before = {qkv_a, prep,  attend,  combine_up,
                                                o_proj, route, gate_up, down_old};
+  const std::vector<Step> layer_gate_up_before = {qkv_a,  prep,  attend,      combine_up,
+                                                  o_proj, route, gate_up_old, down_now};
   auto chain_time = [&](const std::vector<Step> &steps, size_t upto) {
     return time_calls(
         [&](int i) {
@@ -683,6 +733,7 @@ static void layer_case(int keys) {
     prefix[k] = chain_time(layer, k);
   const double us_pair = chain_time(layer_pair, layer_pair.size());
   const double us_before = chain_time(layer_down_before, layer_down_before.size());
+  const double us_gu_before = chain_time(layer_gate_up_before, layer_gate_up_before.size());
   const size_t bytes = ((size_t)MLA_QKV * D + (size_t)MLA_H * MLA_KVR * MLA_NOPE +
                         (size_t)MLA_H * MLA_VD * MLA_KVR + (size_t)D * MLA_H * MLA_VD +
                         (size_t)E * D + (size_t)TOPK * 3 * FE * D + (size_t)3 * FS * D +
@@ -695,6 +746,7 @@ static void layer_case(int keys) {
   bench_row("layer", name, "read_only", "us", read_time(bytes));
   bench_row("layer", name, "combine_then_grouped", "us", us_pair);
   bench_row("layer", name, "down_before", "us", us_before);
+  bench_row("layer", name, "gate_up_before", "us", us_gu_before);
   for (size_t k = 1; k < layer.size(); k++) {
     char col[64];
     snprintf(col, sizeof col, "first_%zu_to_%s", k, kernel[k - 1]);

@@ -19,10 +19,14 @@ constexpr int SWIGLU_ROWS = WARPS * SWIGLU_R;
 // flight a lane, registers for 3 blocks a multiprocessor, so that the next
 // call's blocks fit beside the last ones and prefetch (bench/llm_kernels.cu's
 // moe_sweep, one H200, the experts' gate/up: 26.8 us against 29.3 with 4
-// chunks and 2 blocks; 4 blocks, 25.2 us, spill registers at 8 tokens; the
-// down kernel and the plain GEMVs gained nothing so).
+// chunks and 2 blocks; the down kernel and the plain GEMVs gained nothing
+// so).  With 4 blocks (64 registers) the dense kernels spill.
 constexpr int SWIGLU_U = 2;
 constexpr int SWIGLU_BLOCKS = 3;
+// The experts' gate/up fits 4 blocks without spilling, its shared blocks
+// taking one chunk in flight past 2 tokens (Moe::shared_gate_up): 72.1 us
+// a MoE layer against 73.7 with 3 blocks (BENCHMARKS.md, run D).
+constexpr int MOE_GATE_UP_BLOCKS = 4;
 } // namespace llm
 
 #endif

@@ -83,6 +83,20 @@ template <int R, int U> struct Moe {
       count[t] = 0;
   }
 
+  // The shared experts' blocks, all m tokens at once: past 2 tokens, one
+  // chunk a row in flight (each chunk then feeds 4 or 8 dot products), so
+  // that the kernel's registers allow 4 blocks a multiprocessor.
+  static __device__ __forceinline__ void shared_gate_up(const GemvArgs &a, int b, int nbs) {
+    if (a.m <= 1)
+      gemv_blocks<1, R, U, Epi::Swiglu>(a, b, nbs);
+    else if (a.m <= 2)
+      gemv_blocks<2, R, U, Epi::Swiglu>(a, b, nbs);
+    else if (a.m <= 4)
+      gemv_blocks<4, R, 1, Epi::Swiglu>(a, b, nbs);
+    else
+      gemv_blocks<MAX_TOKENS, R, 1, Epi::Swiglu>(a, b, nbs);
+  }
+
   // Gate and up projections with SwiGLU of the shared experts (fs units,
   // every token) and of each token's topk routed experts (fe units each):
   // act[t] = [expert ids[t][0]'s fe | ... | ids[t][topk - 1]'s | shared fs].
@@ -103,7 +117,7 @@ template <int R, int U> struct Moe {
       } else if (b < nbs) {
         GemvArgs a{w_shared, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, m, eps,
                    0, 0, k, act_token};
-        gemv_dispatch<R, U, Epi::Swiglu>(a, b, nbs);
+        shared_gate_up(a, b, nbs);
       } else {
         const int r = b - nbs, t = r / (topk * nbr), slot = r / nbr % topk, rb = r % nbr;
         wait();

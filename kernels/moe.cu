@@ -17,7 +17,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
                     eps);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, SWIGLU_BLOCKS)
+extern "C" __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
     llm_moe_gate_up(const bf16 *w, const bf16 *w_shared, const bf16 *x, const bf16 *g,
                     const uint32_t *ids, bf16 *act, uint32_t fe, uint32_t fs, uint32_t topk,
                     uint32_t k, uint32_t m, float eps) {
