@@ -309,23 +309,39 @@ struct Copies {
   bf16 *operator[](int i) const { return p[(size_t)i % p.size()]; }
 };
 
+// A launch, with programmatic dependent launch where pdl says, in clusters
+// of `cluster` blocks along x where it is not 0.
 template <typename... Params, typename... Args>
-static void launch(void (*k)(Params...), dim3 grid, dim3 block, size_t smem, bool pdl,
-                   Args... args) {
+static void launch_clusters(void (*k)(Params...), dim3 grid, dim3 block, size_t smem, bool pdl,
+                            unsigned cluster, Args... args) {
   cudaLaunchConfig_t c = {};
   c.gridDim = grid;
   c.blockDim = block;
   c.dynamicSmemBytes = smem;
   c.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attr[2];
+  unsigned n = 0;
+  if (pdl) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = cluster;
+    attr[n].val.clusterDim.y = 1;
+    attr[n++].val.clusterDim.z = 1;
+  }
   c.attrs = attr;
-  c.numAttrs = pdl ? 1 : 0;
+  c.numAttrs = n;
   if (smem > 48 * 1024)
     CUDA(cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                               (int)smem));
   CUDA(cudaLaunchKernelEx(&c, k, ((Params)args)...));
+}
+template <typename... Params, typename... Args>
+static void launch(void (*k)(Params...), dim3 grid, dim3 block, size_t smem, bool pdl,
+                   Args... args) {
+  launch_clusters(k, grid, block, smem, pdl, 0, args...);
 }
 
 // Captures body(i) for i < calls into a graph, then times its launches:
@@ -568,9 +584,14 @@ static void moe_case(int m) {
            (size_t)(TOPK * FE + FS) * 2, true, down[i], sdown[i], act, dids, dw, x, FE, FS, TOPK,
            D, m);
   });
+  const unsigned rblocks = (E + SWIGLU_ROWS - 1) / SWIGLU_ROWS;
   double route = time_calls([&](int i) {
-    launch(llm_moe_route, dim3((E + SWIGLU_ROWS - 1) / SWIGLU_ROWS, m), dim3(THREADS), (size_t)D * 2,
-           true, router[i], x, g, logits, count, rids, rw, E, D, m, TOPK, 1e-6f);
+    launch_clusters(llm_moe_route, dim3(rblocks, m), dim3(THREADS), (size_t)D * 2, true, rblocks,
+                    router[i], x, g, logits, count, rids, rw, E, D, m, TOPK, 1e-6f);
+  });
+  double route_atomic = time_calls([&](int i) {
+    launch(llm_moe_route, dim3(rblocks, m), dim3(THREADS), (size_t)D * 2, true, router[i], x, g,
+           logits, count, rids, rw, E, D, m, TOPK, 1e-6f);
   });
   if (m == 1) { // gate_up and down alone, at other shapes
     auto gu_time = [&](auto kernel, int per) {
@@ -620,6 +641,7 @@ static void moe_case(int m) {
   snprintf(name, sizeof name, "router_m%d", m);
   bench_row("moe", name, "bytes", "MB", (double)E * D * 2 / 1e6);
   bench_row("moe", name, "cgc_kernels", "us", route);
+  bench_row("moe", name, "without_clusters", "us", route_atomic);
   bench_row("moe", name, "read_only", "us", read_time((size_t)E * D * 2));
   for (void *p : {(void *)x, (void *)g, (void *)act, (void *)dids, (void *)count, (void *)dw,
                   (void *)logits, (void *)rw, (void *)rids})
@@ -685,6 +707,11 @@ static void layer_case(int keys) {
            wo[i], attn, x, D, MLA_H * MLA_VD, m);
   };
   const Step route = [&](int i) {
+    launch_clusters(llm_moe_route, dim3((E + S - 1) / S, m), dim3(THREADS), (size_t)D * 2, true,
+                    (E + S - 1) / S, router[i], x, g, logits, count, ids, wts, E, D, m, TOPK,
+                    1e-6f);
+  };
+  const Step route_atomic = [&](int i) {
     launch(llm_moe_route, dim3((E + S - 1) / S, m), dim3(THREADS), (size_t)D * 2, true,
            router[i], x, g, logits, count, ids, wts, E, D, m, TOPK, 1e-6f);
   };
@@ -719,6 +746,8 @@ static void layer_case(int keys) {
                                                o_proj, route, gate_up, down_old};
   const std::vector<Step> layer_gate_up_before = {qkv_a,  prep,  attend,      combine_up,
                                                   o_proj, route, gate_up_old, down_now};
+  const std::vector<Step> layer_route_atomic = {qkv_a,  prep,         attend,  combine_up,
+                                                o_proj, route_atomic, gate_up, down_now};
   auto chain_time = [&](const std::vector<Step> &steps, size_t upto) {
     return time_calls(
         [&](int i) {
@@ -734,6 +763,7 @@ static void layer_case(int keys) {
   const double us_pair = chain_time(layer_pair, layer_pair.size());
   const double us_before = chain_time(layer_down_before, layer_down_before.size());
   const double us_gu_before = chain_time(layer_gate_up_before, layer_gate_up_before.size());
+  const double us_route_atomic = chain_time(layer_route_atomic, layer_route_atomic.size());
   const size_t bytes = ((size_t)MLA_QKV * D + (size_t)MLA_H * MLA_KVR * MLA_NOPE +
                         (size_t)MLA_H * MLA_VD * MLA_KVR + (size_t)D * MLA_H * MLA_VD +
                         (size_t)E * D + (size_t)TOPK * 3 * FE * D + (size_t)3 * FS * D +
@@ -747,6 +777,7 @@ static void layer_case(int keys) {
   bench_row("layer", name, "combine_then_grouped", "us", us_pair);
   bench_row("layer", name, "down_before", "us", us_before);
   bench_row("layer", name, "gate_up_before", "us", us_gu_before);
+  bench_row("layer", name, "route_without_clusters", "us", us_route_atomic);
   for (size_t k = 1; k < layer.size(); k++) {
     char col[64];
     snprintf(col, sizeof col, "first_%zu_to_%s", k, kernel[k - 1]);

@@ -4,6 +4,8 @@
 #ifndef LLM_MOE_CUH
 #define LLM_MOE_CUH
 
+#include <cooperative_groups.h>
+
 #include "llm_gemv.cuh"
 
 namespace llm {
@@ -16,8 +18,13 @@ template <int R, int U> struct Moe {
 
   // Router: blocks (gridDim.x of them) share token blockIdx.y's expert
   // logits, f32 from the normalised activations as the published code
-  // computes them; the last block to finish takes the softmax and the top k
-  // (k <= 8, largest first; no renormalisation), and sets count[t] back to 0.
+  // computes them; one block then takes the softmax and the top k (k <= 8,
+  // largest first; no renormalisation).  Launched as clusters of gridDim.x
+  // blocks (compute capability 9.0), the blocks write their logits into the
+  // first block's shared memory and meet at the cluster's barrier;
+  // otherwise into `logits`, and the last block to finish (an atomic count)
+  // takes them, setting count[t] back to 0.  Either way `logits` holds them
+  // after.
   static __device__ void route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits,
                                uint32_t *count, uint32_t *ids, float *weights, int experts, int k,
                                int m, int topk, float eps) {
@@ -32,6 +39,25 @@ template <int R, int U> struct Moe {
     }
     GemvArgs a{w, x + (size_t)t * k, g, nullptr, logits + (size_t)t * experts, nullptr, experts, k, 1,
                eps, 0, 0, k, 0};
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ float joined[MOE_MAX_EXPERTS]; // the cluster's logits, in its first block
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    if (cluster.num_blocks() == gridDim.x && cluster.dim_blocks().y == 1) {
+      // Every block has started (its shared memory may be written) before
+      // the wait on the kernel before: this barrier costs nothing there.
+      cluster.sync();
+      a.yf = cluster.map_shared_rank(joined, 0);
+      gemv_blocks<1, R, U, Epi::F32>(a, blockIdx.x, gridDim.x);
+      cluster.sync(); // every block's logits are in the first block's joined
+      if (cluster.block_rank() == 0 && threadIdx.x < 32) {
+        for (int e = threadIdx.x; e < experts; e += 32)
+          logits[(size_t)t * experts + e] = joined[e];
+        top_k(joined, false, t, experts, topk, ids, weights);
+      }
+      return;
+    }
+#endif
     gemv_blocks<1, R, U, Epi::F32>(a, blockIdx.x, gridDim.x);
     __threadfence();
     __syncthreads();
@@ -41,12 +67,21 @@ template <int R, int U> struct Moe {
     if (!last || threadIdx.x >= 32)
       return;
     __threadfence();
-    const int lane = threadIdx.x;
+    top_k(logits + (size_t)t * experts, true, t, experts, topk, ids, weights);
+    if (threadIdx.x == 0)
+      count[t] = 0;
+  }
+
+  // The softmax of token t's logits and its top k, by one warp: from global
+  // memory written by other blocks (read past the L1), or from shared memory.
+  static __device__ void top_k(const float *lg, bool global, int t, int experts, int topk,
+                               uint32_t *ids, float *weights) {
+    const int lane = threadIdx.x & 31;
     float v[MOE_MAX_EXPERTS / 32], mx = -INFINITY;
 #pragma unroll
     for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++) {
       const int e = lane + 32 * i;
-      v[i] = e < experts ? __ldcg(logits + (size_t)t * experts + e) : -INFINITY;
+      v[i] = e < experts ? (global ? __ldcg(lg + e) : lg[e]) : -INFINITY;
       mx = fmaxf(mx, v[i]);
     }
     mx = warp_max(mx);
@@ -79,8 +114,6 @@ template <int R, int U> struct Moe {
           }
       }
     }
-    if (lane == 0)
-      count[t] = 0;
   }
 
   // The shared experts' blocks, all m tokens at once: past 2 tokens, one

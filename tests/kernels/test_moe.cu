@@ -36,6 +36,48 @@ struct Router {
     CK(cudaMemset(dcount.d, 0, m * sizeof(uint32_t)));
   }
 
+  // The same launch as clusters of its blocks, one a token (compute
+  // capability 9.0; skipped before): the logits meet in the first block's
+  // shared memory instead of global memory and an atomic count, and every
+  // output must be the same to the bit.
+  void route_as_clusters(const std::vector<uint32_t> &ids, const std::vector<float> &weights,
+                         const std::vector<float> &logits) {
+    int dev = 0, clusters = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, dev));
+    const unsigned blocks = cdiv(s.experts, LLM_SWIGLU_ROWS);
+    if (!clusters || blocks > 8)
+      return;
+    CK(cudaMemset(dids.d, 0xff, dids.n * sizeof(uint32_t)));
+    CK(cudaMemset(dweights.d, 0xff, dweights.n * sizeof(float)));
+    CK(cudaMemset(dlogits.d, 0xff, dlogits.n * sizeof(float)));
+    cudaLaunchConfig_t c = {};
+    c.gridDim = dim3(blocks, m);
+    c.blockDim = dim3(LLM_THREADS);
+    c.dynamicSmemBytes = s.k * 2;
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = blocks;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    c.attrs = &attr;
+    c.numAttrs = 1;
+    CK(cudaLaunchKernelEx(&c, llm_moe_route, (const __nv_bfloat16 *)B(dw.d),
+                          (const __nv_bfloat16 *)B(dx.d), (const __nv_bfloat16 *)B(dg.d),
+                          dlogits.d, dcount.d, dids.d, dweights.d, s.experts, s.k, m, s.topk,
+                          EPS));
+    CK_LAUNCH();
+    EXPECT(dids.get() == ids, "clusters of %u blocks: other expert ids", blocks);
+    const std::vector<float> w2 = dweights.get(), l2 = dlogits.get();
+    EXPECT(memcmp(w2.data(), weights.data(), w2.size() * sizeof(float)) == 0,
+           "clusters of %u blocks: other weights", blocks);
+    EXPECT(memcmp(l2.data(), logits.data(), l2.size() * sizeof(float)) == 0,
+           "clusters of %u blocks: other logits", blocks);
+    const std::vector<uint32_t> count = dcount.get();
+    for (unsigned t = 0; t < m; t++)
+      EXPECT(count[t] == 0, "clusters: token %u: count left at %u", t, count[t]);
+  }
+
   // Routes x ([m][k]) and checks the ids and weights against the CPU's.
   void route(const std::vector<bf16_bits> &x, std::vector<uint32_t> &ids,
              std::vector<float> &weights) {
@@ -49,6 +91,7 @@ struct Router {
     weights = dweights.get();
     const std::vector<uint32_t> count = dcount.get();
     const std::vector<float> logits = dlogits.get();
+    route_as_clusters(ids, weights, logits);
 
     const std::vector<float> wf = to_float(w), gf = to_float(g), xf = to_float(x);
     std::vector<float> xn(s.k), lref_all;
