@@ -742,6 +742,19 @@ typedef struct CheckedCond {
   struct CheckedCond *a, *b;
 } CheckedCond;
 
+/* One instruction of a condition as the runtime evaluates it (postfix, see
+ * CGRT_COND_* in cgrt_abi.h): CGRT_COND_AND or CGRT_COND_OR over the two
+ * results before it, or CGRT_COND_CMP: lhs compared with rhs as `type` by
+ * cmp (CMP_*), the result negated where `negate` says.  `!` is pushed down
+ * to the comparisons (De Morgan), so the code holds no NOT. */
+typedef struct CondInstr {
+  int op;
+  int cmp;
+  bool negate;
+  Type type;
+  const Arg *lhs, *rhs;
+} CondInstr;
+
 typedef struct Node {
   const char *name; /* "norm[0]" */
   bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
@@ -751,6 +764,8 @@ typedef struct Node {
   int32_t branch;   /* which body of it: 0, or 1 for else, or a case's index */
   /* NK_WHILE, NK_IF, NK_SWITCH: */
   CheckedCond *cond;  /* while, if */
+  CondInstr *cond_code; /* while, if: cond lowered (lower_cond) */
+  int ncond_code;
   int64_t max_iter;   /* while: 0 unless `max` */
   Pos handle_at;      /* while: the argument that passes its handle to a
                          kernel of its body (which then sets the condition),

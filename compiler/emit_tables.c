@@ -57,40 +57,18 @@ static void emit_arg(FILE *c, const Graph *g, const uint32_t *index, const Arg *
   fprintf(c, " */\n");
 }
 
-/* A control node's condition as the runtime evaluates it: postfix code
- * over operands taken two at a time by the comparisons.  `!` is pushed
- * down to the comparisons (De Morgan), each of which can negate its
- * result, so the code holds no NOT and no deeper stack than the
- * comparisons. */
-typedef struct CondCode {
-  VEC(uint8_t) code;
-  VEC(const Arg *) ops;
-  VEC(Type) types; /* each operand's */
-} CondCode;
-
-static void cond_code(CondCode *cc, const CheckedCond *c, bool negate) {
-  switch (c->kind) {
-  case COND_CMP:
-    vec_push(&cc->code, (uint8_t)CGRT_COND_COMPARE(abi_type(c->type), c->cmp, negate));
-    vec_push(&cc->ops, &c->lhs);
-    vec_push(&cc->ops, &c->rhs);
-    vec_push(&cc->types, c->type);
-    vec_push(&cc->types, c->type);
-    break;
-  case COND_AND:
-  case COND_OR:
-    cond_code(cc, c->a, negate);
-    cond_code(cc, c->b, negate);
-    vec_push(&cc->code, (uint8_t)((c->kind == COND_AND) != negate ? CGRT_COND_AND : CGRT_COND_OR));
-    break;
-  case COND_NOT: cond_code(cc, c->a, !negate); break;
-  }
+/* The comparisons of a node's condition: each takes two operands. */
+static int cond_comparisons(const Node *n) {
+  int k = 0;
+  for (int i = 0; i < n->ncond_code; i++)
+    k += n->cond_code[i].op == CGRT_COND_CMP;
+  return k;
 }
 
 /* The entries a node has in the argument table: a kernel's arguments, a
  * copy's two sides, a fill's destination (its value is in the node), a
  * condition's operands, a switch's scalar. */
-static size_t node_args(const Node *n, const CondCode *cc) {
+static size_t node_args(const Node *n) {
   switch (n->kind) {
   case NK_KERNEL:
   case NK_CAPTURE:
@@ -99,7 +77,7 @@ static size_t node_args(const Node *n, const CondCode *cc) {
   case NK_FILL:
   case NK_SWITCH: return 1;
   case NK_WHILE:
-  case NK_IF: return cc->ops.n;
+  case NK_IF: return 2 * (size_t)cond_comparisons(n);
   }
   return 0;
 }
@@ -231,7 +209,6 @@ typedef struct Tables {
   const Graph *g;
   char name[CNAME_SIZE]; /* the table being printed */
   uint32_t *index;       /* resource -> its row among the buffers or scalars */
-  CondCode *conds;       /* per node */
   size_t nbuf, nsc, nargs, ncode, ncases, ngrid;
 } Tables;
 
@@ -241,29 +218,17 @@ static void tables_init(Tables *t, FILE *c, const Graph *g) {
   number_resources(g, t->index);
   for (size_t r = 0; r < g->res.n; r++)
     g->res.v[r].kind == RES_SCALAR ? t->nsc++ : t->nbuf++;
-  t->conds = xrealloc(NULL, (g->nodes.n + 1) * sizeof *t->conds);
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
-    memset(&t->conds[v], 0, sizeof t->conds[v]);
-    if (n->kind == NK_WHILE || n->kind == NK_IF)
-      cond_code(&t->conds[v], n->cond, false);
-    t->ncode += t->conds[v].code.n;
+    t->ncode += (size_t)n->ncond_code;
     if (n->kind == NK_SWITCH)
       t->ncases += (size_t)n->nbodies;
-    t->nargs += node_args(n, &t->conds[v]);
+    t->nargs += node_args(n);
     t->ngrid += (size_t)n->ngrid_code;
   }
 }
 
-static void tables_free(Tables *t) {
-  for (size_t v = 0; v < t->g->nodes.n; v++) {
-    vec_free(&t->conds[v].code);
-    vec_free(&t->conds[v].ops);
-    vec_free(&t->conds[v].types);
-  }
-  free(t->conds);
-  free(t->index);
-}
+static void tables_free(Tables *t) { free(t->index); }
 
 static const char *table_name(Tables *t, const char *what) {
   return graph_table_c_name(t->name, t->g, what);
@@ -318,13 +283,18 @@ static void emit_node_args(Tables *t, size_t v) {
   const Graph *g = t->g;
   const uint32_t *index = t->index;
   const Node *n = &g->nodes.v[v];
-  const CondCode *cc = &t->conds[v];
   char buf[256];
-  for (size_t i = 0; i < cc->ops.n; i++) { /* a constant takes its operand's size */
-    const Arg *op = cc->ops.v[i];
-    bool constant = op->kind == ARG_INT || op->kind == ARG_FLOAT;
-    snprintf(buf, sizeof buf, "operand %zu", i);
-    emit_arg(c, g, index, op, constant ? type_size(cc->types.v[i]) : 8, n->name, buf);
+  size_t operand = 0;
+  for (int i = 0; i < n->ncond_code; i++) { /* a constant takes its operand's size */
+    const CondInstr *in = &n->cond_code[i];
+    if (in->op != CGRT_COND_CMP)
+      continue;
+    for (int side = 0; side < 2; side++) {
+      const Arg *op = side ? in->rhs : in->lhs;
+      bool constant = op->kind == ARG_INT || op->kind == ARG_FLOAT;
+      snprintf(buf, sizeof buf, "operand %zu", operand++);
+      emit_arg(c, g, index, op, constant ? type_size(in->type) : 8, n->name, buf);
+    }
   }
   switch (n->kind) {
   case NK_KERNEL:
@@ -365,12 +335,11 @@ static void emit_node_table(Tables *t, const Kernels *k, const Kernels *captures
   size_t first = 0, code = 0, cases = 0, grid = 0;
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
-    const CondCode *cc = &t->conds[v];
-    emit_node(t->c, k, captures, g, n, v, first, node_args(n, cc),
-              n->kind == NK_SWITCH ? cases : code, cc->code.n, grid);
+    emit_node(t->c, k, captures, g, n, v, first, node_args(n),
+              n->kind == NK_SWITCH ? cases : code, (size_t)n->ncond_code, grid);
     grid += (size_t)n->ngrid_code;
-    first += node_args(n, cc);
-    code += cc->code.n;
+    first += node_args(n);
+    code += (size_t)n->ncond_code;
     if (n->kind == NK_SWITCH)
       cases += (size_t)n->nbodies;
   }
@@ -388,14 +357,96 @@ static void emit_edge_table(Tables *t) {
   fprintf(c, "};\n");
 }
 
+/* The shortest spelling that reads back as the same double, with a point
+ * (as a float constant is written). */
+static void spell_float(FILE *c, double v) {
+  char buf[40];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v)
+      break;
+  }
+  fputs(buf, c);
+  if (!strpbrk(buf, ".eEni")) /* not 1e-06, inf or nan */
+    fputs(".0", c);
+}
+
+/* A condition's operand as the source spells it: a constant, a scalar, or
+ * a buffer's element. */
+static void spell_operand(FILE *c, const Graph *g, const Arg *a, Type type) {
+  switch (a->kind) {
+  case ARG_INT:
+    fprintf(c, type_is_float(type) ? "%lld.0" : "%lld", (long long)a->ival);
+    return;
+  case ARG_FLOAT: spell_float(c, a->fval); return;
+  case ARG_VIEW: {
+    const Resource *r = &g->res.v[a->res];
+    fprintf(c, "%s[%lld]", r->name->name, (long long)(a->offset / type_size(r->type)));
+    return;
+  }
+  default: fputs(g->res.v[a->res].name->name, c); return;
+  }
+}
+
+/* A condition as the source spells it (an || inside an && and what `!`
+ * negates in parentheses), for the comment beside its code. */
+static void spell_cond(FILE *c, const Graph *g, const CheckedCond *cc, CondKind outer) {
+  static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
+  switch (cc->kind) {
+  case COND_CMP:
+    spell_operand(c, g, &cc->lhs, cc->type);
+    fprintf(c, " %s ", ops[cc->cmp]);
+    spell_operand(c, g, &cc->rhs, cc->type);
+    return;
+  case COND_NOT:
+    fputs("!(", c);
+    spell_cond(c, g, cc->a, COND_NOT);
+    fputs(")", c);
+    return;
+  case COND_AND:
+  case COND_OR: {
+    bool paren = outer == COND_AND && cc->kind == COND_OR;
+    fputs(paren ? "(" : "", c);
+    spell_cond(c, g, cc->a, cc->kind);
+    fputs(cc->kind == COND_AND ? " && " : " || ", c);
+    spell_cond(c, g, cc->b, cc->kind);
+    fputs(paren ? ")" : "", c);
+    return;
+  }
+  }
+}
+
+/* One instruction, symbolically: the runtime's macros, not their values. */
+static void emit_cond_instr(FILE *c, const CondInstr *in) {
+  static const char *const cmps[] = {"CGRT_CMP_EQ", "CGRT_CMP_NE", "CGRT_CMP_LT",
+                                     "CGRT_CMP_LE", "CGRT_CMP_GT", "CGRT_CMP_GE"};
+  char type[64];
+  if (in->op == CGRT_COND_CMP)
+    fprintf(c, "CGRT_COND_COMPARE(%s, %s, %d)", abi_type_name(type, sizeof type, in->type),
+            cmps[in->cmp], in->negate);
+  else
+    fputs(in->op == CGRT_COND_AND ? "CGRT_COND_AND" : "CGRT_COND_OR", c);
+}
+
+/* The conditions' code, an instruction a line, each node's after its
+ * condition as written. */
 static void emit_code_table(Tables *t) {
   FILE *c = t->c;
-  fprintf(c, "static const uint8_t %s[] = {", table_name(t, "code"));
-  size_t i = 0;
-  for (size_t v = 0; v < t->g->nodes.n; v++)
-    for (size_t j = 0; j < t->conds[v].code.n; j++, i++)
-      fprintf(c, "%s%s%u", i ? "," : "", i % 16 ? " " : "\n  ", t->conds[v].code.v[j]);
-  fprintf(c, "\n};\n");
+  fprintf(c, "static const uint8_t %s[] = {\n", table_name(t, "code"));
+  for (size_t v = 0; v < t->g->nodes.n; v++) {
+    const Node *n = &t->g->nodes.v[v];
+    if (!n->ncond_code)
+      continue;
+    fprintf(c, "  /* %s: ", n->name);
+    spell_cond(c, t->g, n->cond, COND_CMP);
+    fputs(" */\n", c);
+    for (int i = 0; i < n->ncond_code; i++) {
+      fputs("  ", c);
+      emit_cond_instr(c, &n->cond_code[i]);
+      fputs(",\n", c);
+    }
+  }
+  fprintf(c, "};\n");
 }
 
 static void emit_case_table(Tables *t) {

@@ -132,6 +132,36 @@ static Pos cond_start(const Cond *c) {
   return c->lhs->pos;
 }
 
+/* A condition lowered to the runtime's postfix code (CondInstr), next to
+ * grids: the generated C prints it as it is. */
+typedef VEC(CondInstr) CondCode;
+
+static void lower_cond_to(CondCode *code, const CheckedCond *c, bool negate) {
+  switch (c->kind) {
+  case COND_CMP:
+    vec_push(code, ((CondInstr){.op = CGRT_COND_CMP, .cmp = c->cmp, .negate = negate,
+                                .type = c->type, .lhs = &c->lhs, .rhs = &c->rhs}));
+    break;
+  case COND_AND:
+  case COND_OR:
+    lower_cond_to(code, c->a, negate);
+    lower_cond_to(code, c->b, negate);
+    vec_push(code, ((CondInstr){.op = (c->kind == COND_AND) != negate ? CGRT_COND_AND
+                                                                      : CGRT_COND_OR}));
+    break;
+  case COND_NOT: lower_cond_to(code, c->a, !negate); break;
+  }
+}
+
+static void lower_cond(Sema *s, Node *n) {
+  CondCode code = {0};
+  lower_cond_to(&code, n->cond, false);
+  n->cond_code = arena_alloc(s->c->arena, code.n * sizeof *code.v + 1);
+  memcpy(n->cond_code, code.v, code.n * sizeof *code.v);
+  n->ncond_code = (int)code.n;
+  vec_free(&code);
+}
+
 static int count_comparisons(const Cond *c) {
   if (c->kind == COND_CMP)
     return 1;
@@ -238,6 +268,8 @@ void walk_control(Sema *s, Stmt *st) {
   int *nbody = NULL;
   if (st->kind != ST_SWITCH) {
     n.cond = check_cond(s, st->cond, &acc);
+    if (n.cond) /* NULL where an error was reported */
+      lower_cond(s, &n);
     int ncmp = count_comparisons(st->cond);
     if (ncmp > MAX_COND_CMP)
       error_at(s->d, cond_start(st->cond),

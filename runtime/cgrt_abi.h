@@ -140,7 +140,7 @@ enum { CGRT_CMP_EQ, CGRT_CMP_NE, CGRT_CMP_LT, CGRT_CMP_LE, CGRT_CMP_GT, CGRT_CMP
  * op (CGRT_CMP_EQ ...) and pushes the result, negated when `negate` is 1;
  * and the three back from an instruction c >= CGRT_COND_CMP. */
 #define CGRT_COND_COMPARE(type, op, negate) \
-  (CGRT_COND_CMP + 2 * (CGRT_NCMP * (type) + (op)) + (negate))
+  ((int)CGRT_COND_CMP + 2 * ((int)CGRT_NCMP * (int)(type) + (int)(op)) + (int)(negate))
 #define CGRT_COND_NEGATE(c) (((c) - CGRT_COND_CMP) & 1)
 #define CGRT_COND_OP(c) ((((c) - CGRT_COND_CMP) >> 1) % CGRT_NCMP)
 #define CGRT_COND_TYPE(c) ((((c) - CGRT_COND_CMP) >> 1) / CGRT_NCMP)

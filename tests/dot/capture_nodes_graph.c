@@ -111,7 +111,8 @@ static const uint32_t cgc_edges_g[] = {
   2, 3, 0, /* ax -> if */
 };
 static const uint8_t cgc_code_g[] = {
-  82
+  /* if: s > 0 */
+  CGRT_COND_COMPARE(CGRT_U32, CGRT_CMP_GT, 0),
 };
 static const uint32_t cgc_loads_g[] = {3};
 static const cgrt_graph_desc cgc_desc_g = {

@@ -61,7 +61,10 @@ static const uint32_t cgc_edges_g[] = {
   1, 3, 0, /* loop -> pick */
 };
 static const uint8_t cgc_code_g[] = {
-  130, 130
+  /* loop: resid[0] > 0.5 */
+  CGRT_COND_COMPARE(CGRT_F32, CGRT_CMP_GT, 0),
+  /* pick: resid[0] > 0.1 */
+  CGRT_COND_COMPARE(CGRT_F32, CGRT_CMP_GT, 0),
 };
 static const cgrt_graph_desc cgc_desc_g = {
   .abi = CGRT_ABI, .name = "g", .source = "control_flow_named.cgraph",

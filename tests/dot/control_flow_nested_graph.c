@@ -79,7 +79,10 @@ static const uint32_t cgc_edges_g[] = {
   5, 6, 0, /* st[1] -> switch */
 };
 static const uint8_t cgc_code_g[] = {
-  74, 130
+  /* if: s == 1 */
+  CGRT_COND_COMPARE(CGRT_U32, CGRT_CMP_EQ, 0),
+  /* while: resid[0] > 0.5 */
+  CGRT_COND_COMPARE(CGRT_F32, CGRT_CMP_GT, 0),
 };
 static const uint64_t cgc_cases_g[] = {
   UINT64_C(0x1), /* switch: case 1 */

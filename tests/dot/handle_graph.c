@@ -71,7 +71,10 @@ static const uint32_t cgc_edges_solve[] = {
   4, 5, 0, /* reset -> step[0] */
 };
 static const uint8_t cgc_code_solve[] = {
-  130, 126
+  /* loop: resid[0] > 0.001 */
+  CGRT_COND_COMPARE(CGRT_F32, CGRT_CMP_GT, 0),
+  /* again: x[1] < 5.0 */
+  CGRT_COND_COMPARE(CGRT_F32, CGRT_CMP_LT, 0),
 };
 static const cgrt_graph_desc cgc_desc_solve = {
   .abi = CGRT_ABI, .name = "solve", .source = "handle.cgraph",

@@ -69,7 +69,8 @@ static const uint32_t cgc_edges_grids[] = {
   2, 3, 0, /* c -> while */
 };
 static const uint8_t cgc_code_grids[] = {
-  34
+  /* while: left > 0 */
+  CGRT_COND_COMPARE(CGRT_I32, CGRT_CMP_GT, 0),
 };
 static const int64_t cgc_grid_code_grids[] = {
   /* r: x, y, z */
