@@ -145,9 +145,11 @@ static void scan(const char *s, size_t n, TokVec *out) {
 
 
 static bool is_type(const Tok *t) {
-  static const char *const types[] = {"i8",  "i16", "i32", "i64",  "u8",  "u16",
-                                      "u32", "u64", "f16", "bf16", "f32", "f64",
-                                      "handle"};
+  static const char *const types[] = {
+#define KEYWORD(TOKEN, SPELLING)
+#define TYPE_NAME(TY, SPELLING) SPELLING,
+#include "keywords.def"
+  };
   for (size_t k = 0; k < sizeof types / sizeof *types; k++)
     if (is(t, types[k]))
       return true;

@@ -843,10 +843,10 @@ static void complete_node(Stmt *st, void *ctx) {
 }
 
 static const char *const keywords[] = {
-    "include", "const", "kernel", "capture", "graph",   "buffer",  "scalar",   "node",
-    "extern",  "host",  "in",     "out",     "inout",   "for",     "explicit", "pdl",
-    "copy",    "fill",  "grid",   "block",   "smem",    "cluster", "priority", "while",
-    "if",      "else",  "switch", "case",    "default", "max",     "from",     "symbol"};
+#define KEYWORD(TOKEN, SPELLING) SPELLING,
+#define TYPE_NAME(TY, SPELLING)
+#include "keywords.def"
+};
 
 void on_completion(Request *r) {
   if (!get_position(r))

@@ -5,7 +5,10 @@
 #     and the license: LICENSE, pyproject.toml, CHANGELOG.md's entry;
 #   - the options: `cgc --help` lists exactly the man page's options;
 #   - the figures: every row of the README's table of figures is a row of
-#     BENCHMARKS.md, copied as it is.
+#     BENCHMARKS.md, copied as it is;
+#   - the reserved words: compiler/keywords.def's are exactly those of
+#     doc/language.md's list (section 2.4), and the Vim, VS Code and
+#     tree-sitter grammars name each.
 #   run_facts.sh CGC SOURCE_DIR BUILD_DIR
 set -u
 . "$(dirname "$0")/check.sh"
@@ -60,4 +63,23 @@ check "the README has a table of figures" [ -s "$tmp/rows" ]
 while IFS= read -r row; do
   check "BENCHMARKS.md has the README's row: $row" grep -qxF -- "$row" "$src/BENCHMARKS.md"
 done < "$tmp/rows"
+
+# The reserved words: keywords.def's spellings, and the words of the code
+# block after the reference's "### 2.4" heading.
+sed -n 's/^\(KEYWORD\|TYPE_NAME\)([A-Z0-9_]*, "\([a-z0-9]*\)")$/\2/p' \
+  "$src/compiler/keywords.def" | sort > "$tmp/words"
+awk '/^### 2\.4/ { sec = 1 } sec && /^```/ { if (code) exit; code = 1; next } code' \
+  "$src/doc/language.md" | tr -s ' ' '\n' | sed '/^$/d' | sort > "$tmp/doc_words"
+check "keywords.def has the reserved words" [ "$(wc -l < "$tmp/words")" -ge 40 ]
+if ! cmp -s "$tmp/words" "$tmp/doc_words"; then
+  echo "compiler/keywords.def (<) and doc/language.md's section 2.4 (>) list different words:"
+  diff "$tmp/words" "$tmp/doc_words"
+  check "doc/language.md lists exactly keywords.def's words" false
+fi
+for grammar in editors/vim/syntax/cgraph.vim editors/vscode/syntaxes/cgraph.tmLanguage.json \
+               editors/tree-sitter-cgraph/grammar.js; do
+  while IFS= read -r word; do
+    check "$grammar names '$word'" grep -qw -- "$word" "$src/$grammar"
+  done < "$tmp/words"
+done
 finish
