@@ -625,6 +625,7 @@ static void moe_case(int m) {
     bench_row("moe_sweep", "down_m1", "U4", "us", down_time(down_variant<1, 4>));
     bench_row("moe_sweep", "down_m1", "U8", "us", down_time(down_variant<1, 8>));
     bench_row("moe_sweep", "down_m1", "U4_B2", "us", down_time(down_variant<1, 4, 2>));
+    bench_row("moe_sweep", "down_m1", "U4_B3", "us", down_time(down_variant<1, 4, 3>));
     bench_row("moe_sweep", "down_m1", "before_early_ids", "us", down_time(down_before_kernel<true>));
     bench_row("moe_sweep", "down_m1", "before_late_ids", "us", down_time(down_before_kernel<false>));
     bench_row("moe_sweep", "down_m1", "U2_B3", "us", down_time(down_variant<1, 2, 3>));
