@@ -825,6 +825,9 @@ typedef struct Program {
 
 /* Checks every item and unrolls every graph.  Errors go to c->diag. */
 Program *check_program(Compiler *c);
+/* check_program, -D's unused constants, and each graph ordered while no
+ * error stops it: the front end every driver runs (warnings after). */
+Program *analyze_program(Compiler *c);
 /* The warnings of a program without errors (checked and ordered): buffers
  * read before anything writes them, buffers and scalars never used, blocks
  * that are not whole warps. */

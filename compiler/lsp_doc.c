@@ -126,9 +126,7 @@ static Analysis *analyze(Server *s, Doc *d) {
   a->file = source_add(a->c.diag, d->path, d->text, d->len);
   source_set_realpath(a->c.diag, a->file, d->real);
   parse_program_source(&a->c, a->file);
-  a->p = check_program(&a->c);
-  for (size_t i = 0; i < a->p->graphs.n && !diag_errors(a->c.diag); i++)
-    order_graph(&a->c, a->p->graphs.v[i]);
+  a->p = analyze_program(&a->c);
   if (!diag_errors(a->c.diag))
     warn_program(&a->c, a->p);
   diag_flush(a->c.diag);

@@ -521,13 +521,7 @@ int main(int argc, char **argv) {
   if (!parse_program(&c, input)) {
     status = 2;
   } else {
-    Program *p = check_program(&c);
-    for (int i = 0; i < ndef && !diag_errors(c.diag); i++)
-      if (!defs[i].used)
-        warn_at(c.diag, W_UNUSED_DEFINE, (Pos){.file = -1},
-                "-D %s: the program has no top-level constant '%s'", defs[i].name, defs[i].name);
-    for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
-      order_graph(&c, p->graphs.v[i]);
+    Program *p = analyze_program(&c);
     if (cupath && !templates && !diag_errors(c.diag) && uses_templates(&c, p)) {
       files[3].path = cupath; /* the companion is written after all */
       for (size_t j = 0; j < nfiles && !status; j++)

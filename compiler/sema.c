@@ -1020,6 +1020,23 @@ Program *check_program(Compiler *c) {
   return p;
 }
 
+/* The front end after parsing, as every driver runs it (cgc, cgc lsp, the
+ * fuzzer, the limits harness): the checks, then -D's constants that the
+ * program does not have, then each graph's ordering while no error stops
+ * it.  Warnings come after (warn_program), once the caller's own checks
+ * have passed. */
+Program *analyze_program(Compiler *c) {
+  Program *p = check_program(c);
+  for (int i = 0; i < c->ndefines && !diag_errors(c->diag); i++)
+    if (!c->defines[i].used)
+      warn_at(c->diag, W_UNUSED_DEFINE, (Pos){.file = -1},
+              "-D %s: the program has no top-level constant '%s'", c->defines[i].name,
+              c->defines[i].name);
+  for (size_t i = 0; i < p->graphs.n && !diag_errors(c->diag); i++)
+    order_graph(c, p->graphs.v[i]);
+  return p;
+}
+
 void program_free(Program *p) {
   if (!p)
     return;

@@ -20,9 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   diag_set_output(c.diag, sink);
   parse_program_text(&c, "fuzz.cgraph", (const char *)data, size);
   bool parsed = diag_errors(c.diag) == 0;
-  Program *p = check_program(&c);
-  for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
-    order_graph(&c, p->graphs.v[i]);
+  Program *p = analyze_program(&c);
   if (!diag_errors(c.diag))
     warn_program(&c, p);
   if (!diag_errors(c.diag)) {

@@ -55,9 +55,7 @@ int main(int argc, char **argv) {
   diag_set_json(c.diag, json);
   int status = 2;
   if (parse_program(&c, input)) {
-    Program *p = check_program(&c);
-    for (size_t i = 0; i < p->graphs.n && !diag_errors(c.diag); i++)
-      order_graph(&c, p->graphs.v[i]);
+    Program *p = analyze_program(&c);
     program_free(p);
     status = 0;
   }
