@@ -398,7 +398,10 @@ enum { NCOLLECTIVES = CGRT_BROADCAST + 1, NREDUCTIONS = CGRT_AVG + 1 };
 extern const NamedConstant collective_kinds[NCOLLECTIVES];
 extern const NamedConstant reductions[NREDUCTIONS];
 
-enum { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE };
+enum { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE, NCOMPARISONS };
+/* A comparison (CMP_*, the runtime's CGRT_CMP_* in order): its operator in
+ * the language and its constant in the generated tables. */
+extern const NamedConstant comparisons[NCOMPARISONS];
 typedef enum CondKind { COND_CMP, COND_AND, COND_OR, COND_NOT } CondKind;
 
 /* A condition of `while` or `if`, as written. */
@@ -925,5 +928,8 @@ void emit_templates(FILE *cu, Compiler *cc, const Program *p, const char *source
 /* The bits of a constant in an element type (float formats rounded to
  * nearest even). */
 uint64_t value_bits(Type t, bool is_float, int64_t i, double f);
+/* The fewest significant digits (%.*g) that read back as exactly v, and
+ * that text in buf. */
+int shortest_float(char *buf, size_t size, double v);
 
 #endif

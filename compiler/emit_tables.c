@@ -361,11 +361,7 @@ static void emit_edge_table(Tables *t) {
  * (as a float constant is written). */
 static void spell_float(FILE *c, double v) {
   char buf[40];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v)
-      break;
-  }
+  shortest_float(buf, sizeof buf, v);
   fputs(buf, c);
   if (!strpbrk(buf, ".eEni")) /* not 1e-06, inf or nan */
     fputs(".0", c);
@@ -391,11 +387,10 @@ static void spell_operand(FILE *c, const Graph *g, const Arg *a, Type type) {
 /* A condition as the source spells it (an || inside an && and what `!`
  * negates in parentheses), for the comment beside its code. */
 static void spell_cond(FILE *c, const Graph *g, const CheckedCond *cc, CondKind outer) {
-  static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
   switch (cc->kind) {
   case COND_CMP:
     spell_operand(c, g, &cc->lhs, cc->type);
-    fprintf(c, " %s ", ops[cc->cmp]);
+    fprintf(c, " %s ", comparisons[cc->cmp].name);
     spell_operand(c, g, &cc->rhs, cc->type);
     return;
   case COND_NOT:
@@ -418,12 +413,10 @@ static void spell_cond(FILE *c, const Graph *g, const CheckedCond *cc, CondKind 
 
 /* One instruction, symbolically: the runtime's macros, not their values. */
 static void emit_cond_instr(FILE *c, const CondInstr *in) {
-  static const char *const cmps[] = {"CGRT_CMP_EQ", "CGRT_CMP_NE", "CGRT_CMP_LT",
-                                     "CGRT_CMP_LE", "CGRT_CMP_GT", "CGRT_CMP_GE"};
   char type[64];
   if (in->op == CGRT_COND_CMP)
     fprintf(c, "CGRT_COND_COMPARE(%s, %s, %d)", abi_type_name(type, sizeof type, in->type),
-            cmps[in->cmp], in->negate);
+            comparisons[in->cmp].abi, in->negate);
   else
     fputs(in->op == CGRT_COND_AND ? "CGRT_COND_AND" : "CGRT_COND_OR", c);
 }

@@ -19,6 +19,15 @@ const NamedConstant collective_kinds[NCOLLECTIVES] = {
     [CGRT_BROADCAST] = {"broadcast", "CGRT_BROADCAST"},
 };
 
+_Static_assert((int)CMP_EQ == (int)CGRT_CMP_EQ && (int)CMP_GE == (int)CGRT_CMP_GE &&
+                   (int)NCOMPARISONS == (int)CGRT_NCMP,
+               "the compiler's comparisons are the runtime's, in order");
+const NamedConstant comparisons[NCOMPARISONS] = {
+    [CMP_EQ] = {"==", "CGRT_CMP_EQ"}, [CMP_NE] = {"!=", "CGRT_CMP_NE"},
+    [CMP_LT] = {"<", "CGRT_CMP_LT"},  [CMP_LE] = {"<=", "CGRT_CMP_LE"},
+    [CMP_GT] = {">", "CGRT_CMP_GT"},  [CMP_GE] = {">=", "CGRT_CMP_GE"},
+};
+
 const NamedConstant reductions[NREDUCTIONS] = {
     [CGRT_SUM] = {"sum", "CGRT_SUM"}, [CGRT_PROD] = {"prod", "CGRT_PROD"},
     [CGRT_MAX] = {"max", "CGRT_MAX"}, [CGRT_MIN] = {"min", "CGRT_MIN"},

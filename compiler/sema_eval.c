@@ -261,12 +261,7 @@ static bool int_fits(Type t, int64_t v) {
  * shows the value as it is, not rounded as %g would. */
 static const char *float_text(Sema *s, double v) {
   char buf[40];
-  int digits = 1;
-  for (; digits < 17; digits++) {
-    snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (strtod(buf, NULL) == v)
-      break;
-  }
+  int digits = shortest_float(buf, sizeof buf, v);
   /* Whole numbers below 10^17 in full: 70000, not 7e+04. */
   int exp10 = v != 0 ? (int)floor(log10(fabs(v))) : 0;
   if (exp10 >= digits && exp10 < 17)

@@ -195,3 +195,14 @@ uint64_t value_bits(Type t, bool is_float, int64_t i, double f) {
   }
   }
 }
+
+int shortest_float(char *buf, size_t size, double v) {
+  int digits = 1;
+  for (; digits < 17; digits++) {
+    snprintf(buf, size, "%.*g", digits, v);
+    if (strtod(buf, NULL) == v)
+      return digits;
+  }
+  snprintf(buf, size, "%.*g", digits, v);
+  return digits;
+}

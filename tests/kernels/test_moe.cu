@@ -14,6 +14,19 @@ struct Moe {
   unsigned experts, k, topk, fe, fs; // n, the down projections' outputs, is k
 };
 
+// The softmax of n logits, in double.
+std::vector<double> softmax(const float *logits, unsigned n) {
+  std::vector<double> p(n);
+  double mx = -INFINITY, sum = 0;
+  for (unsigned e = 0; e < n; e++)
+    mx = std::max(mx, (double)logits[e]);
+  for (unsigned e = 0; e < n; e++)
+    sum += p[e] = exp(logits[e] - mx);
+  for (auto &v : p)
+    v /= sum;
+  return p;
+}
+
 // The router's state on the device, kept across calls (count must come back
 // to zero for the next call).
 struct Router {
@@ -99,30 +112,16 @@ struct Router {
       float *lref = &*lref_all.insert(lref_all.end(), s.experts, 0.0f);
       EXPECT(count[t] == 0, "token %u: count left at %u", t, count[t]);
       ref_rmsnorm(xf.data() + (size_t)t * s.k, gf.data(), xn.data(), s.k, EPS);
-      std::vector<double> p(s.experts);
-      double mx = -INFINITY, sum = 0;
-      for (unsigned e = 0; e < s.experts; e++) {
-        lref[e] = (float)dot(wf.data() + (size_t)e * s.k, xn.data(), s.k);
-        mx = std::max(mx, (double)lref[e]);
-      }
       for (unsigned e = 0; e < s.experts; e++)
-        sum += p[e] = exp(lref[e] - mx);
-      for (auto &v : p)
-        v /= sum;
+        lref[e] = (float)dot(wf.data() + (size_t)e * s.k, xn.data(), s.k);
+      const std::vector<double> p = softmax(lref, s.experts);
       // The choice is checked against the kernel's own logits (checked
       // against the CPU's below): two experts whose probabilities differ by
       // less than the logits' error (a normalised input rounded the other
       // way moves a logit by ~1e-4 relative) may come in either order on the
       // CPU, and the test would fail at random seeds.  pk: the softmax of the
       // kernel's logits, in double.
-      std::vector<double> pk(s.experts);
-      double mk = -INFINITY, sk = 0;
-      for (unsigned e = 0; e < s.experts; e++)
-        mk = std::max(mk, (double)logits[(size_t)t * s.experts + e]);
-      for (unsigned e = 0; e < s.experts; e++)
-        sk += pk[e] = exp(logits[(size_t)t * s.experts + e] - mk);
-      for (auto &v : pk)
-        v /= sk;
+      const std::vector<double> pk = softmax(logits.data() + (size_t)t * s.experts, s.experts);
       std::vector<uint32_t> order(s.experts);
       for (unsigned e = 0; e < s.experts; e++)
         order[e] = e;
