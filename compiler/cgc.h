@@ -103,6 +103,8 @@ void diag_set_json(Diag *d, bool on);
 void diag_flush(Diag *d);
 /* Where diagnostics go (stderr unless told). */
 void diag_set_output(Diag *d, FILE *out);
+/* Prints nothing: the records below are the diagnostics (cgc lsp). */
+void diag_set_quiet(Diag *d, bool on);
 /* Adds text already in memory to the source table, as source_load does a file. */
 int source_add(Diag *d, const char *path, const char *text, size_t len);
 /* Gives a source added from memory the real path of the file it stands
@@ -175,6 +177,33 @@ void warn_span(Diag *d, Warning w, Span s, const char *fmt, ...)
 void diag_fix(Diag *d, Span s, const char *text);
 void diag_fix_edge(Diag *d, const char *from, const char *to, Span at, const char *text);
 int diag_errors(const Diag *d);
+
+/* Every diagnostic reported is kept as a record, which the text and JSON
+ * printers print and the language server reads: its severity, code,
+ * option (-Wname), message and span, and its notes and fix-its (parts,
+ * in the order they came).  A span's at.file < 0: no place. */
+typedef enum DiagSeverity { DIAG_ERROR, DIAG_WARNING } DiagSeverity;
+typedef struct DiagPart {
+  bool fix;         /* a fix-it; else a note */
+  Span span;        /* the note's place; what the fix replaces */
+  const char *text; /* the note's message; the fix's text (NULL: an edge with no place) */
+  const char *edge_from, *edge_to; /* diag_fix_edge's edge, else NULL */
+} DiagPart;
+typedef struct DiagRecord {
+  DiagSeverity severity;
+  const char *code;   /* "E0004", "W0001" */
+  const char *option; /* "-Wname" or "-Werror=name" for a warning's, else NULL */
+  const char *message;
+  Span span;
+  VEC(DiagPart) parts;
+} DiagRecord;
+size_t diag_count(const Diag *d);
+const DiagRecord *diag_record(const Diag *d, size_t i);
+/* The columns a span underlines on its caret's line, [*lo, *hi), as the
+ * printers show it. */
+void diag_span_columns(Diag *d, Span s, int *lo, int *hi);
+/* Where a fix's range ends (it starts at lo_line, lo_col). */
+void diag_fix_end(Diag *d, Span s, int *line, int *col);
 /* The length of the UTF-8 character that s starts, or 0 when its bytes are
  * not valid UTF-8 (a NUL is a character of length 1). */
 int utf8_len(const char *s);

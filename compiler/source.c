@@ -25,8 +25,10 @@ struct Diag {
   FILE *out; /* where diagnostics go: stderr unless told */
   bool color;
   bool json;
-  VEC(char) pending; /* json: the diagnostic whose notes may still come */
-  VEC(char) fixes;   /* json: its fixes */
+  bool quiet;                 /* print nothing: the records are all */
+  VEC(DiagRecord) records;    /* every diagnostic reported */
+  bool open;                  /* the last record may still get notes and fixes */
+  VEC(char) line;             /* json: the line being put together */
   bool stopped;
   bool dropping; /* the last error was not printed: drop its notes too */
   bool warning_off[W_COUNT]; /* -Wno-NAME */
@@ -50,8 +52,10 @@ void diag_free(Diag *d) {
     free(d->sources.v[i].realpath);
   diag_flush(d);
   vec_free(&d->sources);
-  vec_free(&d->pending);
-  vec_free(&d->fixes);
+  for (size_t i = 0; i < d->records.n; i++)
+    vec_free(&d->records.v[i].parts);
+  vec_free(&d->records);
+  vec_free(&d->line);
   map_free(&d->seen);
   arena_free(d->arena);
   free(d);
@@ -60,10 +64,13 @@ void diag_free(Diag *d) {
 void diag_set_color(Diag *d, bool on) { d->color = on; }
 void diag_set_json(Diag *d, bool on) { d->json = on; }
 void diag_set_output(Diag *d, FILE *out) { d->out = out; }
+void diag_set_quiet(Diag *d, bool on) { d->quiet = on; }
+size_t diag_count(const Diag *d) { return d->records.n; }
+const DiagRecord *diag_record(const Diag *d, size_t i) { return &d->records.v[i]; }
 
 static void put(Diag *d, const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
-    vec_push(&d->pending, s[i]);
+    vec_push(&d->line, s[i]);
 }
 
 static void put_str(Diag *d, const char *s) { put(d, s, strlen(s)); }
@@ -202,7 +209,7 @@ Span span_at(Pos p) { return (Span){.at = p, .lo_line = p.line, .lo_col = p.col}
 /* The columns a span underlines on its caret's line, [*lo, *hi): a span
  * of a token (hi_line 0) is the token; one that begins or ends on another
  * line runs to that side's end of this one. */
-static void span_columns(Diag *d, Span s, int *lo, int *hi) {
+void diag_span_columns(Diag *d, Span s, int *lo, int *hi) {
   Source *src = &d->sources.v[s.at.file];
   const char *line = line_start(d, src, s.at.line);
   int len = (int)(line_end(line, src->text + src->len) - line);
@@ -239,7 +246,7 @@ static void put_position(Diag *d, Span s) {
     return;
   }
   int lo, hi;
-  span_columns(d, s, &lo, &hi);
+  diag_span_columns(d, s, &lo, &hi);
   put_str(d, "\"file\":");
   put_json_string(d, d->sources.v[p.file].path);
   snprintf(buf, sizeof buf, ",\"line\":%d,\"column\":%d", p.line, p.col);
@@ -248,12 +255,17 @@ static void put_position(Diag *d, Span s) {
   put_location(d, "end", p.line, hi);
 }
 
+void diag_fix_end(Diag *d, Span s, int *line, int *col) {
+  *line = s.hi_line, *col = s.hi_col;
+  if (!s.hi_line)
+    *line = s.at.line, *col = token_end(d, s.at);
+}
+
 /* A fix's range exactly: an insertion starts where it ends. */
 static void put_fix_range(Diag *d, Span s) {
   char buf[96];
-  int hi_line = s.hi_line, hi_col = s.hi_col;
-  if (!hi_line)
-    hi_line = s.at.line, hi_col = token_end(d, s.at);
+  int hi_line, hi_col;
+  diag_fix_end(d, s, &hi_line, &hi_col);
   put_str(d, "\"file\":");
   put_json_string(d, d->sources.v[s.at.file].path);
   snprintf(buf, sizeof buf, ",\"line\":%d,\"column\":%d", s.lo_line, s.lo_col);
@@ -262,47 +274,96 @@ static void put_fix_range(Diag *d, Span s) {
   put_location(d, "end", hi_line, hi_col);
 }
 
-void diag_flush(Diag *d) {
-  if (!d->pending.n)
-    return;
-  put_str(d, "],\"fixes\":[");
-  put(d, d->fixes.v, d->fixes.n);
+/* The JSON printer: a record as one object on a line. */
+static void print_json(Diag *d, const DiagRecord *r) {
+  d->line.n = 0;
+  put_str(d, "{");
+  put_position(d, r->span);
+  put_str(d, ",\"severity\":\"");
+  put_str(d, r->severity == DIAG_WARNING ? "warning" : "error");
+  put_str(d, "\",\"code\":\"");
+  put_str(d, r->code);
+  put_str(d, "\"");
+  if (r->option) {
+    put_str(d, ",\"option\":");
+    put_json_string(d, r->option);
+  }
+  put_str(d, ",\"message\":");
+  put_json_string(d, r->message);
+  for (int fixes = 0; fixes <= 1; fixes++) {
+    put_str(d, fixes ? "],\"fixes\":[" : ",\"notes\":[");
+    bool first = true;
+    for (size_t i = 0; i < r->parts.n; i++) {
+      const DiagPart *p = &r->parts.v[i];
+      if (p->fix != (fixes == 1))
+        continue;
+      put_str(d, first ? "{" : ",{");
+      first = false;
+      if (!p->fix) {
+        put_position(d, p->span);
+        put_str(d, ",\"message\":");
+      } else if (p->edge_from) {
+        put_str(d, "\"edge\":{\"from\":");
+        put_json_string(d, p->edge_from);
+        put_str(d, ",\"to\":");
+        put_json_string(d, p->edge_to);
+        put_str(d, "}");
+        if (p->span.at.file >= 0) {
+          put_str(d, ",");
+          put_fix_range(d, p->span);
+          put_str(d, ",\"text\":");
+        }
+      } else {
+        put_fix_range(d, p->span);
+        put_str(d, ",\"text\":");
+      }
+      if (p->text)
+        put_json_string(d, p->text);
+      put_str(d, "}");
+    }
+  }
   put_str(d, "]}\n");
-  fwrite(d->pending.v, 1, d->pending.n, d->out);
-  d->pending.n = 0;
-  d->fixes.n = 0;
+  fwrite(d->line.v, 1, d->line.n, d->out);
 }
 
-static void report_json(Diag *d, Span s, const char *severity, const char *code, const char *option,
-                        const char *msg) {
-  if (strcmp(severity, "note")) {
-    diag_flush(d);
-    put_str(d, "{");
-    put_position(d, s);
-    put_str(d, ",\"severity\":\"");
-    put_str(d, severity);
-    put_str(d, "\",\"code\":\"");
-    put_str(d, code);
-    put_str(d, "\"");
-    if (option) {
-      put_str(d, ",\"option\":");
-      put_json_string(d, option);
-    }
-    put_str(d, ",\"message\":");
-    put_json_string(d, msg);
-    put_str(d, ",\"notes\":[");
+/* The last record gets no more parts; JSON prints it now. */
+void diag_flush(Diag *d) {
+  if (!d->open)
     return;
-  }
-  if (!d->pending.n)
-    return;
-  if (d->pending.v[d->pending.n - 1] != '[')
-    put_str(d, ",");
-  put_str(d, "{");
-  put_position(d, s);
-  put_str(d, ",\"message\":");
-  put_json_string(d, msg);
-  put_str(d, "}");
+  d->open = false;
+  if (d->json && !d->quiet)
+    print_json(d, &d->records.v[d->records.n - 1]);
 }
+
+/* A new record, open for its notes and fixes. */
+static void add_record(Diag *d, Span s, DiagSeverity severity, const char *code,
+                       const char *option, const char *msg) {
+  diag_flush(d);
+  DiagRecord r = {.severity = severity,
+                  .code = code,
+                  .option = option ? arena_strdup(d->arena, option) : NULL,
+                  .message = arena_strdup(d->arena, msg),
+                  .span = s};
+  vec_push(&d->records, r);
+  d->open = true;
+}
+
+/* A note or fix of the open record (none: it is dropped). */
+static void add_part(Diag *d, DiagPart p) {
+  if (!d->open)
+    return;
+  if (p.text)
+    p.text = arena_strdup(d->arena, p.text);
+  if (p.edge_from)
+    p.edge_from = arena_strdup(d->arena, p.edge_from);
+  if (p.edge_to)
+    p.edge_to = arena_strdup(d->arena, p.edge_to);
+  vec_push(&d->records.v[d->records.n - 1].parts, p);
+}
+
+/* Whether the text printer prints. */
+static bool text_out(const Diag *d) { return !d->json && !d->quiet; }
+
 int diag_errors(const Diag *d) { return d->errors; }
 bool diag_stopped(const Diag *d) { return d->stopped; }
 const Source *source_get(Diag *d, int file) { return &d->sources.v[file]; }
@@ -415,7 +476,7 @@ static void print_line(Diag *d, Span s) {
     fputc(*c ? *c : ' ', d->out);
   fputc('\n', d->out);
   int lo, hi;
-  span_columns(d, s, &lo, &hi);
+  diag_span_columns(d, s, &lo, &hi);
   indent_to(d, line, eol, lo);
   fputs(col(d, C_CARET), d->out);
   for (int c = lo; c < hi; c++)
@@ -485,9 +546,8 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
     if (d->errors == MAX_ERRORS) {
       d->stopped = true;
       d->dropping = true;
-      if (d->json)
-        report_json(d, span_at((Pos){.file = -1}), "error", error_code(TOO_MANY), NULL, TOO_MANY);
-      else
+      add_record(d, span_at((Pos){.file = -1}), DIAG_ERROR, error_code(TOO_MANY), NULL, TOO_MANY);
+      if (text_out(d))
         fprintf(d->out, "cgc: %serror[%s]:%s " TOO_MANY "\n", col(d, C_ERROR),
                 error_code(TOO_MANY), col(d, C_RESET));
       return;
@@ -505,10 +565,13 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
   const char *code = warning >= 0          ? warning_code((Warning)warning)
                      : severity == C_ERROR ? error_code(fmt)
                                            : NULL;
-  if (d->json) {
-    report_json(d, s, names[severity], code, *option ? option : NULL, msg);
+  if (severity == C_NOTE)
+    add_part(d, (DiagPart){.span = s, .text = msg});
+  else
+    add_record(d, s, severity == C_WARNING ? DIAG_WARNING : DIAG_ERROR, code,
+               *option ? option : NULL, msg);
+  if (!text_out(d))
     return;
-  }
   /* The diagnostic is put together in memory and written at once: stderr
    * has no buffer, and a write a character costs more than the rest. */
   FILE *out = d->out;
@@ -560,59 +623,32 @@ void warn_at(Diag *d, Warning w, Pos p, const char *fmt, ...) {
 }
 void warn_span(Diag *d, Warning w, Span s, const char *fmt, ...) { REPORT(C_WARNING, (int)w, s); }
 
-/* Writes a JSON fix into d->fixes: put() writes to pending, so the fix is
- * built there at its end and moved. */
-static void move_to_fixes(Diag *d, size_t from) {
-  if (d->fixes.n)
-    vec_push(&d->fixes, ',');
-  for (size_t i = from; i < d->pending.n; i++)
-    vec_push(&d->fixes, d->pending.v[i]);
-  d->pending.n = from;
-}
-
 void diag_fix(Diag *d, Span s, const char *text) {
   if (d->dropping || d->stopped || s.at.file < 0 || s.at.line < 1)
     return;
-  if (d->json) {
-    if (!d->pending.n)
-      return;
-    size_t from = d->pending.n;
-    put_str(d, "{");
-    put_fix_range(d, s);
-    put_str(d, ",\"text\":");
-    put_json_string(d, text);
-    put_str(d, "}");
-    move_to_fixes(d, from);
+  add_part(d, (DiagPart){.fix = true, .span = s, .text = text});
+  if (!text_out(d))
     return;
-  }
   /* Under the caret line, where the text goes. */
   Source *src = &d->sources.v[s.at.file];
   const char *line = line_start(d, src, s.at.line);
   int lo, hi;
-  span_columns(d, s, &lo, &hi);
+  diag_span_columns(d, s, &lo, &hi);
   indent_to(d, line, line_end(line, src->text + src->len), lo);
   fputs(col(d, C_CARET), d->out);
   fput_escaped(d->out, text);
   fprintf(d->out, "%s\n", col(d, C_RESET));
 }
 
+/* Text shows no edge: the fix under the caret line says it. */
 void diag_fix_edge(Diag *d, const char *from, const char *to, Span at, const char *text) {
-  if (d->dropping || d->stopped || !d->json || !d->pending.n)
+  if (d->dropping || d->stopped)
     return;
-  size_t start = d->pending.n;
-  put_str(d, "{\"edge\":{\"from\":");
-  put_json_string(d, from);
-  put_str(d, ",\"to\":");
-  put_json_string(d, to);
-  put_str(d, "}");
-  if (at.at.file >= 0) {
-    put_str(d, ",");
-    put_fix_range(d, at);
-    put_str(d, ",\"text\":");
-    put_json_string(d, text);
-  }
-  put_str(d, "}");
-  move_to_fixes(d, start);
+  add_part(d, (DiagPart){.fix = true,
+                         .span = at,
+                         .text = at.at.file >= 0 ? text : NULL,
+                         .edge_from = from,
+                         .edge_to = to});
 }
 
 /* ---- outputs ----
