@@ -100,7 +100,6 @@ static void analysis_free(Analysis *a) {
   if (a->p)
     program_free(a->p);
   compiler_free(&a->c);
-  free(a->diags);
   free(a);
 }
 
@@ -113,13 +112,7 @@ static Analysis *analyze(Server *s, Doc *d) {
   a->c.overlay = overlay;
   a->c.overlay_ctx = s;
   compiler_init(&a->c);
-  FILE *out = open_memstream(&a->diags, &a->ndiags);
-  if (!out) {
-    fputs("cgc lsp: out of memory\n", stderr);
-    exit(2);
-  }
-  diag_set_json(a->c.diag, true);
-  diag_set_output(a->c.diag, out);
+  diag_set_quiet(a->c.diag, true); /* publish reads the diagnostics' records */
   source_set_regular_only(a->c.diag, true);
   free(d->real);
   d->real = realpath(d->path, NULL);
@@ -130,15 +123,12 @@ static Analysis *analyze(Server *s, Doc *d) {
   if (!diag_errors(a->c.diag))
     warn_program(&a->c, a->p);
   diag_flush(a->c.diag);
-  diag_set_output(a->c.diag, stderr); /* nothing more is reported */
-  fclose(out);
   return a;
 }
 
-/* The source of the analysis named `path` in a diagnostic, or -1. */
-static int source_named(Analysis *a, const char *path) {
-  for (size_t i = 0; i < a->c.files.n; i++)
-    if (!strcmp(source_get(a->c.diag, a->c.files.v[i])->path, path))
+int file_index(const Analysis *a, int file) {
+  for (size_t i = 0; file >= 0 && i < a->c.files.n; i++)
+    if (a->c.files.v[i] == file)
       return (int)i;
   return -1;
 }
@@ -159,23 +149,23 @@ void file_uri(Server *s, Doc *d, Analysis *a, int k, CharVec *out) {
   }
 }
 
-/* A JSON location {line, column} of a diagnostic as an LSP position in
- * source src. */
-static cJSON *json_pos(const Server *s, const Source *src, const cJSON *loc, int64_t line) {
-  const cJSON *l = cJSON_GetObjectItemCaseSensitive(loc, "line");
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(loc, "column");
-  if (cJSON_IsNumber(l))
-    line = (int64_t)l->valuedouble;
-  return lsp_pos(s, src->text, src->len, line, cJSON_IsNumber(c) ? (int64_t)c->valuedouble : 1);
+/* The LSP range of a record's or note's span: the columns the printers
+ * underline on its caret's line. */
+static cJSON *span_range(const Server *s, Analysis *a, Span sp) {
+  const Source *src = source_get(a->c.diag, sp.at.file);
+  int lo, hi;
+  diag_span_columns(a->c.diag, sp, &lo, &hi);
+  return lsp_range(lsp_pos(s, src->text, src->len, sp.at.line, lo),
+                   lsp_pos(s, src->text, src->len, sp.at.line, hi));
 }
 
-/* The range of a diagnostic's, note's or fix's JSON in file k. */
-static cJSON *json_range(const Server *s, Analysis *a, int k, const cJSON *j) {
-  const Source *src = source_get(a->c.diag, a->c.files.v[k]);
-  const cJSON *line = cJSON_GetObjectItemCaseSensitive(j, "line");
-  int64_t l = cJSON_IsNumber(line) ? (int64_t)line->valuedouble : 1;
-  return lsp_range(json_pos(s, src, cJSON_GetObjectItemCaseSensitive(j, "start"), l),
-                   json_pos(s, src, cJSON_GetObjectItemCaseSensitive(j, "end"), l));
+/* The LSP range a fix replaces, exactly. */
+static cJSON *fix_range(const Server *s, Analysis *a, Span sp) {
+  const Source *src = source_get(a->c.diag, sp.at.file);
+  int line, col;
+  diag_fix_end(a->c.diag, sp, &line, &col);
+  return lsp_range(lsp_pos(s, src->text, src->len, sp.lo_line, sp.lo_col),
+                   lsp_pos(s, src->text, src->len, line, col));
 }
 
 const char *json_str(const cJSON *o, const char *key) {
@@ -183,48 +173,51 @@ const char *json_str(const cJSON *o, const char *key) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* A compiler diagnostic (one JSON line) as an LSP one, or NULL. */
-static cJSON *lsp_diagnostic(Server *s, Doc *d, Analysis *a, const cJSON *j) {
+/* A related-information entry: a place in file k of the analysis. */
+static void add_related(Server *s, Doc *d, Analysis *a, cJSON *related, int k, cJSON *range,
+                        const char *msg, CharVec *uri) {
+  cJSON *r = cJSON_CreateObject(), *loc = cJSON_CreateObject();
+  file_uri(s, d, a, k, uri);
+  cJSON_AddStringToObject(loc, "uri", uri->v);
+  cJSON_AddItemToObject(loc, "range", range);
+  cJSON_AddItemToObject(r, "location", loc);
+  cJSON_AddStringToObject(r, "message", msg);
+  cJSON_AddItemToArray(related, r);
+}
+
+/* A compiler diagnostic (its record) as an LSP one. */
+static cJSON *lsp_diagnostic(Server *s, Doc *d, Analysis *a, const DiagRecord *rec) {
   CharVec uri = {0};
-  const char *file = json_str(j, "file"), *sev = json_str(j, "severity");
-  const char *code = json_str(j, "code"), *msg = json_str(j, "message");
-  const char *option = json_str(j, "option");
-  int k = file ? source_named(a, file) : -1;
+  const char *file = rec->span.at.file >= 0 ? source_get(a->c.diag, rec->span.at.file)->path
+                                            : NULL;
+  int k = file_index(a, rec->span.at.file);
   cJSON *out = cJSON_CreateObject(), *related = cJSON_CreateArray();
   if (k == 0) {
-    cJSON_AddItemToObject(out, "range", json_range(s, a, k, j));
+    cJSON_AddItemToObject(out, "range", span_range(s, a, rec->span));
   } else if (k > 0) {
     /* In an included file: at the include of this document that reads
      * it, with the place itself as related information. */
     Pos at = a->c.included_at.v[k];
     while (at.file >= 0 && at.file != a->file) {
-      size_t i = 0;
-      while (i < a->c.files.n && a->c.files.v[i] != at.file)
-        i++;
-      at = i < a->c.files.n ? a->c.included_at.v[i] : (Pos){.file = -1};
+      int i = file_index(a, at.file);
+      at = i >= 0 ? a->c.included_at.v[i] : (Pos){.file = -1};
     }
     size_t lo = at.file >= 0 ? offset_of(s, d->text, d->len, at) : 0;
     size_t hi = at.file >= 0 ? extent_end(d->text, d->len, lo) : 0;
     cJSON_AddItemToObject(
         out, "range",
         lsp_range(lsp_pos_at(s, d->text, d->len, lo), lsp_pos_at(s, d->text, d->len, hi)));
-    cJSON *r = cJSON_CreateObject(), *loc = cJSON_CreateObject();
-    file_uri(s, d, a, k, &uri);
-    cJSON_AddStringToObject(loc, "uri", uri.v);
-    cJSON_AddItemToObject(loc, "range", json_range(s, a, k, j));
-    cJSON_AddItemToObject(r, "location", loc);
-    cJSON_AddStringToObject(r, "message", msg ? msg : "");
-    cJSON_AddItemToArray(related, r);
+    add_related(s, d, a, related, k, span_range(s, a, rec->span), rec->message, &uri);
   } else {
     cJSON_AddItemToObject(
         out, "range",
         lsp_range(lsp_pos(s, d->text, d->len, 1, 1), lsp_pos(s, d->text, d->len, 1, 1)));
   }
-  cJSON_AddNumberToObject(out, "severity", sev && !strcmp(sev, "warning") ? 2 : 1);
-  if (code)
-    cJSON_AddStringToObject(out, "code", code);
+  cJSON_AddNumberToObject(out, "severity", rec->severity == DIAG_WARNING ? 2 : 1);
+  cJSON_AddStringToObject(out, "code", rec->code);
   cJSON_AddStringToObject(out, "source", "cgc");
   char text[2400];
+  const char *option = rec->option;
   /* An included file by its path from the document's directory, where it
    * is below it. */
   const char *slash = strrchr(d->path, '/');
@@ -232,46 +225,35 @@ static cJSON *lsp_diagnostic(Server *s, Doc *d, Analysis *a, const cJSON *j) {
   if (k > 0 && dir && !strncmp(file, d->path, dir))
     file += dir;
   if (k > 0)
-    snprintf(text, sizeof text, "in '%s': %s%s%s%s", file, msg ? msg : "", option ? " [" : "",
+    snprintf(text, sizeof text, "in '%s': %s%s%s%s", file, rec->message, option ? " [" : "",
              option ? option : "", option ? "]" : "");
   else
-    snprintf(text, sizeof text, "%s%s%s%s", msg ? msg : "", option ? " [" : "",
+    snprintf(text, sizeof text, "%s%s%s%s", rec->message, option ? " [" : "",
              option ? option : "", option ? "]" : "");
   cJSON_AddStringToObject(out, "message", text);
-  const cJSON *note;
-  cJSON_ArrayForEach(note, cJSON_GetObjectItemCaseSensitive(j, "notes")) {
-    const char *nf = json_str(note, "file");
-    int nk = nf ? source_named(a, nf) : -1;
-    if (nk < 0)
+  /* Notes as related information; fixes ride along as data, for
+   * textDocument/codeAction. */
+  cJSON *fixes = cJSON_CreateArray();
+  for (size_t i = 0; i < rec->parts.n; i++) {
+    const DiagPart *p = &rec->parts.v[i];
+    int pk = file_index(a, p->span.at.file);
+    if (pk < 0 || (p->fix && !p->text))
       continue;
-    cJSON *r = cJSON_CreateObject(), *loc = cJSON_CreateObject();
-    file_uri(s, d, a, nk, &uri);
-    cJSON_AddStringToObject(loc, "uri", uri.v);
-    cJSON_AddItemToObject(loc, "range", json_range(s, a, nk, note));
-    cJSON_AddItemToObject(r, "location", loc);
-    cJSON_AddStringToObject(r, "message",
-                            json_str(note, "message") ? json_str(note, "message") : "");
-    cJSON_AddItemToArray(related, r);
+    if (!p->fix) {
+      add_related(s, d, a, related, pk, span_range(s, a, p->span), p->text, &uri);
+      continue;
+    }
+    cJSON *f = cJSON_CreateObject();
+    file_uri(s, d, a, pk, &uri);
+    cJSON_AddStringToObject(f, "uri", uri.v);
+    cJSON_AddItemToObject(f, "range", fix_range(s, a, p->span));
+    cJSON_AddStringToObject(f, "newText", p->text);
+    cJSON_AddItemToArray(fixes, f);
   }
   if (cJSON_GetArraySize(related))
     cJSON_AddItemToObject(out, "relatedInformation", related);
   else
     cJSON_Delete(related);
-  /* Fixes ride along as data, for textDocument/codeAction. */
-  cJSON *fixes = cJSON_CreateArray();
-  const cJSON *fix;
-  cJSON_ArrayForEach(fix, cJSON_GetObjectItemCaseSensitive(j, "fixes")) {
-    const char *ff = json_str(fix, "file"), *ft = json_str(fix, "text");
-    int fk = ff ? source_named(a, ff) : -1;
-    if (fk < 0 || !ft)
-      continue;
-    cJSON *f = cJSON_CreateObject();
-    file_uri(s, d, a, fk, &uri);
-    cJSON_AddStringToObject(f, "uri", uri.v);
-    cJSON_AddItemToObject(f, "range", json_range(s, a, fk, fix));
-    cJSON_AddStringToObject(f, "newText", ft);
-    cJSON_AddItemToArray(fixes, f);
-  }
   if (cJSON_GetArraySize(fixes)) {
     cJSON *data = cJSON_CreateObject();
     cJSON_AddItemToObject(data, "fixes", fixes);
@@ -288,16 +270,8 @@ static void publish(Server *s, Doc *d) {
   cJSON *params = cJSON_CreateObject(), *list = cJSON_CreateArray();
   cJSON_AddStringToObject(params, "uri", d->uri);
   cJSON_AddNumberToObject(params, "version", (double)d->version);
-  for (size_t i = 0; a && i < a->ndiags;) {
-    const char *nl = memchr(a->diags + i, '\n', a->ndiags - i);
-    size_t end = nl ? (size_t)(nl - a->diags) : a->ndiags;
-    cJSON *j = cJSON_ParseWithLength(a->diags + i, end - i);
-    cJSON *diag = j ? lsp_diagnostic(s, d, a, j) : NULL;
-    if (diag)
-      cJSON_AddItemToArray(list, diag);
-    cJSON_Delete(j);
-    i = end + 1;
-  }
+  for (size_t i = 0; a && i < diag_count(a->c.diag); i++)
+    cJSON_AddItemToArray(list, lsp_diagnostic(s, d, a, diag_record(a->c.diag, i)));
   cJSON_AddItemToObject(params, "diagnostics", list);
   notify("textDocument/publishDiagnostics", params);
 }

@@ -30,8 +30,6 @@ typedef struct Analysis {
   Compiler c;
   Program *p;
   int file;    /* the document's source */
-  char *diags; /* the compiler's JSON diagnostics, one a line */
-  size_t ndiags;
 } Analysis;
 
 typedef struct Doc {
@@ -90,6 +88,9 @@ void path_uri(CharVec *out, const char *path);
 Doc *find_doc(Server *s, const char *uri);
 Doc *find_doc_real(Server *s, const char *real);
 void file_uri(Server *s, Doc *d, Analysis *a, int k, CharVec *out);
+/* The index in c.files of source `file` (a source table index) of an
+ * analysis, or -1. */
+int file_index(const Analysis *a, int file);
 const char *json_str(const cJSON *o, const char *key);
 void doc_free(Doc *d);
 void on_did_open(Server *s, const cJSON *params);

@@ -574,14 +574,6 @@ void on_hover(Request *r) {
   reply(r->id, h);
 }
 
-/* The file k of an analysis that holds position p (an index into c.files). */
-static int file_index(Analysis *a, int file) {
-  for (size_t i = 0; i < a->c.files.n; i++)
-    if (a->c.files.v[i] == file)
-      return (int)i;
-  return -1;
-}
-
 /* The location of a name declared at p, `len` bytes long. */
 static cJSON *decl_location(Server *s, Doc *d, Pos p, size_t len) {
   Analysis *a = d->an;
