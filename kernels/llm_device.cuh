@@ -195,7 +195,9 @@ __device__ void stage_rows(bf16 *xs, const bf16 *x, int x_token, int k, int m, c
 // stages the activations (the block calls it together).
 //
 // rows[r] is row r's first weight, nullptr for a row the warp does not
-// have; xs[r] its activations for token 0, token t < m at xs[r] + t * xtok.
+// have; xs the rows' activations for token 0, token t < m at xs + t * xtok.
+// A chunk of activations is unpacked once for all NR rows (the sums are
+// those of dot8, in its order).
 template <int MB, int NR, int U> struct RowDot {
   uint4 buf[U][NR];
 
@@ -207,8 +209,8 @@ template <int MB, int NR, int U> struct RowDot {
   }
 
   template <class Ready>
-  __device__ __forceinline__ void run(const bf16 *const *rows, int k, const bf16 *const *xs,
-                                      int xtok, int m, float (&acc)[NR][MB], Ready ready) {
+  __device__ __forceinline__ void run(const bf16 *const *rows, int k, const bf16 *xs, int xtok,
+                                      int m, float (&acc)[NR][MB], Ready ready) {
     const int lane = threadIdx.x & 31;
     const int nch = k >> 3;
 #pragma unroll
@@ -231,15 +233,23 @@ template <int MB, int NR, int U> struct RowDot {
         fetch(rows, u, c + 32 * U, nch);
         if (c < nch) {
 #pragma unroll
-          for (int r = 0; r < NR; r++) {
-            if (!rows[r])
-              continue;
+          for (int t = 0; t < MB; t++) {
+            if (MB > 1 && t >= m) // tokens past m are not staged
+              break;
+            const uint4 xv = reinterpret_cast<const uint4 *>(xs + (size_t)t * xtok)[c];
+            const __nv_bfloat162 *xh = reinterpret_cast<const __nv_bfloat162 *>(&xv);
 #pragma unroll
-            for (int t = 0; t < MB; t++) {
-              if (MB > 1 && t >= m) // tokens past m are not staged
-                break;
-              const uint4 xv = reinterpret_cast<const uint4 *>(xs[r] + (size_t)t * xtok)[c];
-              acc[r][t] = dot8(cur[r], xv, acc[r][t]);
+            for (int i = 0; i < 4; i++) {
+              const float2 xf = __bfloat1622float2(xh[i]);
+#pragma unroll
+              for (int r = 0; r < NR; r++) {
+                if (!rows[r])
+                  continue;
+                const float2 wf =
+                    __bfloat1622float2(reinterpret_cast<const __nv_bfloat162 *>(&cur[r])[i]);
+                acc[r][t] = fmaf(wf.x, xf.x, acc[r][t]);
+                acc[r][t] = fmaf(wf.y, xf.y, acc[r][t]);
+              }
             }
           }
         }

@@ -99,7 +99,7 @@ __device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks, const Stage
     float acc[NR][MB];
     if (fast) {
       RowDot<MB, NR, U> dot;
-      dot.run(rows, a.k, xp, a.k, a.m, acc, ready);
+      dot.run(rows, a.k, xs, a.k, a.m, acc, ready);
     } else {
       ready();
       dot_rows_any<MB, NR>(rows, a.k, xp, a.k, a.m, acc);
