@@ -141,7 +141,8 @@ static void edge_ends(const cgrt_graph *g, uint32_t i, uint32_t *from, uint32_t 
 }
 
 /* A kernel's limit on dynamic shared memory is raised once, to the most
- * any of its nodes asks. */
+ * any of its nodes asks, where that and the kernel's static shared memory
+ * together pass the 48 KiB a launch has without opting in. */
 static cgrt_status raise_smem(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   cudaError_t err;
@@ -151,7 +152,12 @@ static cgrt_status raise_smem(cgrt_graph *g) {
       if (kind_of(&d->nodes[n])->runs_kernel && d->nodes[n].kernel == k &&
           d->nodes[n].smem > most)
         most = d->nodes[n].smem, at = n;
-    if (most <= BIG_SMEM)
+    if (!most)
+      continue;
+    struct cudaFuncAttributes attr;
+    if ((err = CU(cudaFuncGetAttributes(&attr, g->funcs[k]))) != cudaSuccess)
+      return fail_node(d, &d->nodes[at], "cudaFuncGetAttributes", err);
+    if (most + attr.sharedSizeBytes <= BIG_SMEM)
       continue;
     if (kernel_kind(d, k) == CGRT_KERNEL_MODULE) { /* a module's kernel, for this device */
       if ((err = CU(cudaKernelSetAttributeForDevice((cudaKernel_t)g->funcs[k],

@@ -1,5 +1,6 @@
 /* test_features: rebinding extern buffers between launches, get of a
- * scalar a kernel wrote, shared memory above 48K, a pinned host buffer
+ * scalar a kernel wrote, shared memory above 48K (dynamic alone, and static
+ * with dynamic only together), a pinned host buffer
  * written by a copy node, and G_destroy(NULL). */
 #include "features_graph.h"
 #include "gpu_test.h"
@@ -22,14 +23,17 @@ int main(void) {
   CGRT(features_create(&g, &ext, NULL));
 
   float *x = malloc(BIG * sizeof *x);
-  double want = 0;
+  double want = 0, want_split = 0;
   for (int i = 0; i < BIG; i++)
     x[i] = (float)(rand64() % 64); /* small integers: every order sums exactly */
   for (int i = 0; i < BIG; i++)
     want += x[i];
+  for (int i = 0; i < 10240 + 4096; i++)
+    want_split += x[i];
   CUDA(cudaMemcpy(features_buffer_x(g), x, BIG * sizeof *x, cudaMemcpyHostToDevice));
-  float *back = features_buffer_back(g);
+  float *back = features_buffer_back(g), *back2 = features_buffer_back2(g);
   *back = NAN;
+  *back2 = NAN;
 
   uint32_t v[2] = {(uint32_t)rand64() % 1000, (uint32_t)rand64() % 1000};
   for (int k = 0; k < 2; k++) {
@@ -58,6 +62,8 @@ int main(void) {
            "buffer %d: %d kernel, %d copy and %d fill elements wrong", k, bad_w, bad_c, bad_f);
   }
   EXPECT(*back == (float)want, "smem(100K) sum %g, expected %g", *back, want);
+  EXPECT(*back2 == (float)want_split, "40K static and smem(16K): sum %g, expected %g", *back2,
+         want_split);
 
   features_destroy(g);
   features_destroy(NULL);
