@@ -573,7 +573,7 @@ static void moe_case(int m) {
     launch(llm_moe_gate_up, dim3(gu_grid), dim3(THREADS), (size_t)m * D * 2, true, gu[i], sgu[i],
            x, g, dids, act, FE, FS, TOPK, D, m, 1e-6f);
     launch(llm_moe_down, dim3((D + S - 1) / S, m), dim3(THREADS),
-           (size_t)(TOPK * FE + FS) * 2, true, down[i], sdown[i], act, dids, dw, x, FE, FS, TOPK,
+           (size_t)(TOPK * FE + FS) * 4, true, down[i], sdown[i], act, dids, dw, x, FE, FS, TOPK,
            D, m);
   });
   const double us_before = time_calls([&](int i) {
@@ -581,7 +581,7 @@ static void moe_case(int m) {
            (const bf16 *)gu[i], (const bf16 *)sgu[i], (const bf16 *)x, (const bf16 *)g,
            (const uint32_t *)dids, act, (int)FE, (int)FS, (int)TOPK, (int)D, (int)m);
     launch(llm_moe_down, dim3((D + S - 1) / S, m), dim3(THREADS),
-           (size_t)(TOPK * FE + FS) * 2, true, down[i], sdown[i], act, dids, dw, x, FE, FS, TOPK,
+           (size_t)(TOPK * FE + FS) * 4, true, down[i], sdown[i], act, dids, dw, x, FE, FS, TOPK,
            D, m);
   });
   const unsigned rblocks = (E + SWIGLU_ROWS - 1) / SWIGLU_ROWS;
@@ -602,10 +602,10 @@ static void moe_case(int m) {
                FE, FS, TOPK, D, m);
       });
     };
-    auto down_time = [&](auto kernel) {
+    auto down_time = [&](auto kernel, size_t per = 2) { // per: smem bytes an activation
       return time_calls([&](int i) {
         launch(kernel, dim3((D + WARPS - 1) / WARPS, m), dim3(THREADS),
-               (size_t)(TOPK * FE + FS) * 2, true, (const bf16 *)down[i], (const bf16 *)sdown[i],
+               (size_t)(TOPK * FE + FS) * per, true, (const bf16 *)down[i], (const bf16 *)sdown[i],
                (const bf16 *)act, (const uint32_t *)dids, (const float *)dw, x, FE, FS, TOPK, D, m);
       });
     };
@@ -621,16 +621,16 @@ static void moe_case(int m) {
     bench_row("moe_sweep", "gate_up_m1", "read_only", "us",
         read_time((size_t)(distinct * 2 * FE + 2 * FS) * D * 2));
     bench_row("moe_sweep", "down_m1", "bytes", "MB", (double)(distinct * FE + FS) * D * 2 / 1e6);
-    bench_row("moe_sweep", "down_m1", "U2", "us", down_time(down_variant<1, 2>));
-    bench_row("moe_sweep", "down_m1", "U4", "us", down_time(down_variant<1, 4>));
-    bench_row("moe_sweep", "down_m1", "U8", "us", down_time(down_variant<1, 8>));
-    bench_row("moe_sweep", "down_m1", "U4_B2", "us", down_time(down_variant<1, 4, 2>));
-    bench_row("moe_sweep", "down_m1", "U4_B3", "us", down_time(down_variant<1, 4, 3>));
+    bench_row("moe_sweep", "down_m1", "U2", "us", down_time(down_variant<1, 2>, 4));
+    bench_row("moe_sweep", "down_m1", "U4", "us", down_time(down_variant<1, 4>, 4));
+    bench_row("moe_sweep", "down_m1", "U8", "us", down_time(down_variant<1, 8>, 4));
+    bench_row("moe_sweep", "down_m1", "U4_B2", "us", down_time(down_variant<1, 4, 2>, 4));
+    bench_row("moe_sweep", "down_m1", "U4_B3", "us", down_time(down_variant<1, 4, 3>, 4));
     bench_row("moe_sweep", "down_m1", "before_early_ids", "us", down_time(down_before_kernel<true>));
     bench_row("moe_sweep", "down_m1", "before_late_ids", "us", down_time(down_before_kernel<false>));
-    bench_row("moe_sweep", "down_m1", "U2_B3", "us", down_time(down_variant<1, 2, 3>));
-    bench_row("moe_sweep", "down_m1", "U2_B4", "us", down_time(down_variant<1, 2, 4>));
-    bench_row("moe_sweep", "down_m1", "U1_B4", "us", down_time(down_variant<1, 1, 4>));
+    bench_row("moe_sweep", "down_m1", "U2_B3", "us", down_time(down_variant<1, 2, 3>, 4));
+    bench_row("moe_sweep", "down_m1", "U2_B4", "us", down_time(down_variant<1, 2, 4>, 4));
+    bench_row("moe_sweep", "down_m1", "U1_B4", "us", down_time(down_variant<1, 1, 4>, 4));
     bench_row("moe_sweep", "down_m1", "read_only", "us", read_time((size_t)(distinct * FE + FS) * D * 2));
   }
   char name[64];
@@ -728,7 +728,7 @@ static void layer_case(int keys) {
            (int)TOPK, (int)D, (int)m);
   };
   const Step down_now = [&](int i) {
-    launch(llm_moe_down, dim3(D / S, m), dim3(THREADS), (size_t)(TOPK * FE + FS) * 2, true,
+    launch(llm_moe_down, dim3(D / S, m), dim3(THREADS), (size_t)(TOPK * FE + FS) * 4, true,
            down[i], sdown[i], act, ids, wts, x, FE, FS, TOPK, D, m);
   };
   const Step down_old = [&](int i) {

@@ -49,6 +49,19 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
 }
 
+__device__ __forceinline__ unsigned dynamic_smem() {
+  unsigned r;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+}
+
+// A launch with less shared memory than a kernel needs would overrun it:
+// stop with an error instead (the launch rule in doc/kernels.md gives it).
+__device__ __forceinline__ void require_smem(size_t bytes) {
+  if (dynamic_smem() < bytes)
+    __trap();
+}
+
 // A weight chunk of 8 bf16, read once: kept out of L1.
 __device__ __forceinline__ uint4 load_weight(const bf16 *p) {
   uint4 v;
@@ -81,6 +94,22 @@ __device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc) {
   for (int i = 0; i < 8; i++)
     acc = fmaf(a[i], b[i], acc);
   return acc;
+}
+
+// dot8 with the activations already in f32 (x[0], x[1]: 8 values), the
+// same sum in the same order.
+__device__ __forceinline__ float dot8f(uint4 w, const float4 *x, float acc) {
+  float a[8];
+  unpack8(w, a);
+  const float4 lo = x[0], hi = x[1];
+  acc = fmaf(a[0], lo.x, acc);
+  acc = fmaf(a[1], lo.y, acc);
+  acc = fmaf(a[2], lo.z, acc);
+  acc = fmaf(a[3], lo.w, acc);
+  acc = fmaf(a[4], hi.x, acc);
+  acc = fmaf(a[5], hi.y, acc);
+  acc = fmaf(a[6], hi.z, acc);
+  return fmaf(a[7], hi.w, acc);
 }
 
 // Butterfly reductions: every lane ends with the same bits.

@@ -28,19 +28,6 @@ constexpr size_t MLA_DECODE_SMEM = (size_t)(MLA_H + MLA_TILE) * MLA_PAD * 2 +
                                    3 * MLA_H * 4;
 static_assert(MLA_THREADS / 32 * 128 == MLA_KVR, "a warp's share of the latent output");
 
-__device__ __forceinline__ unsigned dynamic_smem() {
-  unsigned r;
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
-  return r;
-}
-
-// A launch with less shared memory than a kernel needs would overrun it:
-// stop with an error instead (the launch rule in doc/kernels.md gives it).
-__device__ __forceinline__ void require_smem(size_t bytes) {
-  if (dynamic_smem() < bytes)
-    __trap();
-}
-
 // RoPE with precomputed frequencies on one 64-value vector, as DeepSeek-V2's
 // published code applies it: the pairs (x[2i], x[2i + 1]) are first laid out
 // as (x'[i], x'[32 + i]), then x' * cos + rotate_half(x') * sin, with cos and

@@ -183,13 +183,37 @@ template <int R, int U> struct Moe {
   // are after llm_moe_gate_up, whose every block waits on the kernel before
   // it (the router) before it lets the next kernel start.
   static constexpr int DU = 2 * U;
+  // xs[2c], xs[2c + 1] = the 8 values of act's chunk c in f32, for c < nch
+  // (the block calls it together): unpacked once here, not at every use.
+  // 4 chunks a thread in flight at a time.
+  static __device__ void stage_f32(float4 *xs, const bf16 *act, int nch) {
+    const uint4 *src = reinterpret_cast<const uint4 *>(act);
+    for (int c0 = 0; c0 < nch; c0 += 4 * THREADS) {
+      uint4 v[4];
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        const int c = c0 + (int)threadIdx.x + j * THREADS;
+        if (c < nch)
+          v[j] = __ldcg(src + c); // another kernel wrote them: through the L2
+      }
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        const int c = c0 + (int)threadIdx.x + j * THREADS;
+        if (c < nch) {
+          float f[8];
+          unpack8(v[j], f);
+          xs[2 * c] = make_float4(f[0], f[1], f[2], f[3]);
+          xs[2 * c + 1] = make_float4(f[4], f[5], f[6], f[7]);
+        }
+      }
+    }
+    __syncthreads();
+  }
   static __device__ void down(const bf16 *w, const bf16 *w_shared, const bf16 *act,
                               const uint32_t *ids, const float *weights, bf16 *x, int fe, int fs,
                               int topk, int n, int m) {
     extern __shared__ __align__(16) unsigned char llm_smem[];
-    bf16 *staged = reinterpret_cast<bf16 *>(llm_smem);
-    const uint4 *xs = reinterpret_cast<const uint4 *>(llm_smem);
-    __shared__ float red[WARPS];
+    float4 *xs = reinterpret_cast<float4 *>(llm_smem); // the activations in f32: chunk c at xs[2c], xs[2c + 1]
     __shared__ float part[WARPS][MOE_MAX_TOPK + 1][32];
     __shared__ const bf16 *seg_rows[WARPS][MOE_MAX_TOPK + 1];
     const int t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -202,6 +226,7 @@ template <int R, int U> struct Moe {
         __trap();
       return;
     }
+    require_smem((size_t)act_token * 4);
     const int nsh = fs >> 3, nfe = fe >> 3, total = nsh + topk * nfe;
     // Lane s in 1..topk holds segment s's expert id, read before the wait.
     const uint32_t eid =
@@ -240,8 +265,7 @@ template <int R, int U> struct Moe {
         fetch(buf[u]);
       if (first) {
         wait();
-        stage_rows<1>(staged, act + (size_t)t * act_token, act_token, act_token, 1, nullptr, 0.0f,
-                      red);
+        stage_f32(xs, act + (size_t)t * act_token, act_token >> 3);
         trigger();
       }
       // The consumption position: segment, chunk in it, where its
@@ -266,7 +290,7 @@ template <int R, int U> struct Moe {
           const uint4 cur = buf[u];
           fetch(buf[u]);
           if (c_seg <= topk)
-            sum = dot8(cur, xs[c_base + c_off], sum);
+            sum = dot8f(cur, xs + 2 * (size_t)(c_base + c_off), sum);
           c_off += 32;
           c_settle();
         }

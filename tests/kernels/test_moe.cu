@@ -246,7 +246,7 @@ void run_moe(const Moe &s, unsigned m) {
   dwd.put(wd);
   dwsd.put(wsd);
   dres.put(res);
-  const size_t smem_d = act_token * 2;
+  const size_t smem_d = act_token * 4;
   allow_smem(llm_moe_down, smem_d);
   llm_moe_down<<<dim3(cdiv(n, LLM_SWIGLU_ROWS), m), LLM_THREADS, smem_d>>>(
       B(dwd.d), B(dwsd.d), B(dact.d), router.dids.d, router.dweights.d, B(dres.d), s.fe, s.fs,
