@@ -1,10 +1,12 @@
 /* check.h: what the samples, the GPU tests and the benchmarks do with a
- * failed call: print where, what and why, and exit 1. */
+ * failed call: print where, what and why, and exit 1; and whether a
+ * sample runs quick. */
 #ifndef CGC_SAMPLES_CHECK_H
 #define CGC_SAMPLES_CHECK_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cuda_runtime_api.h>
 
@@ -29,5 +31,14 @@
       exit(1);                                                                             \
     }                                                                                      \
   } while (0)
+
+/* CGC_SAMPLE_QUICK set (and not 0): the sample does the least work that
+ * still runs every node and checks every result (one timed round, short
+ * problems), as under compute-sanitizer (tests/run_sanitizer.sh), whose
+ * tools make each kernel hundreds of times slower. */
+static inline int sample_quick(void) {
+  const char *q = getenv("CGC_SAMPLE_QUICK");
+  return q && *q && strcmp(q, "0") != 0;
+}
 
 #endif

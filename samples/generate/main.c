@@ -9,7 +9,9 @@
  *     whose two best logits are too close to call is where that stops);
  *   - the loop stops after making `eos`, at `limit`, and at once when the
  *     prompt is `eos`.
- * Then it times N tokens both ways (bench/generate.py reads `--bench`). */
+ * Then it times N tokens both ways (bench/generate.py reads `--bench`):
+ * the median of ROUNDS rounds after 3 untimed, or quick (CGC_SAMPLE_QUICK=1,
+ * as under compute-sanitizer) one round. */
 #include "check.h"
 #include "generate_graph.h"
 
@@ -179,15 +181,17 @@ static int cmp_float(const void *a, const void *b) {
 
 enum { ROUNDS = 51 };
 
-/* us a token of f(), run ROUNDS times between events, the median. */
+/* us a token of f(), run ROUNDS times between events (after 3 untimed),
+ * the median; quick, once. */
 static float time_rounds(cudaStream_t s, void (*f)(void *, cudaStream_t), void *arg) {
   cudaEvent_t e0, e1;
   float t[ROUNDS];
+  const int quick = sample_quick(), rounds = quick ? 1 : ROUNDS;
   CUDA(cudaEventCreate(&e0));
   CUDA(cudaEventCreate(&e1));
-  for (int w = 0; w < 3; w++)
+  for (int w = 0; w < (quick ? 0 : 3); w++)
     f(arg, s);
-  for (int r = 0; r < ROUNDS; r++) {
+  for (int r = 0; r < rounds; r++) {
     CUDA(cudaEventRecord(e0, s));
     f(arg, s);
     CUDA(cudaEventRecord(e1, s));
@@ -197,8 +201,8 @@ static float time_rounds(cudaStream_t s, void (*f)(void *, cudaStream_t), void *
   }
   CUDA(cudaEventDestroy(e0));
   CUDA(cudaEventDestroy(e1));
-  qsort(t, ROUNDS, sizeof *t, cmp_float);
-  return t[ROUNDS / 2];
+  qsort(t, rounds, sizeof *t, cmp_float);
+  return t[rounds / 2];
 }
 
 static void one_launch(void *arg, cudaStream_t s) { /* N tokens, one launch */

@@ -9,7 +9,12 @@
  * The reductions are deterministic, so every way of running the solver
  * takes the same iterations to the same bits: the device loop that checks
  * after each iteration stops exactly where the host loop does, and the
- * loops that check every 4 or 16 iterations stop at the next multiple. */
+ * loops that check every 4 or 16 iterations stop at the next multiple.
+ *
+ * Quick (CGC_SAMPLE_QUICK=1, as under compute-sanitizer): u without the
+ * noise, a smooth field that CG solves in tens of iterations instead of
+ * thousands, and one timed solve a way instead of the median of RUNS after
+ * an untimed one. */
 #include "check.h"
 #include "solver_graph.h"
 
@@ -66,15 +71,18 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The median of RUNS timed calls of run(), after one untimed. */
+/* The median of RUNS timed calls of run(), after one untimed; quick, one
+ * timed call. */
 typedef void (*Runner)(void *ctx);
 static double time_ms(Runner run, void *ctx) {
   cudaEvent_t t0, t1;
   CUDA(cudaEventCreate(&t0));
   CUDA(cudaEventCreate(&t1));
   double ms[RUNS];
-  run(ctx);
-  for (int i = 0; i < RUNS; i++) {
+  const int runs = sample_quick() ? 1 : RUNS;
+  if (runs > 1)
+    run(ctx);
+  for (int i = 0; i < runs; i++) {
     float f;
     CUDA(cudaEventRecord(t0, 0));
     run(ctx);
@@ -85,8 +93,8 @@ static double time_ms(Runner run, void *ctx) {
   }
   CUDA(cudaEventDestroy(t0));
   CUDA(cudaEventDestroy(t1));
-  qsort(ms, RUNS, sizeof *ms, cmp_double);
-  return ms[RUNS / 2];
+  qsort(ms, runs, sizeof *ms, cmp_double);
+  return ms[runs / 2];
 }
 
 /* ---- the device loops ---- */
@@ -178,7 +186,8 @@ int main(void) {
   }
   rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15u;
   printf("solver: seed %llu\n", (unsigned long long)rng);
-  /* u: a smooth field plus noise; b = A u. */
+  /* u: a smooth field plus noise (quick: none); b = A u. */
+  const double noise = sample_quick() ? 0 : 0.01;
   double *u = malloc(CELLS * sizeof *u), *b = malloc(CELLS * sizeof *b);
   double *ax = malloc(CELLS * sizeof *ax);
   if (!u || !b || !ax) {
@@ -189,7 +198,7 @@ int main(void) {
   for (int i = 0; i < N; i++)
     for (int j = 0; j < N; j++)
       u[(size_t)i * N + j] = sin(pi * (i + 1) / (N + 1)) * sin(2 * pi * (j + 1) / (N + 1)) +
-                             0.01 * (uniform01() - 0.5);
+                             noise * (uniform01() - 0.5);
   stencil(u, b);
   double bnorm = 0, unorm = 0;
   for (size_t k = 0; k < CELLS; k++)
@@ -258,7 +267,10 @@ int main(void) {
   for (int w = 0; w < 4; w++)
     printf("%-11s checking every %2d %10.0f %10.2f %14.2f\n", res[w].way, res[w].check_every,
            res[w].iters, res[w].ms, 1000 * res[w].ms / res[w].iters);
-  printf("(median of %d solves each, after one untimed)\n", RUNS);
+  if (sample_quick())
+    printf("(quick: one solve each, of a problem without noise)\n");
+  else
+    printf("(median of %d solves each, after one untimed)\n", RUNS);
   for (int w = 0; w < 4; w++)
     free(res[w].x);
   for (int i = 0; i < 5; i++)
