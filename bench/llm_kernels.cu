@@ -24,6 +24,7 @@
 #include "check.h"     // CUDA(call): a CUDA call that must succeed
 #include "timing.h"    // bench_median, bench_row
 #include "llm_graph.h" // the library's kernels, as llm.cgraph declares them
+#include "read_only.cuh" // bench_read_only: the floor
 
 #include "llm_config.cuh"
 #include "llm_gemv.cuh"
@@ -44,33 +45,6 @@ using namespace llm;
 static int CALLS = 200;         // calls in a timed graph
 static int REPS = 15;           // timed launches of it (the median is reported)
 static const size_t ROTATE = 512u << 20; // copies of the weights span at least this
-
-// ---------------------------------------------------------------------------
-// The read-only kernel: every 16-byte chunk loaded once (kept out of L1),
-// four in flight a thread, folded into a value that is stored only if it
-// is impossible, so that the loads cannot be dropped.
-__global__ void __launch_bounds__(512) read_only(const uint4 *p, size_t n, uint4 *sink) {
-  wait();
-  trigger();
-  uint32_t acc = 0;
-  const size_t stride = (size_t)gridDim.x * blockDim.x;
-  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    uint4 v[4];
-#pragma unroll
-    for (int u = 0; u < 4; u++)
-      v[u] = load_weight(reinterpret_cast<const bf16 *>(p + i + u * stride));
-#pragma unroll
-    for (int u = 0; u < 4; u++)
-      acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  for (; i < n; i += stride) {
-    uint4 v = load_weight(reinterpret_cast<const bf16 *>(p + i));
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x9e3779b9u && threadIdx.x == 1023)
-    sink[0] = make_uint4(acc, 0, 0, 0);
-}
 
 // The GEMV at other tile shapes (one token), for the sweep.
 // MINB: blocks a multiprocessor the registers must allow (__launch_bounds__),
@@ -385,7 +359,7 @@ static double read_time(size_t bytes) {
   Copies c((bytes + 1) / 2);
   const size_t n = bytes / 16;
   return time_calls([&](int i) {
-    launch(read_only, dim3(sms * 4), dim3(512), 0, true, (const uint4 *)c[i], n, sink);
+    launch(bench_read_only, dim3(sms * 4), dim3(512), 0, true, (const uint4 *)c[i], n, sink);
   });
 }
 
@@ -819,7 +793,7 @@ int main(int argc, char **argv) {
     uint4 *p = (uint4 *)dalloc(bytes);
     CUDA(cudaMemset(p, 1, bytes));
     double us = time_calls(
-        [&](int) { launch(read_only, dim3(sms * 4), dim3(512), 0, true, (const uint4 *)p, bytes / 16, sink); },
+        [&](int) { launch(bench_read_only, dim3(sms * 4), dim3(512), 0, true, (const uint4 *)p, bytes / 16, sink); },
         5);
     bench_row("read", quick ? "1GB" : "8GB", "read_only", "TB/s", bytes / us / 1e6);
     CUDA(cudaFree(p));
