@@ -80,8 +80,10 @@ extern "C" __global__ void hand_loop_start(uint32_t *it, uint32_t limit,
   cudaGraphSetConditional(h, 0 < limit);
 }
 
-extern "C" __global__ void hand_loop_body(float *x, uint32_t *it, uint32_t n, uint32_t limit,
-                                          cudaGraphConditionalHandle h) {
+// An iteration: x += 1, the count advanced, and the loop's handle set to
+// go on while the count is under limit.
+static __device__ void tick_and_set(float *x, uint32_t *it, uint32_t n, uint32_t limit,
+                                    cudaGraphConditionalHandle h) {
   uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
     x[i] += 1.0f;
@@ -92,16 +94,14 @@ extern "C" __global__ void hand_loop_body(float *x, uint32_t *it, uint32_t n, ui
   }
 }
 
+extern "C" __global__ void hand_loop_body(float *x, uint32_t *it, uint32_t n, uint32_t limit,
+                                          cudaGraphConditionalHandle h) {
+  tick_and_set(x, it, n, limit, h);
+}
+
 // cgc's loop whose body sets the handle (graph loop_handle): the same work
 // as hand_loop_body, with the handle passed by cgc.
 extern "C" __global__ void tick_count_set(float *x, uint32_t *it, uint32_t n, uint32_t limit,
                                           cudaGraphConditionalHandle h) {
-  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n)
-    x[i] += 1.0f;
-  if (i == 0) {
-    uint32_t v = *it + 1;
-    *it = v;
-    cudaGraphSetConditional(h, v < limit);
-  }
+  tick_and_set(x, it, n, limit, h);
 }
