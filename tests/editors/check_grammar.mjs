@@ -1,6 +1,7 @@
 // Tokenizes .cgraph files with the VS Code grammar (editors/vscode) through
 // vscode-textmate, as the editor does, and fails on any token the grammar
-// marks invalid or any keyword it does not highlight as one.
+// marks invalid or any keyword it does not highlight as one (the keywords
+// of compiler/keywords.def, the language's one list).
 //   node check_grammar.mjs GRAMMAR NODE_MODULES FILE...
 import fs from "fs";
 import path from "path";
@@ -21,9 +22,13 @@ const registry = new vsctm.Registry({
 });
 const grammar = await registry.loadGrammar("source.cgraph");
 
-const keywords = new Set(["include", "const", "kernel", "graph", "buffer", "scalar", "node",
-  "extern", "host", "explicit", "pdl", "for", "copy", "fill", "grid", "block", "smem",
-  "cluster", "priority", "from", "symbol"]);
+const keywordsDef = new URL("../../compiler/keywords.def", import.meta.url);
+const keywords = new Set(
+  [...fs.readFileSync(keywordsDef, "utf8").matchAll(/^KEYWORD\(\w+, "(\w+)"\)/gm)].map((m) => m[1]));
+if (keywords.size === 0) {
+  console.error(`check_grammar: no KEYWORD rows in ${keywordsDef.pathname}`);
+  process.exit(1);
+}
 
 function check(name, text) {
   const problems = [];

@@ -32,7 +32,7 @@ for f in grammar.js src/parser.c src/tree_sitter/parser.h src/node-types.json \
   [ -f "$ts/$f" ] || { echo "FAIL: editors/tree-sitter-cgraph/$f is missing"; exit 1; }
 done
 "$cc" -std=c11 -O1 -I"$ts/src" -c "$ts/src/parser.c" -o "$work/parser.o" &&
-  "$cc" -std=c11 -O1 -Wall -Wextra -Werror -c "$src/tests/editors/ts_check.c" \
+  "$cc" -std=c11 -O1 -Wall -Wextra -Werror -I"$src/compiler" -c "$src/tests/editors/ts_check.c" \
     -o "$work/ts_check.o" &&
   "$cc" "$work/ts_check.o" "$work/parser.o" -ltree-sitter -o "$work/ts_check" || {
   echo "FAIL: the parser or its checker does not build"

@@ -140,11 +140,12 @@ static const char *capture_of(TSNode n) {
   return best;
 }
 
+/* The language's keywords, from its one list. */
 static const char *const keywords[] = {
-    "include", "const", "kernel",  "capture", "graph",    "buffer", "scalar", "node",
-    "extern",  "host",  "in",      "out",     "inout",    "for",    "explicit", "pdl",
-    "copy",    "fill",  "grid",    "block",   "smem",     "cluster", "priority", "while",
-    "if",      "else",  "switch",  "case",    "default",  "from",   "symbol",  NULL};
+#define KEYWORD(token, spelling) spelling,
+#define TYPE_NAME(type, spelling)
+#include "keywords.def"
+    NULL};
 
 static bool is_keyword(const char *type) {
   for (int i = 0; keywords[i]; i++)
