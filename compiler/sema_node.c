@@ -24,7 +24,7 @@ bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
   *is_ref = false;
   if (root->kind != EX_NAME)
     return true;
-  Binding *b = lookup(s, root->name);
+  Binding *b = lookup_use(s, root);
   if (!b && !map_get(&s->globals, root->name)) {
     undefined(s, root->pos, root->name);
     return false;
@@ -165,7 +165,7 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   const char *kname = n->kernel->name->name;
   Stmt *decl = e->kind == EX_NAME ? map_get(&s->node_decls, e->name) : NULL;
   if (!decl) {
-    bool named = e->kind == EX_NAME && !lookup(s, e->name) && !map_get(&s->globals, e->name);
+    bool named = e->kind == EX_NAME && !lookup_use(s, e) && !map_get(&s->globals, e->name);
     if (named && !s->c->include_failed) {
       Suggest sg;
       suggest_init(&sg, e->name->name);
@@ -186,6 +186,7 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     note_at(s->d, p->pos, "'%s' is declared here", p->name->name);
     return false;
   }
+  note_stmt(s, e, e->pos, decl);
   if (decl->kind != ST_WHILE) {
     error_at(s->d, e->pos,
              "'%s' is %s; only a while's handle can be passed, by a kernel in its body",
@@ -280,7 +281,9 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   if (p->type == TY_HANDLE)
     return check_handle_arg(s, n, p, e, arg);
   const char *kname = n->kernel->name->name;
-  if (while_named(s, e)) {
+  Stmt *w = while_named(s, e);
+  if (w) {
+    note_stmt(s, e, e->pos, w);
     error_at(s->d, e->pos,
              "parameter '%s' of '%s' is %s%s, but '%s' is a while node; only a handle parameter "
              "takes a while's name",
@@ -646,7 +649,7 @@ typedef VEC(int64_t) GridCode;
 static bool names_scalar(Sema *s, const Expr *e) {
   switch (e->kind) {
   case EX_NAME: {
-    Binding *b = lookup(s, e->name);
+    Binding *b = lookup_use(s, (Expr *)e);
     return b && b->kind == B_RES && s->g->res.v[b->res].kind == RES_SCALAR;
   }
   case EX_CALL:
@@ -681,7 +684,7 @@ static bool grid_program(Sema *s, Expr *e, GridCode *code, int *depth) {
   int64_t op = 0;
   switch (e->kind) {
   case EX_NAME: {
-    Binding *bind = lookup(s, e->name);
+    Binding *bind = lookup_use(s, e);
     Resource *r = &s->g->res.v[bind->res];
     if (type_is_float(r->type)) {
       error_span(s->d, expr_span(e), "scalar '%s' is %s; a grid follows integer scalars only",
@@ -993,6 +996,8 @@ bool keyword_named(const Stmt *st) { return !st->name && !strchr(st->base->name,
 /* A kernel node's kernel and arguments; false after an error. */
 static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   Global *gl = map_get(&s->globals, st->kernel);
+  if (gl)
+    note_item(s, &st->callee_pos, st->callee_pos, gl->item);
   /* A collective's name is the collective unless a kernel or capture
    * function has it: a constant or graph of the name does not hide it. */
   int which = gl && gl->item->kind == IT_KERNEL ? -1 : collective_index(st->kernel);
