@@ -410,9 +410,22 @@ enum { NK_COUNT = NK_COLLECTIVE + 1 }; /* keep it one past the last kind */
 typedef struct NodeKindInfo {
   const char *name;    /* in messages, DOT and the names of unnamed nodes */
   const char *abi;     /* its constant in the generated tables */
-  bool launch;         /* takes grid, block, smem, cluster and priority */
+  bool launch;         /* launches a kernel: takes grid, block, smem, cluster
+                          and priority */
   bool bodies;         /* holds bodies of nodes: a control node */
   bool programmatic;   /* can be an end of a programmatic edge ('=>') */
+  bool called;         /* written as a call, CALLEE(args), and an unnamed one
+                          named after its callee (else after its keyword) */
+  bool memory;         /* copies or sets memory: as many bytes as its first
+                          argument's view */
+  bool loop;           /* repeats its body while its condition holds; a
+                          kernel of its body may set that through its handle */
+  bool cases;          /* chooses its body by its case values (the cases table) */
+  bool captured;       /* its stream work is captured once, at create, into a
+                          child graph */
+  bool collective;     /* NCCL's work over the communicator: collectives run
+                          in one order on every rank */
+  bool an;             /* its name takes "an" in messages ("an if node") */
   const char *dot;     /* its DOT attributes */
 } NodeKindInfo;
 

@@ -287,7 +287,7 @@ static void put_node(CharVec *out, Analysis *a, const Graph *g, Stmt *st) {
   const char *w = (st->name ? st->name : st->base)->name; /* an unnamed one: sema's name */
   size_t wl = strlen(w);
   put(out, "```cgraph\nnode %s = ", w);
-  if (st->kind == ST_NODE && st->node_kind == NK_KERNEL && st->kernel)
+  if (st->kind == ST_NODE && node_kinds[st->node_kind].called && st->kernel)
     put(out, "%s(...)", st->kernel->name);
   else
     put(out, "%s", node_kinds[st->node_kind].name);
@@ -880,7 +880,7 @@ static void symbol_stmt(Stmt *st, void *ctx) {
   case ST_NODE:
     kind = SK_EVENT;
     put(&detail, "node: %s",
-        st->node_kind == NK_KERNEL && st->kernel ? st->kernel->name
+        node_kinds[st->node_kind].called && st->kernel ? st->kernel->name
                                                  : node_kinds[st->node_kind].name);
     break;
   case ST_WHILE:

@@ -831,7 +831,7 @@ static void name_anonymous(Sema *s, StmtVec *anon) {
   for (size_t i = 0; i < anon->n; i++) {
     Stmt *st = anon->v[i];
     const char *stem =
-        st->node_kind == NK_KERNEL ? st->kernel->name : node_kinds[st->node_kind].name;
+        node_kinds[st->node_kind].called ? st->kernel->name : node_kinds[st->node_kind].name;
     Sym *key = intern(s->c->syms, stem, strlen(stem));
     uintptr_t k = (uintptr_t)map_get(&counts, key);
     Sym *name;

@@ -153,7 +153,7 @@ void report_control_in_handle_body(Sema *s, const Node *w, Pos at, NodeKind kind
   error_at(s->d, at,
            "while '%s' has %s %s node in its body, and its body's kernel sets its handle; such "
            "a loop holds no control flow",
-           w->name, kind == NK_IF ? "an" : "a", node_kinds[kind].name);
+           w->name, node_kinds[kind].an ? "an" : "a", node_kinds[kind].name);
   note_at(s->d, w->handle_at, "the handle is passed here");
 }
 
@@ -204,7 +204,7 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
                          ? node_name(s, e->pos, decl->base, decl->loop_depth)
                          : NULL;
   for (int32_t x = s->scope; name && x >= 0; x = s->g->nodes.v[x].scope)
-    if (s->g->nodes.v[x].kind == NK_WHILE && !strcmp(s->g->nodes.v[x].name, name)) {
+    if (node_kinds[s->g->nodes.v[x].kind].loop && !strcmp(s->g->nodes.v[x].name, name)) {
       w = x;
       break;
     }
@@ -304,7 +304,7 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     Resource *r = &s->g->res.v[arg->res];
     if (r->kind == RES_BUFFER && (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST)) {
       error_span(s->d, arg_span(e, arg->pos), "'%s' is a host buffer; %s take device memory",
-                 r->name->name, n->kind == NK_CAPTURE ? "capture functions" : "kernels");
+                 r->name->name, n->kernel->capture ? "capture functions" : "kernels");
       return false;
     }
     if (r->type != p->type) {
@@ -334,7 +334,7 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
                  p->name->name, kname, type_name(p->type), r->name->name, type_name(r->type));
       return false;
     }
-    if (n->kind == NK_CAPTURE) {
+    if (node_kinds[n->kind].captured) {
       /* The function runs once, at create: its captured work would keep
        * the value the scalar had then. */
       error_span(s->d, arg_span(e, arg->pos),
@@ -1042,14 +1042,20 @@ static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   return ok;
 }
 
+/* A copy's or fill's launch clauses (refused), with room for its two accesses. */
+static void check_memory_node(Sema *s, Node *n, Stmt *st) {
+  n->acc = arena_alloc(s->c->arena, 2 * sizeof *n->acc);
+  check_launch(s, n, st);
+}
+
 void add_node(Sema *s, Stmt *st) {
   if (!st->base)
     return; /* a duplicate name, reported */
-  if (!node_budget(s, st->pos, st->node_kind == NK_KERNEL ? st->nargs : 2))
+  if (!node_budget(s, st->pos, node_kinds[st->node_kind].called ? st->nargs : 2))
     return;
   Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth), .pos = st->pos,
             .kind = st->node_kind, .scope = s->scope, .branch = s->branch,
-            .keyword_name = st->node_kind != NK_KERNEL && keyword_named(st)};
+            .keyword_name = !node_kinds[st->node_kind].called && keyword_named(st)};
   if (!n.name)
     return;
   switch (n.kind) {
@@ -1060,13 +1066,12 @@ void add_node(Sema *s, Stmt *st) {
       return;
     break;
   case NK_COPY:
+    check_memory_node(s, &n, st);
+    check_copy(s, &n, st);
+    break;
   case NK_FILL:
-    n.acc = arena_alloc(s->c->arena, 2 * sizeof *n.acc);
-    check_launch(s, &n, st);
-    if (n.kind == NK_COPY)
-      check_copy(s, &n, st);
-    else
-      check_fill(s, &n, st);
+    check_memory_node(s, &n, st);
+    check_fill(s, &n, st);
     break;
   case NK_WHILE:
   case NK_IF:

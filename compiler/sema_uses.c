@@ -121,7 +121,7 @@ static void note_edge(Sema *s, Stmt *st) {
 
 /* A call's kernel (or the global of its name), as check_kernel_node finds it. */
 static void note_callee(Sema *s, Stmt *st) {
-  Global *gl = st->node_kind == NK_KERNEL ? map_get(&s->globals, st->kernel) : NULL;
+  Global *gl = node_kinds[st->node_kind].called ? map_get(&s->globals, st->kernel) : NULL;
   if (gl)
     note_item(s, &st->callee_pos, st->callee_pos, gl->item);
 }
