@@ -881,7 +881,7 @@ static void symbol_stmt(Stmt *st, void *ctx) {
     kind = SK_EVENT;
     put(&detail, "node: %s",
         node_kinds[st->node_kind].called && st->kernel ? st->kernel->name
-                                                 : node_kinds[st->node_kind].name);
+                                                       : node_kinds[st->node_kind].name);
     break;
   case ST_WHILE:
   case ST_IF:
