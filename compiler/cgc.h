@@ -410,9 +410,22 @@ enum { NK_COUNT = NK_COLLECTIVE + 1 }; /* keep it one past the last kind */
 typedef struct NodeKindInfo {
   const char *name;    /* in messages, DOT and the names of unnamed nodes */
   const char *abi;     /* its constant in the generated tables */
-  bool launch;         /* takes grid, block, smem, cluster and priority */
+  bool launch;         /* launches a kernel: takes grid, block, smem, cluster
+                          and priority */
   bool bodies;         /* holds bodies of nodes: a control node */
   bool programmatic;   /* can be an end of a programmatic edge ('=>') */
+  bool called;         /* written as a call, CALLEE(args), and an unnamed one
+                          named after its callee (else after its keyword) */
+  bool memory;         /* copies or sets memory: as many bytes as its first
+                          argument's view */
+  bool loop;           /* repeats its body while its condition holds; a
+                          kernel of its body may set that through its handle */
+  bool cases;          /* chooses its body by its case values (the cases table) */
+  bool captured;       /* its stream work is captured once, at create, into a
+                          child graph */
+  bool collective;     /* NCCL's work over the communicator: collectives run
+                          in one order on every rank */
+  bool an;             /* its name takes "an" in messages ("an if node") */
   const char *dot;     /* its DOT attributes */
 } NodeKindInfo;
 
@@ -601,6 +614,7 @@ typedef struct Compiler {
    * unsaved buffer, `cgc lsp`), or NULL to read the file; NULL: files only. */
   const char *(*overlay)(void *ctx, const char *realpath, size_t *len);
   void *overlay_ctx;
+  bool keep_uses; /* sema records Program.uses (cgc lsp) */
 } Compiler;
 
 /* The message of the edge limit, reported where it is reached. */
@@ -851,8 +865,31 @@ typedef struct Graph {
   VEC(uint32_t) loads; /* order.c: the nodes that follow the scalar upload */
 } Graph;
 
+/* What a name in the text stands for, as sema resolved it (kept when
+ * Compiler.keep_uses asks, for cgc lsp): the declaration of each use of
+ * a name (a buffer, scalar, constant, loop variable, kernel, node or a
+ * graph's variant variable, in expressions, arguments, grids, conditions,
+ * edges and callees), and each declaration's own name as a use of itself.
+ * One record a place, however often unrolling checks it. */
+typedef enum DeclKind {
+  DECL_NONE,    /* no declaration (a reader's answer; never recorded) */
+  DECL_ITEM,    /* a top-level constant, kernel or graph: item */
+  DECL_STMT,    /* a graph's declaration (const, scalar, buffer, for, node): stmt in item */
+  DECL_PARAM,   /* a kernel's parameter: param of item */
+  DECL_VARIANT, /* the variant variable of graph item */
+} DeclKind;
+typedef struct Use {
+  Pos at;       /* the name's first byte */
+  DeclKind kind;
+  Item *item;   /* the declaration, or the item that holds it (as written:
+                   a graph's, not one of its variants') */
+  Stmt *stmt;   /* DECL_STMT */
+  Param *param; /* DECL_PARAM */
+} Use;
+
 typedef struct Program {
   VEC(Graph *) graphs;
+  VEC(Use) uses; /* with Compiler.keep_uses, in the order sema met them */
 } Program;
 
 /* Checks every item and unrolls every graph.  Errors go to c->diag. */

@@ -18,7 +18,7 @@ static void extents(FILE *out, const char *what, const int64_t v[3]) {
  * copy's or fill's its bytes. */
 static void emit_node(FILE *out, const Node *n, int indent, bool details) {
   const NodeKindInfo *k = &node_kinds[n->kind];
-  if (n->kind == NK_COLLECTIVE) {
+  if (k->collective) {
     fprintf(out, "%*s\"%s\" [label=\"%s\\n%s", indent, "", n->name, n->name,
             collective_kinds[n->collective].name);
     if (n->collective == CGRT_BROADCAST)
@@ -33,7 +33,7 @@ static void emit_node(FILE *out, const Node *n, int indent, bool details) {
   }
   fprintf(out, "%*s\"%s\" [label=\"%s\\n%s%s%s", indent, "", n->name, n->name, k->name,
           n->kernel ? " " : "", n->kernel ? n->kernel->name->name : "");
-  if (details && n->kind == NK_KERNEL) {
+  if (details && k->launch) {
     fputs("\\n", out);
     extents(out, "grid", n->grid);
     if (n->grid_code)
@@ -48,7 +48,7 @@ static void emit_node(FILE *out, const Node *n, int indent, bool details) {
     }
     if (n->has_priority)
       fprintf(out, " priority(%lld)", (long long)n->priority);
-  } else if (details && (n->kind == NK_COPY || n->kind == NK_FILL)) {
+  } else if (details && k->memory) {
     fprintf(out, "\\n%lld bytes", (long long)n->args[0].bytes);
   }
   fprintf(out, "\"%s];\n", k->dot);

@@ -169,7 +169,7 @@ static void emit_node_control(FILE *c, const Graph *g, const Node *n, size_t cod
   }
   if (n->grid_code)
     fprintf(c, ", .grid_expr = %zu", grid_code + 1);
-  if (n->kind == NK_WHILE && n->handle_at.file >= 0)
+  if (node_kinds[n->kind].loop && n->handle_at.file >= 0)
     fprintf(c, ", .body_sets_handle = 1");
 }
 
@@ -221,7 +221,7 @@ static void tables_init(Tables *t, FILE *c, const Graph *g) {
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
     t->ncode += (size_t)n->ncond_code;
-    if (n->kind == NK_SWITCH)
+    if (node_kinds[n->kind].cases)
       t->ncases += (size_t)n->nbodies;
     t->nargs += node_args(n);
     t->ngrid += (size_t)n->ngrid_code;
@@ -336,11 +336,11 @@ static void emit_node_table(Tables *t, const Kernels *k, const Kernels *captures
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
     emit_node(t->c, k, captures, g, n, v, first, node_args(n),
-              n->kind == NK_SWITCH ? cases : code, (size_t)n->ncond_code, grid);
+              node_kinds[n->kind].cases ? cases : code, (size_t)n->ncond_code, grid);
     grid += (size_t)n->ngrid_code;
     first += node_args(n);
     code += (size_t)n->ncond_code;
-    if (n->kind == NK_SWITCH)
+    if (node_kinds[n->kind].cases)
       cases += (size_t)n->nbodies;
   }
   fprintf(t->c, "};\n");
@@ -448,7 +448,7 @@ static void emit_case_table(Tables *t) {
   fprintf(c, "static const uint64_t %s[] = {\n", table_name(t, "cases"));
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
-    if (n->kind == NK_SWITCH)
+    if (node_kinds[n->kind].cases)
       for (int b = 0; b < n->nbodies; b++) {
         if (b == n->default_body)
           fprintf(c, "  UINT64_C(0x0), /* %s: default */\n", n->name);
@@ -504,7 +504,7 @@ static void emit_load_table(Tables *t) {
 static bool uses_comm(const Graph *g) {
   bool comm = false;
   for (size_t v = 0; v < g->nodes.n; v++)
-    comm |= g->nodes.v[v].kind == NK_COLLECTIVE;
+    comm |= node_kinds[g->nodes.v[v].kind].collective;
   for (size_t r = 0; r < g->res.n; r++)
     comm |= g->res.v[r].kind == RES_SCALAR && g->res.v[r].from_comm != CGRT_FROM_VALUE;
   return comm;

@@ -2,14 +2,19 @@
 #include "cgc.h"
 
 const NodeKindInfo node_kinds[NK_COUNT] = {
-    [NK_KERNEL] = {"kernel", "CGRT_KERNEL_NODE", .launch = true, .programmatic = true, .dot = ""},
-    [NK_COPY] = {"copy", "CGRT_COPY_NODE", .dot = ", style=rounded"},
-    [NK_FILL] = {"fill", "CGRT_FILL_NODE", .dot = ", style=rounded"},
-    [NK_WHILE] = {"while", "CGRT_WHILE_NODE", .bodies = true, .dot = ", shape=diamond"},
-    [NK_IF] = {"if", "CGRT_IF_NODE", .bodies = true, .dot = ", shape=diamond"},
-    [NK_SWITCH] = {"switch", "CGRT_SWITCH_NODE", .bodies = true, .dot = ", shape=diamond"},
-    [NK_CAPTURE] = {"capture", "CGRT_CAPTURE_NODE", .dot = ", peripheries=2"},
-    [NK_COLLECTIVE] = {"collective", "CGRT_COLLECTIVE_NODE", .dot = ", peripheries=2, style=rounded"},
+    [NK_KERNEL] = {"kernel", "CGRT_KERNEL_NODE", .launch = true, .programmatic = true,
+                   .called = true, .dot = ""},
+    [NK_COPY] = {"copy", "CGRT_COPY_NODE", .memory = true, .dot = ", style=rounded"},
+    [NK_FILL] = {"fill", "CGRT_FILL_NODE", .memory = true, .dot = ", style=rounded"},
+    [NK_WHILE] = {"while", "CGRT_WHILE_NODE", .bodies = true, .loop = true,
+                  .dot = ", shape=diamond"},
+    [NK_IF] = {"if", "CGRT_IF_NODE", .bodies = true, .an = true, .dot = ", shape=diamond"},
+    [NK_SWITCH] = {"switch", "CGRT_SWITCH_NODE", .bodies = true, .cases = true,
+                   .dot = ", shape=diamond"},
+    [NK_CAPTURE] = {"capture", "CGRT_CAPTURE_NODE", .called = true, .captured = true,
+                    .dot = ", peripheries=2"},
+    [NK_COLLECTIVE] = {"collective", "CGRT_COLLECTIVE_NODE", .called = true, .captured = true,
+                       .collective = true, .dot = ", peripheries=2, style=rounded"},
 };
 
 const NamedConstant collective_kinds[NCOLLECTIVES] = {

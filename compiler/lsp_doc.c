@@ -111,6 +111,7 @@ static Analysis *analyze(Server *s, Doc *d) {
   a->c.ninclude_dirs = (int)s->incs.n;
   a->c.overlay = overlay;
   a->c.overlay_ctx = s;
+  a->c.keep_uses = true; /* what each name stands for: lsp_query.c reads it */
   compiler_init(&a->c);
   diag_set_quiet(a->c.diag, true); /* publish reads the diagnostics' records */
   source_set_regular_only(a->c.diag, true);

@@ -1,6 +1,6 @@
 /* lsp_query.c: `cgc lsp`'s answers from a document's analysis: what a
- * name at a place is, hover, definition, completion, document symbols,
- * formatting and code actions. */
+ * name at a place is (sema's record of it, Program.uses), hover,
+ * definition, completion, document symbols, formatting and code actions. */
 #include "lsp_internal.h"
 
 #include <ctype.h>
@@ -13,18 +13,8 @@
 
 /* ---- what a name at a place is ---- */
 
-typedef enum FoundKind { F_NONE, F_ITEM, F_STMT, F_PARAM, F_VARIANT } FoundKind;
-
-typedef struct Found {
-  FoundKind kind;
-  Item *item;   /* F_ITEM: it; else the item that holds the name */
-  Stmt *stmt;   /* F_STMT */
-  Param *param; /* F_PARAM */
-} Found;
-
 static bool pos_le(Pos a, Pos b) { return a.line < b.line || (a.line == b.line && a.col <= b.col); }
 static bool pos_eq(Pos a, Pos b) { return a.file == b.file && a.line == b.line && a.col == b.col; }
-static bool named(const Sym *s, const char *w) { return s && !strcmp(s->name, w); }
 
 /* The top-level item of file `file` that `at` lies in, or NULL. */
 static Item *item_at(Analysis *a, Pos at) {
@@ -65,41 +55,6 @@ static void each_stmt(Stmt **body, int n, StmtFn fn, void *ctx) {
   }
 }
 
-typedef struct Lookup {
-  const char *word;
-  Pos at;       /* the word's start */
-  Stmt *exact;  /* declared at the word */
-  Stmt *decl;   /* a buffer, scalar, const or for variable of that name */
-  Stmt *node;   /* a node of that name */
-  bool in_edge; /* the word is a node in an edge */
-} Lookup;
-
-static bool expr_names_at(const Expr *e, Pos at) {
-  while (e && e->kind == EX_INDEX)
-    e = e->a;
-  return e && e->kind == EX_NAME && pos_eq(e->pos, at);
-}
-
-static void lookup_stmt(Stmt *st, void *ctx) {
-  Lookup *l = ctx;
-  if (st->kind == ST_EDGE) {
-    for (int g = 0; g < st->ngroups; g++)
-      for (int r = 0; r < st->groups[g].nrefs; r++)
-        l->in_edge |= expr_names_at(st->groups[g].refs[r], l->at);
-    return;
-  }
-  if (!named(st->name, l->word))
-    return;
-  if (pos_eq(st->name_pos, l->at))
-    l->exact = st;
-  bool is_node =
-      st->kind == ST_NODE || st->kind == ST_WHILE || st->kind == ST_IF || st->kind == ST_SWITCH;
-  if (is_node && !l->node)
-    l->node = st;
-  else if (!is_node && !l->decl)
-    l->decl = st;
-}
-
 static bool pos_before(Pos a, Pos b) { return a.line < b.line || (a.line == b.line && a.col < b.col); }
 
 /* The first statement of body[0 .. n), or NULL. */
@@ -135,9 +90,9 @@ static void visible_inside(Stmt *st, Pos at, StmtFn fn, void *ctx) {
 }
 
 /* Calls fn on each declaration (buffer, scalar, const, for variable) that
- * a use at `at` in body[0 .. n) sees, outer blocks first and each block's
- * in order, so the last of a name is the one the use means.  A statement
- * holds the text from its start to the next one's. */
+ * a name typed at `at` in body[0 .. n) could use, outer blocks first and
+ * each block's in order (completion offers them).  A statement holds the
+ * text from its start to the next one's. */
 static void each_visible(Stmt **body, int n, Pos at, StmtFn fn, void *ctx) {
   for (int i = 0; i < n; i++) {
     Stmt *st = body[i];
@@ -155,55 +110,26 @@ static void each_visible(Stmt **body, int n, Pos at, StmtFn fn, void *ctx) {
   }
 }
 
-typedef struct Scoped {
-  const char *word;
-  Stmt *decl;
-} Scoped;
-
-static void scoped_stmt(Stmt *st, void *ctx) {
-  Scoped *sc = ctx;
-  if (named(st->name, sc->word))
-    sc->decl = st;
+/* What the name at `at` stands for, as sema resolved it (Program.uses:
+ * the use there, or the declaration there), or NULL: sema met no name
+ * there. */
+static const Use *use_at(Analysis *a, Pos at) {
+  for (size_t i = 0; a->p && i < a->p->uses.n; i++)
+    if (pos_eq(a->p->uses.v[i].at, at))
+      return &a->p->uses.v[i];
+  return NULL;
 }
 
-/* The declaration of `word` that a use at `at` in a graph's body sees:
- * the innermost, so that two loops' `for i` or loop-body constants of one
- * name each go to their own. */
-static Stmt *scoped_decl(Stmt **body, int n, const char *word, Pos at) {
-  Scoped sc = {word, NULL};
-  each_visible(body, n, at, scoped_stmt, &sc);
-  return sc.decl;
-}
-
-/* What the word at `at` names: a declaration of the graph or kernel it
- * stands in, else a top-level item of any file. */
-static Found resolve(Analysis *a, const char *word, Pos at) {
-  Found f = {F_NONE, NULL, NULL, NULL};
-  Item *in = item_at(a, at);
-  if (in && in->kind == IT_GRAPH) {
-    Lookup l = {.word = word, .at = at};
-    each_stmt(in->body, in->nbody, lookup_stmt, &l);
-    Stmt *scoped = scoped_decl(in->body, in->nbody, word, at);
-    Stmt *st = l.exact               ? l.exact
-               : l.in_edge && l.node ? l.node
-               : scoped              ? scoped
-               : l.decl              ? l.decl
-                                     : l.node;
-    if (st)
-      return (Found){F_STMT, in, st, NULL};
-    if (named(in->variant_var, word))
-      return (Found){F_VARIANT, in, NULL, NULL};
+/* Where the declaration u stands for has its name. */
+static Pos decl_pos(const Use *u) {
+  switch (u->kind) {
+  case DECL_ITEM: return u->item->name_pos;
+  case DECL_STMT: return u->stmt->name_pos;
+  case DECL_PARAM: return u->param->pos;
+  case DECL_VARIANT: return u->item->variant_pos;
+  case DECL_NONE: break;
   }
-  if (in && in->kind == IT_KERNEL)
-    for (int i = 0; i < in->nparams; i++)
-      if (named(in->params[i].name, word))
-        return (Found){F_PARAM, in, NULL, &in->params[i]};
-  for (size_t i = 0; i < a->c.items.n; i++) {
-    Item *it = a->c.items.v[i];
-    if (it->kind != IT_INCLUDE && named(it->name, word))
-      return (Found){F_ITEM, it, NULL, NULL};
-  }
-  return f;
+  return (Pos){.file = -1};
 }
 
 /* The identifier at byte `off` of the document: [*lo, *hi), false if none. */
@@ -358,10 +284,10 @@ static void put_edge_reason(CharVec *out, const Graph *g, const Edge *e) {
 
 /* A node statement: its launch, and the nodes it makes with their edges. */
 static void put_node(CharVec *out, Analysis *a, const Graph *g, Stmt *st) {
-  const char *w = st->name->name;
+  const char *w = (st->name ? st->name : st->base)->name; /* an unnamed one: sema's name */
   size_t wl = strlen(w);
   put(out, "```cgraph\nnode %s = ", w);
-  if (st->kind == ST_NODE && st->node_kind == NK_KERNEL && st->kernel)
+  if (st->kind == ST_NODE && node_kinds[st->node_kind].called && st->kernel)
     put(out, "%s(...)", st->kernel->name);
   else
     put(out, "%s", node_kinds[st->node_kind].name);
@@ -424,72 +350,79 @@ static void put_const(CharVec *out, Analysis *a, const char *name, const Expr *v
   put(out, "\n```");
 }
 
-static cJSON *hover_text(Analysis *a, Found f, const char *word) {
+/* A type's name. */
+static void put_type_word(CharVec *out, const char *word) {
+  for (Type t = TY_I8; t <= TY_F64; t++)
+    if (!strcmp(type_name(t), word))
+      put(out, "```cgraph\n%s\n```\n%s, %d %s", word,
+          type_is_float(t)    ? "floating point"
+          : type_is_signed(t) ? "signed integer"
+                              : "unsigned integer",
+          type_size(t), type_size(t) == 1 ? "byte" : "bytes");
+  if (!strcmp(word, type_name(TY_HANDLE)))
+    put(out, "```cgraph\nhandle\n```\na kernel parameter's type: a while's conditional handle "
+             "(cudaGraphConditionalHandle, 8 bytes), which a kernel of the loop's body passes "
+             "to cudaGraphSetConditional");
+}
+
+/* A top-level constant, kernel or graph. */
+static void put_item(CharVec *out, Analysis *a, Item *it) {
+  if (it->kind == IT_KERNEL) {
+    put(out, "```cgraph\n");
+    put_kernel(out, it);
+    put(out, "\n```");
+  } else if (it->kind == IT_CONST) {
+    put_const(out, a, it->name->name, it->value);
+  } else if (it->kind == IT_GRAPH) {
+    put(out, "```cgraph\n%sgraph %s\n```", it->is_explicit ? "explicit " : "", it->name->name);
+    const Graph *g = graph_of(a, it);
+    if (g)
+      put(out, "\n%zu nodes, %zu buffers and scalars", g->nodes.n, g->res.n);
+    if (g && !diag_errors(a->c.diag))
+      put(out, ", %zu edges", g->edges.n);
+  }
+}
+
+/* A graph's declaration. */
+static void put_stmt(CharVec *out, Analysis *a, Item *in, Stmt *st) {
+  const Graph *g = graph_of(a, in);
+  switch (st->kind) {
+  case ST_BUFFER:
+  case ST_SCALAR: put_resource(out, a, g, st); break;
+  case ST_CONST: put_const(out, a, st->name->name, st->value); break;
+  case ST_FOR:
+    put(out, "```cgraph\nfor %s in ", st->name->name);
+    put_expr(out, a, st->lo);
+    put(out, " .. ");
+    put_expr(out, a, st->hi);
+    put(out, "\n```");
+    break;
+  case ST_NODE:
+  case ST_WHILE:
+  case ST_IF:
+  case ST_SWITCH: put_node(out, a, g, st); break;
+  case ST_EDGE: break;
+  }
+}
+
+/* What the word stands for (u; NULL: it names no declaration). */
+static cJSON *hover_text(Analysis *a, const Use *u, const char *word) {
   CharVec out = {0};
-  switch (f.kind) {
-  case F_NONE:
-    for (Type t = TY_I8; t <= TY_F64; t++)
-      if (!strcmp(type_name(t), word))
-        put(&out, "```cgraph\n%s\n```\n%s, %d %s", word,
-            type_is_float(t)    ? "floating point"
-            : type_is_signed(t) ? "signed integer"
-                                : "unsigned integer",
-            type_size(t), type_size(t) == 1 ? "byte" : "bytes");
-    if (!strcmp(word, type_name(TY_HANDLE)))
-      put(&out, "```cgraph\nhandle\n```\na kernel parameter's type: a while's conditional handle "
-                "(cudaGraphConditionalHandle, 8 bytes), which a kernel of the loop's body passes "
-                "to cudaGraphSetConditional");
-    break;
-  case F_ITEM:
-    if (f.item->kind == IT_KERNEL) {
-      put(&out, "```cgraph\n");
-      put_kernel(&out, f.item);
-      put(&out, "\n```");
-    } else if (f.item->kind == IT_CONST) {
-      put_const(&out, a, f.item->name->name, f.item->value);
-    } else if (f.item->kind == IT_GRAPH) {
-      put(&out, "```cgraph\n%sgraph %s\n```", f.item->is_explicit ? "explicit " : "",
-          f.item->name->name);
-      const Graph *g = graph_of(a, f.item);
-      if (g)
-        put(&out, "\n%zu nodes, %zu buffers and scalars", g->nodes.n, g->res.n);
-      if (g && !diag_errors(a->c.diag))
-        put(&out, ", %zu edges", g->edges.n);
-    }
-    break;
-  case F_PARAM:
-    put(&out, "```cgraph\n%s%s: %s%s\n```\nparameter of ", mode_names[f.param->mode & 3],
-        f.param->name->name, type_name(f.param->type), f.param->pointer ? "*" : "");
+  switch (u ? u->kind : DECL_NONE) {
+  case DECL_NONE: put_type_word(&out, word); break;
+  case DECL_ITEM: put_item(&out, a, u->item); break;
+  case DECL_PARAM:
+    put(&out, "```cgraph\n%s%s: %s%s\n```\nparameter of ", mode_names[u->param->mode & 3],
+        u->param->name->name, type_name(u->param->type), u->param->pointer ? "*" : "");
     put(&out, "`");
-    put_kernel(&out, f.item);
+    put_kernel(&out, u->item);
     put(&out, "`");
     break;
-  case F_VARIANT:
-    put(&out, "```cgraph\ngraph %s for %s in [...]\n```\nthe variant's value", f.item->name->name,
+  case DECL_VARIANT:
+    put(&out, "```cgraph\ngraph %s for %s in [...]\n```\nthe variant's value", u->item->name->name,
         word);
     break;
-  case F_STMT: {
-    Stmt *st = f.stmt;
-    const Graph *g = graph_of(a, f.item);
-    switch (st->kind) {
-    case ST_BUFFER:
-    case ST_SCALAR: put_resource(&out, a, g, st); break;
-    case ST_CONST: put_const(&out, a, st->name->name, st->value); break;
-    case ST_FOR:
-      put(&out, "```cgraph\nfor %s in ", st->name->name);
-      put_expr(&out, a, st->lo);
-      put(&out, " .. ");
-      put_expr(&out, a, st->hi);
-      put(&out, "\n```");
-      break;
-    case ST_NODE:
-    case ST_WHILE:
-    case ST_IF:
-    case ST_SWITCH: put_node(&out, a, g, st); break;
-    case ST_EDGE: break;
-    }
-    break;
-  }
+  case DECL_STMT: put_stmt(&out, a, u->item, u->stmt); break;
   }
   if (!out.n) {
     vec_free(&out);
@@ -565,8 +498,8 @@ void on_hover(Request *r) {
   char word[MAX_IDENT_LEN + 1];
   memcpy(word, d->text + lo, hi - lo);
   word[hi - lo] = 0;
-  Found f = resolve(d->an, word, pos_of_offset(d->text, d->len, d->an->file, lo));
-  cJSON *h = hover_text(d->an, f, word);
+  const Use *u = use_at(d->an, pos_of_offset(d->text, d->len, d->an->file, lo));
+  cJSON *h = hover_text(d->an, u, word);
   if (h)
     cJSON_AddItemToObject(
         h, "range",
@@ -642,30 +575,8 @@ void on_definition(Request *r) {
     reply(r->id, NULL);
     return;
   }
-  char word[MAX_IDENT_LEN + 1];
-  memcpy(word, d->text + lo, hi - lo);
-  word[hi - lo] = 0;
-  Found f = resolve(d->an, word, pos_of_offset(d->text, d->len, d->an->file, lo));
-  Pos at = {.file = -1};
-  switch (f.kind) {
-  case F_NONE: break;
-  case F_ITEM: at = f.item->name_pos; break;
-  case F_STMT: at = f.stmt->name_pos; break;
-  case F_PARAM: at = f.param->pos; break;
-  case F_VARIANT: at = f.item->variant_pos; break;
-  }
-  /* A parameter's position is its mode's or name's: find the name. */
-  if (at.file >= 0 && f.kind == F_PARAM) {
-    const Source *src = source_get(d->an->c.diag, at.file);
-    size_t o = offset_of(r->s, src->text, src->len, at), w0, w1;
-    size_t le = line_end(src->text, src->len, o);
-    while (o < le && !(word_at(src->text, src->len, o, &w0, &w1) && w1 - w0 == hi - lo &&
-                       !memcmp(src->text + w0, word, hi - lo)))
-      o++;
-    if (o < le)
-      at = pos_of_offset(src->text, src->len, at.file, w0);
-  }
-  reply(r->id, at.file >= 0 ? decl_location(r->s, d, at, hi - lo) : NULL);
+  const Use *u = use_at(d->an, pos_of_offset(d->text, d->len, d->an->file, lo));
+  reply(r->id, u ? decl_location(r->s, d, decl_pos(u), hi - lo) : NULL);
 }
 
 /* ---- completion ---- */
@@ -969,8 +880,8 @@ static void symbol_stmt(Stmt *st, void *ctx) {
   case ST_NODE:
     kind = SK_EVENT;
     put(&detail, "node: %s",
-        st->node_kind == NK_KERNEL && st->kernel ? st->kernel->name
-                                                 : node_kinds[st->node_kind].name);
+        node_kinds[st->node_kind].called && st->kernel ? st->kernel->name
+                                                       : node_kinds[st->node_kind].name);
     break;
   case ST_WHILE:
   case ST_IF:

@@ -175,13 +175,13 @@ static bool infer_edges(Compiler *c, Graph *g, const uint32_t *order, EdgeVec *o
   VEC(uint32_t) since = {0};
   for (size_t i = 0; i < g->nodes.n && !in.over; i++) {
     const Node *n = &g->nodes.v[order[i]];
-    if (n->kind == NK_COLLECTIVE) {
+    if (node_kinds[n->kind].collective) {
       if (last_collective >= 0)
         add_edge(&in, (uint32_t)last_collective, order[i], -1, WHY_COMM);
       last_collective = order[i];
     }
     if (node_kinds[n->kind].bodies) {
-      if (n->kind == NK_WHILE && n->handle_at.file >= 0) {
+      if (node_kinds[n->kind].loop && n->handle_at.file >= 0) {
         for (size_t j = 0; j < since.n; j++)
           add_edge(&in, since.v[j], order[i], -1, WHY_APART);
         if (!since.n && last_apart >= 0)

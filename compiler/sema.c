@@ -21,7 +21,7 @@ static Binding *lookup_local(Sema *s, Sym *name) {
   return i ? &s->locals.v[i - 1] : NULL;
 }
 
-static void push_local(Sema *s, Binding b) {
+void push_local(Sema *s, Binding b) {
   b.shadowed = (uintptr_t)map_get(&s->local_index, b.name);
   vec_push(&s->locals, b);
   map_put(&s->local_index, b.name, (void *)(uintptr_t)s->locals.n);
@@ -233,7 +233,7 @@ static Resource *add_res(Sema *s, Stmt *st, ResKind kind) {
   vec_push(&s->g->res, r);
   Binding *b = arena_alloc(s->c->arena, sizeof *b);
   *b = (Binding){.kind = B_RES, .name = st->name, .pos = st->name_pos,
-                 .res = (int)s->g->res.n - 1};
+                 .res = (int)s->g->res.n - 1, .stmt = st};
   map_put(&s->names, st->name, b);
   return &s->g->res.v[s->g->res.n - 1];
 }
@@ -324,7 +324,7 @@ static Growth size_growth(Sema *s, Expr *e) {
   Growth a = GROWS_NOT, b = GROWS_NOT;
   switch (e->kind) {
   case EX_NAME: {
-    Binding *bd = lookup(s, e->name);
+    Binding *bd = lookup_use(s, e);
     const Resource *r = bd && bd->kind == B_RES ? &s->g->res.v[bd->res] : NULL;
     if (!r || r->kind != RES_SCALAR || !r->bounded)
       return GROWS_NOT;
@@ -494,7 +494,7 @@ static void declare_const(Sema *s, Stmt *st) {
   if (!check_new_name(s, st->name, st->name_pos))
     return;
   Binding b = {.kind = B_CONST, .name = st->name, .pos = st->name_pos,
-               .value = valid ? v.i : 0, .valid = valid};
+               .value = valid ? v.i : 0, .valid = valid, .stmt = st};
   if (s->depth > 0 || s->blocks > 0) {
     push_local(s, b);
   } else {
@@ -580,7 +580,7 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
     idx[k++] = root->b;
   Stmt *decl = map_get(&s->node_decls, root->name);
   if (!decl) {
-    Binding *b = lookup(s, root->name);
+    Binding *b = lookup_use(s, root);
     if (b || map_get(&s->globals, root->name)) {
       error_at(s->d, root->pos, "'%s' is not a node", root->name->name);
     } else {
@@ -591,6 +591,7 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
     }
     return NULL;
   }
+  note_stmt(s, root, root->pos, decl);
   int depth = decl->loop_depth;
   if (k == 0) {
     /* A bare name: this iteration's node, when the reference is inside the
@@ -733,7 +734,8 @@ static void walk_for(Sema *s, Stmt *st) {
   }
   for (int64_t i = lo; i < hi && !diag_stopped(s->d) && budget(s, st->pos); i++) {
     size_t mark = s->locals.n;
-    Binding b = {.kind = B_LOOP, .name = st->name, .pos = st->name_pos, .value = i, .valid = true};
+    Binding b = {.kind = B_LOOP, .name = st->name, .pos = st->name_pos, .value = i, .valid = true,
+                 .stmt = st};
     push_local(s, b);
     s->loops[s->depth] = st;
     s->index[s->depth++] = i;
@@ -774,6 +776,8 @@ void walk(Sema *s, Stmt **body, int n) {
     case ST_IF:
     case ST_SWITCH: walk_control(s, st); break;
     }
+    if (s->c->keep_uses && s->depth == 0 && s->blocks == 0)
+      note_names(s, st); /* once a statement of the graph, after its check */
   }
 }
 
@@ -795,6 +799,7 @@ static void name_nodes(Sema *s, Stmt **body, int n, Stmt *parent, int depth, Stm
     Stmt *st = body[i];
     st->parent_for = parent;
     st->loop_depth = depth;
+    note_decl(s, st);
     if (depth == 0 && (st->kind == ST_CONST || st->kind == ST_SCALAR || st->kind == ST_BUFFER) &&
         !map_get(&s->later, st->name))
       map_put(&s->later, st->name, st);
@@ -826,7 +831,7 @@ static void name_anonymous(Sema *s, StmtVec *anon) {
   for (size_t i = 0; i < anon->n; i++) {
     Stmt *st = anon->v[i];
     const char *stem =
-        st->node_kind == NK_KERNEL ? st->kernel->name : node_kinds[st->node_kind].name;
+        node_kinds[st->node_kind].called ? st->kernel->name : node_kinds[st->node_kind].name;
     Sym *key = intern(s->c->syms, stem, strlen(stem));
     uintptr_t k = (uintptr_t)map_get(&counts, key);
     Sym *name;
@@ -995,6 +1000,8 @@ Program *check_program(Compiler *c) {
   for (size_t i = 0; i < c->items.n; i++)
     if (c->items.v[i]->kind == IT_CONST && !map_get(&s.consts, c->items.v[i]->name))
       map_put(&s.consts, c->items.v[i]->name, c->items.v[i]);
+  for (size_t i = 0; i < c->items.n; i++)
+    note_item_decls(&s, c->items.v[i]);
   for (size_t i = 0; i < c->items.n && !diag_stopped(c->diag); i++) {
     Item *it = c->items.v[i];
     if (it->kind == IT_CONST || it->kind == IT_KERNEL) {
@@ -1006,6 +1013,7 @@ Program *check_program(Compiler *c) {
     Item *it = c->items.v[i];
     if (it->kind != IT_GRAPH)
       continue;
+    s.item = it;
     if (!it->variant_var) {
       if (define_global(&s, it))
         check_graph(&s, it, it->name, NULL, 0);
@@ -1017,6 +1025,7 @@ Program *check_program(Compiler *c) {
     check_c_names(&s, p);
   map_free(&s.globals);
   map_free(&s.consts);
+  map_free(&s.use_sites);
   return p;
 }
 
@@ -1050,5 +1059,6 @@ void program_free(Program *p) {
     free(g);
   }
   vec_free(&p->graphs);
+  vec_free(&p->uses);
   free(p);
 }

@@ -17,7 +17,7 @@ typedef VEC(Access) AccessVec;
 static Expr *computed_ref(Sema *s, Expr *e) {
   switch (e->kind) {
   case EX_NAME: {
-    Binding *b = lookup(s, e->name);
+    Binding *b = lookup_use(s, e);
     return b && b->kind == B_RES ? e : NULL;
   }
   case EX_INDEX:

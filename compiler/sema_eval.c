@@ -44,7 +44,7 @@ bool eval_int(Sema *s, Expr *e, int64_t *out) {
 }
 
 static bool eval_name(Sema *s, Expr *e, Value *out) {
-  Binding *b = lookup(s, e->name);
+  Binding *b = lookup_use(s, e);
   if (b) {
     if (b->kind == B_RES) {
       Resource *r = &s->g->res.v[b->res];
@@ -200,7 +200,7 @@ bool eval(Sema *s, Expr *e, Value *out) {
     while (root->kind == EX_INDEX || root->kind == EX_SLICE)
       root = root->a;
     if (root->kind == EX_NAME) {
-      Binding *b = lookup(s, root->name);
+      Binding *b = lookup_use(s, root);
       if (b && b->kind == B_RES) {
         error_at(s->d, root->pos, "%s '%s' is not a constant",
                  describe_res(s, b->res), root->name->name);

@@ -5,6 +5,7 @@
  * sema_node.c    a node statement's checks: arguments, views, copies, fills,
  *                collectives, launch configurations and grids
  * sema_control.c control flow: conditions, switch cases, control nodes
+ * sema_uses.c    what each name stands for (Program.uses, for cgc lsp)
  * sema_warn.c    warnings, a phase of its own after ordering */
 #ifndef CGC_SEMA_INTERNAL_H
 #define CGC_SEMA_INTERNAL_H
@@ -33,6 +34,7 @@ typedef struct Binding {
   int64_t value; /* B_CONST, B_LOOP */
   bool valid;
   int res;       /* B_RES */
+  Stmt *stmt;    /* its declaration; NULL: the graph's variant variable */
   uintptr_t shadowed; /* locals: index + 1 of the binding it hides, or 0 */
 } Binding;
 
@@ -48,8 +50,10 @@ typedef struct Sema {
   Map globals; /* Sym -> Global */
   Map consts;  /* Sym -> Item, every top-level const, defined or not yet */
   Sym *defining; /* the graph's or loop's constant being evaluated */
+  Map use_sites; /* where a use is recorded (Program.uses): its AST record */
   /* The graph being checked: */
   Graph *g;
+  Item *item;        /* its item as written (a variant's too) */
   Map names;         /* Sym -> Binding, graph level */
   Map later;         /* Sym -> Stmt, every graph-level declaration */
   Map node_decls;    /* Sym (base name) -> Stmt */
@@ -83,6 +87,7 @@ typedef enum Undefined { UNDEFINED_NAME, UNDEFINED_KERNEL, UNDEFINED_NODE } Unde
 
 /* sema.c */
 void pop_locals(Sema *s, size_t mark);
+void push_local(Sema *s, Binding b);
 Binding *lookup(Sema *s, Sym *name);
 void report_undefined(Sema *s, Pos p, Undefined what, const Sym *name, const char *meant);
 void undefined(Sema *s, Pos p, Sym *name);
@@ -111,5 +116,13 @@ void check_scalar_values(Sema *s);
 
 /* sema_control.c */
 void walk_control(Sema *s, Stmt *st);
+
+/* sema_uses.c: each records what a name stands for, when keep_uses asks */
+Binding *lookup_use(Sema *s, Expr *e); /* lookup of name e, recorded */
+void note_stmt(Sema *s, const void *site, Pos at, Stmt *decl);
+void note_item(Sema *s, const void *site, Pos at, Item *it);
+void note_decl(Sema *s, Stmt *st);        /* a graph's declaration's name */
+void note_item_decls(Sema *s, Item *it);  /* an item's name, parameters, variable */
+void note_names(Sema *s, Stmt *st);       /* st's names the checks left unresolved */
 
 #endif

@@ -24,7 +24,7 @@ bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
   *is_ref = false;
   if (root->kind != EX_NAME)
     return true;
-  Binding *b = lookup(s, root->name);
+  Binding *b = lookup_use(s, root);
   if (!b && !map_get(&s->globals, root->name)) {
     undefined(s, root->pos, root->name);
     return false;
@@ -153,7 +153,7 @@ void report_control_in_handle_body(Sema *s, const Node *w, Pos at, NodeKind kind
   error_at(s->d, at,
            "while '%s' has %s %s node in its body, and its body's kernel sets its handle; such "
            "a loop holds no control flow",
-           w->name, kind == NK_IF ? "an" : "a", node_kinds[kind].name);
+           w->name, node_kinds[kind].an ? "an" : "a", node_kinds[kind].name);
   note_at(s->d, w->handle_at, "the handle is passed here");
 }
 
@@ -165,7 +165,7 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   const char *kname = n->kernel->name->name;
   Stmt *decl = e->kind == EX_NAME ? map_get(&s->node_decls, e->name) : NULL;
   if (!decl) {
-    bool named = e->kind == EX_NAME && !lookup(s, e->name) && !map_get(&s->globals, e->name);
+    bool named = e->kind == EX_NAME && !lookup_use(s, e) && !map_get(&s->globals, e->name);
     if (named && !s->c->include_failed) {
       Suggest sg;
       suggest_init(&sg, e->name->name);
@@ -186,6 +186,7 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     note_at(s->d, p->pos, "'%s' is declared here", p->name->name);
     return false;
   }
+  note_stmt(s, e, e->pos, decl);
   if (decl->kind != ST_WHILE) {
     error_at(s->d, e->pos,
              "'%s' is %s; only a while's handle can be passed, by a kernel in its body",
@@ -203,7 +204,7 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
                          ? node_name(s, e->pos, decl->base, decl->loop_depth)
                          : NULL;
   for (int32_t x = s->scope; name && x >= 0; x = s->g->nodes.v[x].scope)
-    if (s->g->nodes.v[x].kind == NK_WHILE && !strcmp(s->g->nodes.v[x].name, name)) {
+    if (node_kinds[s->g->nodes.v[x].kind].loop && !strcmp(s->g->nodes.v[x].name, name)) {
       w = x;
       break;
     }
@@ -280,7 +281,9 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   if (p->type == TY_HANDLE)
     return check_handle_arg(s, n, p, e, arg);
   const char *kname = n->kernel->name->name;
-  if (while_named(s, e)) {
+  Stmt *w = while_named(s, e);
+  if (w) {
+    note_stmt(s, e, e->pos, w);
     error_at(s->d, e->pos,
              "parameter '%s' of '%s' is %s%s, but '%s' is a while node; only a handle parameter "
              "takes a while's name",
@@ -301,7 +304,7 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     Resource *r = &s->g->res.v[arg->res];
     if (r->kind == RES_BUFFER && (r->buffer_kind == BUF_HOST || r->buffer_kind == BUF_EXTERN_HOST)) {
       error_span(s->d, arg_span(e, arg->pos), "'%s' is a host buffer; %s take device memory",
-                 r->name->name, n->kind == NK_CAPTURE ? "capture functions" : "kernels");
+                 r->name->name, n->kernel->capture ? "capture functions" : "kernels");
       return false;
     }
     if (r->type != p->type) {
@@ -331,7 +334,7 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
                  p->name->name, kname, type_name(p->type), r->name->name, type_name(r->type));
       return false;
     }
-    if (n->kind == NK_CAPTURE) {
+    if (node_kinds[n->kind].captured) {
       /* The function runs once, at create: its captured work would keep
        * the value the scalar had then. */
       error_span(s->d, arg_span(e, arg->pos),
@@ -646,7 +649,7 @@ typedef VEC(int64_t) GridCode;
 static bool names_scalar(Sema *s, const Expr *e) {
   switch (e->kind) {
   case EX_NAME: {
-    Binding *b = lookup(s, e->name);
+    Binding *b = lookup_use(s, (Expr *)e);
     return b && b->kind == B_RES && s->g->res.v[b->res].kind == RES_SCALAR;
   }
   case EX_CALL:
@@ -681,7 +684,7 @@ static bool grid_program(Sema *s, Expr *e, GridCode *code, int *depth) {
   int64_t op = 0;
   switch (e->kind) {
   case EX_NAME: {
-    Binding *bind = lookup(s, e->name);
+    Binding *bind = lookup_use(s, e);
     Resource *r = &s->g->res.v[bind->res];
     if (type_is_float(r->type)) {
       error_span(s->d, expr_span(e), "scalar '%s' is %s; a grid follows integer scalars only",
@@ -993,6 +996,8 @@ bool keyword_named(const Stmt *st) { return !st->name && !strchr(st->base->name,
 /* A kernel node's kernel and arguments; false after an error. */
 static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   Global *gl = map_get(&s->globals, st->kernel);
+  if (gl)
+    note_item(s, &st->callee_pos, st->callee_pos, gl->item);
   /* A collective's name is the collective unless a kernel or capture
    * function has it: a constant or graph of the name does not hide it. */
   int which = gl && gl->item->kind == IT_KERNEL ? -1 : collective_index(st->kernel);
@@ -1037,14 +1042,20 @@ static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   return ok;
 }
 
+/* A copy's or fill's launch clauses (refused), with room for its two accesses. */
+static void check_memory_node(Sema *s, Node *n, Stmt *st) {
+  n->acc = arena_alloc(s->c->arena, 2 * sizeof *n->acc);
+  check_launch(s, n, st);
+}
+
 void add_node(Sema *s, Stmt *st) {
   if (!st->base)
     return; /* a duplicate name, reported */
-  if (!node_budget(s, st->pos, st->node_kind == NK_KERNEL ? st->nargs : 2))
+  if (!node_budget(s, st->pos, node_kinds[st->node_kind].called ? st->nargs : 2))
     return;
   Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth), .pos = st->pos,
             .kind = st->node_kind, .scope = s->scope, .branch = s->branch,
-            .keyword_name = st->node_kind != NK_KERNEL && keyword_named(st)};
+            .keyword_name = !node_kinds[st->node_kind].called && keyword_named(st)};
   if (!n.name)
     return;
   switch (n.kind) {
@@ -1055,13 +1066,12 @@ void add_node(Sema *s, Stmt *st) {
       return;
     break;
   case NK_COPY:
+    check_memory_node(s, &n, st);
+    check_copy(s, &n, st);
+    break;
   case NK_FILL:
-    n.acc = arena_alloc(s->c->arena, 2 * sizeof *n.acc);
-    check_launch(s, &n, st);
-    if (n.kind == NK_COPY)
-      check_copy(s, &n, st);
-    else
-      check_fill(s, &n, st);
+    check_memory_node(s, &n, st);
+    check_fill(s, &n, st);
     break;
   case NK_WHILE:
   case NK_IF:

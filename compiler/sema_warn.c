@@ -197,7 +197,7 @@ static void warn_block_size(Diag *d, const Graph *g) {
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
     int64_t threads = n->block[0] * n->block[1] * n->block[2];
-    if (n->kind == NK_KERNEL && threads % 32)
+    if (node_kinds[n->kind].launch && threads % 32)
       warn_at(d, W_BLOCK_SIZE, n->block_pos,
               "a block of %lld thread%s is not a multiple of the warp size, 32: its last warp "
               "runs %lld of its 32 lanes",
@@ -243,7 +243,7 @@ static void warn_writes_nothing(Diag *d, const Program *p) {
     const Graph *g = p->graphs.v[i];
     for (size_t v = 0; v < g->nodes.n; v++) {
       const Node *n = &g->nodes.v[v];
-      if (n->kind != NK_KERNEL || !n->kernel || !writes_nothing(n->kernel))
+      if (!node_kinds[n->kind].launch || !n->kernel || !writes_nothing(n->kernel))
         continue;
       size_t k = 0;
       while (k < seen.n && seen.v[k] != n->kernel)

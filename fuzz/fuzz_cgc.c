@@ -1,5 +1,6 @@
 /* fuzz_cgc.c: libFuzzer over the whole pipeline in memory: the text is
- * scanned, parsed, checked, ordered, warned about and emitted as C and DOT, and,
+ * scanned, parsed, checked (recording what each name stands for, as for
+ * cgc lsp), ordered, warned about and emitted as C and DOT, and,
  * when it parses, formatted twice (the second time must change nothing).  The
  * same bytes are read as a module too (PTX, cubin, fatbin), as `from` reads one.
  *   clang -fsanitize=fuzzer,address,undefined (fuzz/CMakeLists.txt) */
@@ -15,7 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!sink)
     sink = fopen("/dev/null", "w");
   Compiler c = {.max_nodes = 20000, .max_statements = 200000, .max_accesses = 200000,
-                .max_edges = 400000, .max_search_steps = 20000000};
+                .max_edges = 400000, .max_search_steps = 20000000,
+                .keep_uses = true}; /* sema's record of names too, as cgc lsp asks */
   compiler_init(&c);
   diag_set_output(c.diag, sink);
   parse_program_text(&c, "fuzz.cgraph", (const char *)data, size);
