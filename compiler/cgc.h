@@ -787,45 +787,64 @@ typedef struct CondInstr {
   const Arg *lhs, *rhs;
 } CondInstr;
 
-typedef struct Node {
-  const char *name; /* "norm[0]" */
-  bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
-  Pos pos;
-  NodeKind kind;
-  int32_t scope;    /* the control node whose body holds this one, or -1 */
-  int32_t branch;   /* which body of it: 0, or 1 for else, or a case's index */
-  /* NK_WHILE, NK_IF, NK_SWITCH: */
-  CheckedCond *cond;  /* while, if */
-  CondInstr *cond_code; /* while, if: cond lowered (lower_cond) */
-  int ncond_code;
-  int64_t max_iter;   /* while: 0 unless `max` */
-  Pos handle_at;      /* while: the argument that passes its handle to a
-                         kernel of its body (which then sets the condition),
-                         file -1 if none */
-  bool handle_reported; /* while: a second such argument was reported */
-  int nbodies;        /* while 1, if 1 or 2, switch: cases with default */
-  int64_t *case_values; /* switch: one per body but the default */
-  int default_body;   /* switch: the default's body, or -1 */
-  int selector;       /* switch: the scalar (index into Graph.res) */
-  Item *kernel;     /* NK_KERNEL, NK_CAPTURE: the kernel or capture function */
-  /* NK_COLLECTIVE: which (CGRT_ALL_REDUCE ...), its reduction (CGRT_SUM ...),
-   * elements sent (args[1]) and received (args[0]), broadcast's root. */
-  int collective, reduce_op;
-  int64_t send_count, recv_count, root;
-  Arg *args;
-  int nargs;
+/* A kernel node's launch configuration, checked.  Nodes launched alike
+ * share one (sema interns them), so a Launch is never changed once made. */
+typedef struct Launch {
   int64_t grid[3], block[3], cluster[3];
-  Pos block_pos; /* its block(...) */
   int64_t smem;
   int64_t priority;
   bool has_cluster, has_priority;
   /* A grid that follows bounded scalars: the programs of its extents (each
    * ending with CGRT_GRID_END), CGRT_GRID_SCALAR naming Graph.res indices;
    * NULL when the grid is constant.  grid[] holds it at the bounds. */
-  int64_t *grid_code;
+  const int64_t *grid_code;
   int ngrid_code;
-  Access *acc;
+} Launch;
+
+/* What a while, if or switch node has besides its accesses. */
+typedef struct Control {
+  CheckedCond *cond;    /* while, if */
+  CondInstr *cond_code; /* while, if: cond lowered (lower_cond) */
+  int ncond_code;
+  int64_t max_iter;     /* while: 0 unless `max` */
+  Pos handle_at;        /* while: the argument that passes its handle to a
+                           kernel of its body (which then sets the condition),
+                           file -1 if none */
+  bool handle_reported; /* while: a second such argument was reported */
+  int nbodies;          /* while 1, if 1 or 2, switch: cases with default */
+  int64_t *case_values; /* switch: one per body but the default */
+  int default_body;     /* switch: the default's body, or -1 */
+  int selector;         /* switch: the scalar (index into Graph.res) */
+} Control;
+
+/* A collective node's operation: which (CGRT_ALL_REDUCE ...), its
+ * reduction (CGRT_SUM ...), elements sent (args[1]) and received
+ * (args[0]), broadcast's root. */
+typedef struct Collective {
+  int which, reduce_op;
+  int64_t send_count, recv_count, root;
+} Collective;
+
+/* A node of a graph: what every kind has, and its kind's own part out of
+ * line, so that the many kernel nodes of a large graph stay small. */
+typedef struct Node {
+  const char *name; /* "norm[0]" */
+  Pos pos;
+  NodeKind kind;
+  bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
+  int32_t scope;     /* the control node whose body holds this one, or -1 */
+  int32_t branch;    /* which body of it: 0, or 1 for else, or a case's index */
+  int nargs;
   int nacc;
+  Item *kernel; /* NK_KERNEL, NK_CAPTURE: the kernel or capture function */
+  Arg *args;
+  Access *acc;
+  Pos block_pos; /* NK_KERNEL: its block(...) */
+  union {
+    const Launch *launch;   /* NK_KERNEL */
+    Control *control;       /* NK_WHILE, NK_IF, NK_SWITCH */
+    Collective *collective; /* NK_COLLECTIVE */
+  };
 } Node;
 
 typedef struct Edge {

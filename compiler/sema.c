@@ -1017,6 +1017,7 @@ Program *check_program(Compiler *c) {
     check_c_names(&s, p);
   map_free(&s.globals);
   map_free(&s.consts);
+  free(s.launches.slots);
   return p;
 }
 
