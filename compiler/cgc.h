@@ -461,33 +461,36 @@ typedef struct EdgeGroup {
   bool programmatic; /* that arrow is '=>' */
 } EdgeGroup;
 
+/* A statement.  Its fields are ordered so that none is padded, and an
+ * if's and a switch's own parts share their room: a node statement, the
+ * most common by far, takes 120 bytes. */
 struct Stmt {
   StmtKind kind;
   int loop_depth; /* sema: enclosing for loops */
-  Pos pos;
-  Sym *name;      /* const, scalar, buffer, node (NULL: anonymous), for var */
-  Pos name_pos;
-  Sym *base;      /* sema: a node's name or the anonymous name given it */
   NodeKind node_kind; /* node, while, if, switch: the kind of node it makes */
-  struct Stmt *parent_for; /* sema: innermost enclosing for, or NULL */
-  Stmt **body;    /* for, while, if (its then-body) */
   int nbody;
+  Pos pos;
+  Pos name_pos;
+  Sym *name;               /* const, scalar, buffer, node (NULL: anonymous), for var */
+  Sym *base;               /* sema: a node's name or the anonymous name given it */
+  struct Stmt *parent_for; /* sema: innermost enclosing for, or NULL */
+  Stmt **body;             /* for, while, if (its then-body) */
   union {
     struct { /* ST_CONST, ST_SCALAR, ST_BUFFER */
       Expr *value; /* const value; scalar and buffer initialiser */
+      Expr **dims;
+      Expr *bound; /* scalar: NULL unless `max` */
       Type type;
       BufferKind buffer_kind;
-      Expr **dims;
       int ndims;
-      Expr *bound;  /* scalar: NULL unless `max` */
       Pos type_pos; /* scalar: its type */
     };
     struct { /* ST_NODE */
       Pos callee_pos;
+      int nargs;
       Sym *kernel; /* NK_KERNEL */
       Expr **args;
       LaunchItem *launch;
-      int nargs;
       int nlaunch;
     };
     struct { /* ST_EDGE */
@@ -500,12 +503,18 @@ struct Stmt {
     struct { /* ST_WHILE, ST_IF, ST_SWITCH */
       Cond *cond;       /* while, if */
       Expr *max_iter;   /* while: NULL unless `max` */
-      Stmt **else_body; /* if */
-      int nelse;
-      bool has_else;
-      Expr *selector;   /* switch */
-      CaseItem *cases;
-      int ncases;
+      union {
+        struct { /* if */
+          Stmt **else_body;
+          int nelse;
+          bool has_else;
+        };
+        struct { /* switch */
+          Expr *selector;
+          CaseItem *cases;
+          int ncases;
+        };
+      };
     };
   };
 };
@@ -627,6 +636,8 @@ char *find_file(Compiler *c, const char *from, const char *name);
  * where it looked, so that the error can say so. */
 bool found_directory(Compiler *c, const char *from, const char *name);
 
+struct List;
+
 /* The scanner and parser (grammar/) talk to parse.c through this. */
 typedef struct ParseState {
   Compiler *c;
@@ -660,6 +671,11 @@ typedef struct ParseState {
     Sym *sym;                  /* an identifier's */
   } tokens[4];
   unsigned ntokens;
+  /* Lists and launch items whose contents were copied out, kept to be used
+   * again (parse.c): a node statement makes four lists and its launch
+   * items, which would otherwise stay in the arena unused. */
+  VEC(struct List *) spare_lists;
+  VEC(LaunchItem *) spare_launches;
 } ParseState;
 
 /* ---- module.c: kernels from modules and templates ---- */

@@ -63,9 +63,7 @@ static int cond_code_len(const Node *n) {
 }
 
 /* A node's words of grid programs (a kernel whose grid follows scalars). */
-static int grid_code_len(const Node *n) {
-  return n->kind == NK_KERNEL ? n->launch->ngrid_code : 0;
-}
+static int grid_code_len(const Node *n) { return n->kind == NK_KERNEL ? n->launch->ngrid_code : 0; }
 
 /* The comparisons of a node's condition: each takes two operands. */
 static int cond_comparisons(const Node *n) {
@@ -168,8 +166,9 @@ static void emit_node_control(FILE *c, const Graph *g, const Node *n, size_t cod
             abi_type_name(type, sizeof type, g->res.v[n->control->selector].type));
     break;
   case NK_COLLECTIVE:
-    fprintf(c, ",\n     .elem_type = %s, .collective = %s, .reduce_op = %s, .root = %lld, "
-               ".send_count = UINT64_C(%lld), .recv_count = UINT64_C(%lld)",
+    fprintf(c,
+            ",\n     .elem_type = %s, .collective = %s, .reduce_op = %s, .root = %lld, "
+            ".send_count = UINT64_C(%lld), .recv_count = UINT64_C(%lld)",
             abi_type_name(type, sizeof type, g->res.v[n->args[0].res].type),
             collective_kinds[n->collective->which].abi, reductions[n->collective->reduce_op].abi,
             (long long)n->collective->root, (long long)n->collective->send_count,
@@ -348,8 +347,8 @@ static void emit_node_table(Tables *t, const Kernels *k, const Kernels *captures
   size_t first = 0, code = 0, cases = 0, grid = 0;
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
-    emit_node(t->c, k, captures, g, n, v, first, node_args(n),
-              n->kind == NK_SWITCH ? cases : code, (size_t)cond_code_len(n), grid);
+    emit_node(t->c, k, captures, g, n, v, first, node_args(n), n->kind == NK_SWITCH ? cases : code,
+              (size_t)cond_code_len(n), grid);
     grid += (size_t)grid_code_len(n);
     first += node_args(n);
     code += (size_t)cond_code_len(n);

@@ -806,8 +806,9 @@ static void name_nodes(Sema *s, Stmt **body, int n, Stmt *parent, int depth, Stm
       else
         name_node(s, st);
       name_nodes(s, st->body, st->nbody, parent, depth, anon);
-      name_nodes(s, st->else_body, st->nelse, parent, depth, anon);
-      for (int k = 0; k < st->ncases; k++)
+      if (st->kind == ST_IF)
+        name_nodes(s, st->else_body, st->nelse, parent, depth, anon);
+      for (int k = 0; st->kind == ST_SWITCH && k < st->ncases; k++)
         name_nodes(s, st->cases[k].body, st->cases[k].nbody, parent, depth, anon);
       continue;
     }

@@ -255,8 +255,11 @@ void walk_control(Sema *s, Stmt *st) {
   if (!node_budget(s, st->pos, 0))
     return;
   Graph *g = s->g;
-  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth), .pos = st->pos,
-            .scope = s->scope, .branch = s->branch, .keyword_name = keyword_named(st)};
+  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth),
+            .pos = st->pos,
+            .scope = s->scope,
+            .branch = s->branch,
+            .keyword_name = keyword_named(st)};
   if (!n.name)
     return;
   n.kind = st->node_kind;

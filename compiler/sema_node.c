@@ -949,7 +949,7 @@ static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[L
       if (cfg->grid[i] > limit[i]) {
         error_span(s->d, expr_span(grid->args[i]),
                    "grid extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
-                   (long long)cfg->grid[i], (long long)limit[i]);
+                   (long long)cfg -> grid[i], (long long)limit[i]);
         grid_ok = false;
       }
   }
@@ -960,7 +960,7 @@ static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[L
       if (cfg->block[i] > limit[i]) {
         error_span(s->d, expr_span(block->args[i]),
                    "block extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
-                   (long long)cfg->block[i], (long long)limit[i]);
+                   (long long)cfg -> block[i], (long long)limit[i]);
         ok = false;
       }
     int64_t threads = ok ? cfg->block[0] * cfg->block[1] * cfg->block[2] : 0;
@@ -985,7 +985,8 @@ static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[L
       if (__builtin_mul_overflow(cfg->cluster[0], cfg->cluster[1], &blocks) ||
           __builtin_mul_overflow(blocks, cfg->cluster[2], &blocks))
         error_at(s->d, l->pos, "a cluster of %lld x %lld x %lld blocks is more than the portable 8",
-                 (long long)cfg->cluster[0], (long long)cfg->cluster[1], (long long)cfg->cluster[2]);
+                 (long long)cfg->cluster[0], (long long)cfg->cluster[1],
+                 (long long)cfg->cluster[2]);
       else if (blocks > 8)
         error_at(s->d, l->pos, "a cluster of %lld blocks is more than the portable 8",
                  (long long)blocks);
@@ -994,7 +995,7 @@ static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[L
           if (cfg->grid[i] % cfg->cluster[i]) {
             error_span(s->d, expr_span(l->args[i < l->nargs ? i : 0]),
                        "grid extent %c (%lld) is not a multiple of the cluster's (%lld)", "xyz"[i],
-                       (long long)cfg->grid[i], (long long)cfg->cluster[i]);
+                       (long long)cfg -> grid[i], (long long)cfg -> cluster[i]);
             break;
           }
     }
@@ -1020,7 +1021,8 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
   for (int i = 0; i < st->nlaunch; i++) {
     LaunchItem *l = &st->launch[i];
     if (!node_kinds[n->kind].launch) {
-      error_at(s->d, l->pos, "%s nodes take no %s(...); only kernel nodes have a launch configuration",
+      error_at(s->d, l->pos,
+               "%s nodes take no %s(...); only kernel nodes have a launch configuration",
                node_kinds[n->kind].name, launch_names[l->key]);
       return;
     }
