@@ -51,7 +51,8 @@ enum {
 typedef struct Arena Arena;
 Arena *arena_new(void);
 void arena_free(Arena *a);
-void *arena_alloc(Arena *a, size_t size); /* zeroed; aborts on OOM */
+/* Zeroed, 8-byte aligned; never NULL, for 0 bytes too; aborts on OOM. */
+void *arena_alloc(Arena *a, size_t size);
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...)
@@ -73,6 +74,10 @@ void *xrealloc(void *p, size_t size); /* heap, aborts on OOM */
     (vec)->v[(vec)->n++] = (x);                                                \
   } while (0)
 #define vec_free(vec) (free((vec)->v), (vec)->v = NULL, (vec)->n = (vec)->cap = 0)
+/* Gives back the room a vector has beyond its elements, once it is complete. */
+#define vec_fit(vec)                                                                               \
+  ((vec)->v = xrealloc((vec)->v, ((vec)->n ? (vec)->n : 1) * sizeof *(vec)->v),                    \
+   (vec)->cap = (vec)->n ? (vec)->n : 1)
 typedef VEC(char) CharVec;
 
 /* ---- source.c: files in memory, positions, diagnostics ---- */
@@ -760,13 +765,13 @@ typedef enum ArgKind {
 typedef struct Arg {
   ArgKind kind;
   Pos pos;
-  int res;        /* ARG_VIEW, ARG_SCALAR_*: index into Graph.res */
-  int64_t offset; /* ARG_VIEW: bytes from the buffer's start */
+  int res; /* ARG_VIEW, ARG_SCALAR_*: index into Graph.res */
   int64_t bytes;
   int64_t count;  /* elements */
   union {
-    int64_t ival; /* ARG_INT */
-    double fval;  /* ARG_FLOAT */
+    int64_t offset; /* ARG_VIEW: bytes from the buffer's start */
+    int64_t ival;   /* ARG_INT */
+    double fval;    /* ARG_FLOAT */
   };
   uint64_t bits;  /* ARG_INT, ARG_FLOAT: the value as the parameter's or the
                      filled element's bits */
@@ -865,10 +870,10 @@ typedef struct Node {
 
 typedef struct Edge {
   uint32_t from, to;
-  bool written;
-  bool programmatic; /* order.c: a kernel into a pdl kernel (PDL) */
   Pos pos;      /* written: the arrow */
   int res;      /* inferred: the resource that orders them, else -1 */
+  bool written;
+  bool programmatic; /* order.c: a kernel into a pdl kernel (PDL) */
   uint8_t why;  /* inferred: read after write, write after read or after write */
 } Edge;
 

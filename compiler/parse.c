@@ -287,7 +287,7 @@ Stmt *stmt_node(ParseState *ps, Pos p, Sym *name, Pos np, Stmt *call, List *laun
   call->name = name;
   call->name_pos = np;
   call->nlaunch = launch ? launch->n : 0;
-  call->launch = arena_alloc(ps->c->arena, (size_t)call->nlaunch * sizeof(LaunchItem) + 1);
+  call->launch = arena_alloc(ps->c->arena, (size_t)call->nlaunch * sizeof(LaunchItem));
   for (int i = 0; i < call->nlaunch; i++) {
     call->launch[i] = *(LaunchItem *)launch->v[i];
     vec_push(&ps->spare_launches, (LaunchItem *)launch->v[i]);

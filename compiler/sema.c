@@ -869,6 +869,7 @@ static void check_graph(Sema *s, Item *it, Sym *name, Sym *var, int64_t value) {
   name_anonymous(s, &anon);
   vec_free(&anon);
   walk(s, it->body, it->nbody);
+  vec_fit(&g->nodes); /* all made: no room to grow is kept */
   resolve_edges(s);
   check_scalar_values(s);
   map_free(&s->names);

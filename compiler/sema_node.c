@@ -1104,8 +1104,8 @@ static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
     return false;
   }
   n->nargs = k->nparams;
-  n->args = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->args + 1);
-  n->acc = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->acc + 1);
+  n->args = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->args);
+  n->acc = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->acc);
   bool ok = true;
   for (int i = 0; i < n->nargs; i++)
     ok &= check_kernel_arg(s, n, &k->params[i], st->args[i], &n->args[i]);
