@@ -51,7 +51,8 @@ enum {
 typedef struct Arena Arena;
 Arena *arena_new(void);
 void arena_free(Arena *a);
-void *arena_alloc(Arena *a, size_t size); /* zeroed; aborts on OOM */
+/* Zeroed, 8-byte aligned; never NULL, for 0 bytes too; aborts on OOM. */
+void *arena_alloc(Arena *a, size_t size);
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...)
@@ -73,6 +74,10 @@ void *xrealloc(void *p, size_t size); /* heap, aborts on OOM */
     (vec)->v[(vec)->n++] = (x);                                                \
   } while (0)
 #define vec_free(vec) (free((vec)->v), (vec)->v = NULL, (vec)->n = (vec)->cap = 0)
+/* Gives back the room a vector has beyond its elements, once it is complete. */
+#define vec_fit(vec)                                                                               \
+  ((vec)->v = xrealloc((vec)->v, ((vec)->n ? (vec)->n : 1) * sizeof *(vec)->v),                    \
+   (vec)->cap = (vec)->n ? (vec)->n : 1)
 typedef VEC(char) CharVec;
 
 /* ---- source.c: files in memory, positions, diagnostics ---- */
@@ -474,33 +479,36 @@ typedef struct EdgeGroup {
   bool programmatic; /* that arrow is '=>' */
 } EdgeGroup;
 
+/* A statement.  Its fields are ordered so that none is padded, and an
+ * if's and a switch's own parts share their room: a node statement, the
+ * most common by far, takes 120 bytes. */
 struct Stmt {
   StmtKind kind;
   int loop_depth; /* sema: enclosing for loops */
-  Pos pos;
-  Sym *name;      /* const, scalar, buffer, node (NULL: anonymous), for var */
-  Pos name_pos;
-  Sym *base;      /* sema: a node's name or the anonymous name given it */
   NodeKind node_kind; /* node, while, if, switch: the kind of node it makes */
-  struct Stmt *parent_for; /* sema: innermost enclosing for, or NULL */
-  Stmt **body;    /* for, while, if (its then-body) */
   int nbody;
+  Pos pos;
+  Pos name_pos;
+  Sym *name;               /* const, scalar, buffer, node (NULL: anonymous), for var */
+  Sym *base;               /* sema: a node's name or the anonymous name given it */
+  struct Stmt *parent_for; /* sema: innermost enclosing for, or NULL */
+  Stmt **body;             /* for, while, if (its then-body) */
   union {
     struct { /* ST_CONST, ST_SCALAR, ST_BUFFER */
       Expr *value; /* const value; scalar and buffer initialiser */
+      Expr **dims;
+      Expr *bound; /* scalar: NULL unless `max` */
       Type type;
       BufferKind buffer_kind;
-      Expr **dims;
       int ndims;
-      Expr *bound;  /* scalar: NULL unless `max` */
       Pos type_pos; /* scalar: its type */
     };
     struct { /* ST_NODE */
       Pos callee_pos;
+      int nargs;
       Sym *kernel; /* NK_KERNEL */
       Expr **args;
       LaunchItem *launch;
-      int nargs;
       int nlaunch;
     };
     struct { /* ST_EDGE */
@@ -513,12 +521,18 @@ struct Stmt {
     struct { /* ST_WHILE, ST_IF, ST_SWITCH */
       Cond *cond;       /* while, if */
       Expr *max_iter;   /* while: NULL unless `max` */
-      Stmt **else_body; /* if */
-      int nelse;
-      bool has_else;
-      Expr *selector;   /* switch */
-      CaseItem *cases;
-      int ncases;
+      union {
+        struct { /* if */
+          Stmt **else_body;
+          int nelse;
+          bool has_else;
+        };
+        struct { /* switch */
+          Expr *selector;
+          CaseItem *cases;
+          int ncases;
+        };
+      };
     };
   };
 };
@@ -641,6 +655,8 @@ char *find_file(Compiler *c, const char *from, const char *name);
  * where it looked, so that the error can say so. */
 bool found_directory(Compiler *c, const char *from, const char *name);
 
+struct List;
+
 /* The scanner and parser (grammar/) talk to parse.c through this. */
 typedef struct ParseState {
   Compiler *c;
@@ -674,6 +690,11 @@ typedef struct ParseState {
     Sym *sym;                  /* an identifier's */
   } tokens[4];
   unsigned ntokens;
+  /* Lists and launch items whose contents were copied out, kept to be used
+   * again (parse.c): a node statement makes four lists and its launch
+   * items, which would otherwise stay in the arena unused. */
+  VEC(struct List *) spare_lists;
+  VEC(LaunchItem *) spare_launches;
 } ParseState;
 
 /* ---- module.c: kernels from modules and templates ---- */
@@ -758,13 +779,13 @@ typedef enum ArgKind {
 typedef struct Arg {
   ArgKind kind;
   Pos pos;
-  int res;        /* ARG_VIEW, ARG_SCALAR_*: index into Graph.res */
-  int64_t offset; /* ARG_VIEW: bytes from the buffer's start */
+  int res; /* ARG_VIEW, ARG_SCALAR_*: index into Graph.res */
   int64_t bytes;
   int64_t count;  /* elements */
   union {
-    int64_t ival; /* ARG_INT */
-    double fval;  /* ARG_FLOAT */
+    int64_t offset; /* ARG_VIEW: bytes from the buffer's start */
+    int64_t ival;   /* ARG_INT */
+    double fval;    /* ARG_FLOAT */
   };
   uint64_t bits;  /* ARG_INT, ARG_FLOAT: the value as the parameter's or the
                      filled element's bits */
@@ -801,53 +822,72 @@ typedef struct CondInstr {
   const Arg *lhs, *rhs;
 } CondInstr;
 
-typedef struct Node {
-  const char *name; /* "norm[0]" */
-  bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
-  Pos pos;
-  NodeKind kind;
-  int32_t scope;    /* the control node whose body holds this one, or -1 */
-  int32_t branch;   /* which body of it: 0, or 1 for else, or a case's index */
-  /* NK_WHILE, NK_IF, NK_SWITCH: */
-  CheckedCond *cond;  /* while, if */
-  CondInstr *cond_code; /* while, if: cond lowered (lower_cond) */
-  int ncond_code;
-  int64_t max_iter;   /* while: 0 unless `max` */
-  Pos handle_at;      /* while: the argument that passes its handle to a
-                         kernel of its body (which then sets the condition),
-                         file -1 if none */
-  bool handle_reported; /* while: a second such argument was reported */
-  int nbodies;        /* while 1, if 1 or 2, switch: cases with default */
-  int64_t *case_values; /* switch: one per body but the default */
-  int default_body;   /* switch: the default's body, or -1 */
-  int selector;       /* switch: the scalar (index into Graph.res) */
-  Item *kernel;     /* NK_KERNEL, NK_CAPTURE: the kernel or capture function */
-  /* NK_COLLECTIVE: which (CGRT_ALL_REDUCE ...), its reduction (CGRT_SUM ...),
-   * elements sent (args[1]) and received (args[0]), broadcast's root. */
-  int collective, reduce_op;
-  int64_t send_count, recv_count, root;
-  Arg *args;
-  int nargs;
+/* A kernel node's launch configuration, checked.  Nodes launched alike
+ * share one (sema interns them), so a Launch is never changed once made. */
+typedef struct Launch {
   int64_t grid[3], block[3], cluster[3];
-  Pos block_pos; /* its block(...) */
   int64_t smem;
   int64_t priority;
   bool has_cluster, has_priority;
   /* A grid that follows bounded scalars: the programs of its extents (each
    * ending with CGRT_GRID_END), CGRT_GRID_SCALAR naming Graph.res indices;
    * NULL when the grid is constant.  grid[] holds it at the bounds. */
-  int64_t *grid_code;
+  const int64_t *grid_code;
   int ngrid_code;
-  Access *acc;
+} Launch;
+
+/* What a while, if or switch node has besides its accesses. */
+typedef struct Control {
+  CheckedCond *cond;    /* while, if */
+  CondInstr *cond_code; /* while, if: cond lowered (lower_cond) */
+  int ncond_code;
+  int64_t max_iter;     /* while: 0 unless `max` */
+  Pos handle_at;        /* while: the argument that passes its handle to a
+                           kernel of its body (which then sets the condition),
+                           file -1 if none */
+  bool handle_reported; /* while: a second such argument was reported */
+  int nbodies;          /* while 1, if 1 or 2, switch: cases with default */
+  int64_t *case_values; /* switch: one per body but the default */
+  int default_body;     /* switch: the default's body, or -1 */
+  int selector;         /* switch: the scalar (index into Graph.res) */
+} Control;
+
+/* A collective node's operation: which (CGRT_ALL_REDUCE ...), its
+ * reduction (CGRT_SUM ...), elements sent (args[1]) and received
+ * (args[0]), broadcast's root. */
+typedef struct Collective {
+  int which, reduce_op;
+  int64_t send_count, recv_count, root;
+} Collective;
+
+/* A node of a graph: what every kind has, and its kind's own part out of
+ * line, so that the many kernel nodes of a large graph stay small. */
+typedef struct Node {
+  const char *name; /* "norm[0]" */
+  Pos pos;
+  NodeKind kind;
+  bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
+  int32_t scope;     /* the control node whose body holds this one, or -1 */
+  int32_t branch;    /* which body of it: 0, or 1 for else, or a case's index */
+  int nargs;
   int nacc;
+  Item *kernel; /* NK_KERNEL, NK_CAPTURE: the kernel or capture function */
+  Arg *args;
+  Access *acc;
+  Pos block_pos; /* NK_KERNEL: its block(...) */
+  union {
+    const Launch *launch;   /* NK_KERNEL */
+    Control *control;       /* NK_WHILE, NK_IF, NK_SWITCH */
+    Collective *collective; /* NK_COLLECTIVE */
+  };
 } Node;
 
 typedef struct Edge {
   uint32_t from, to;
-  bool written;
-  bool programmatic; /* order.c: a kernel into a pdl kernel (PDL) */
   Pos pos;      /* written: the arrow */
   int res;      /* inferred: the resource that orders them, else -1 */
+  bool written;
+  bool programmatic; /* order.c: a kernel into a pdl kernel (PDL) */
   uint8_t why;  /* inferred: read after write, write after read or after write */
 } Edge;
 

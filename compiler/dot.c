@@ -19,35 +19,37 @@ static void extents(FILE *out, const char *what, const int64_t v[3]) {
 static void emit_node(FILE *out, const Node *n, int indent, bool details) {
   const NodeKindInfo *k = &node_kinds[n->kind];
   if (k->collective) {
+    const Collective *cl = n->collective;
     fprintf(out, "%*s\"%s\" [label=\"%s\\n%s", indent, "", n->name, n->name,
-            collective_kinds[n->collective].name);
-    if (n->collective == CGRT_BROADCAST)
-      fprintf(out, " from %lld", (long long)n->root);
-    else if (n->collective != CGRT_ALL_GATHER)
-      fprintf(out, " %s", reductions[n->reduce_op].name);
+            collective_kinds[cl->which].name);
+    if (cl->which == CGRT_BROADCAST)
+      fprintf(out, " from %lld", (long long)cl->root);
+    else if (cl->which != CGRT_ALL_GATHER)
+      fprintf(out, " %s", reductions[cl->reduce_op].name);
     if (details)
-      fprintf(out, "\\n%lld elements in, %lld out", (long long)n->send_count,
-              (long long)n->recv_count);
+      fprintf(out, "\\n%lld elements in, %lld out", (long long)cl->send_count,
+              (long long)cl->recv_count);
     fprintf(out, "\"%s];\n", k->dot);
     return;
   }
   fprintf(out, "%*s\"%s\" [label=\"%s\\n%s%s%s", indent, "", n->name, n->name, k->name,
           n->kernel ? " " : "", n->kernel ? n->kernel->name->name : "");
   if (details && k->launch) {
+    const Launch *l = n->launch;
     fputs("\\n", out);
-    extents(out, "grid", n->grid);
-    if (n->grid_code)
+    extents(out, "grid", l->grid);
+    if (l->grid_code)
       fputs(" at the bounds", out); /* it follows scalars */
     fputc(' ', out);
-    extents(out, "block", n->block);
-    if (n->smem)
-      fprintf(out, " smem(%lld)", (long long)n->smem);
-    if (n->has_cluster) {
+    extents(out, "block", l->block);
+    if (l->smem)
+      fprintf(out, " smem(%lld)", (long long)l->smem);
+    if (l->has_cluster) {
       fputc(' ', out);
-      extents(out, "cluster", n->cluster);
+      extents(out, "cluster", l->cluster);
     }
-    if (n->has_priority)
-      fprintf(out, " priority(%lld)", (long long)n->priority);
+    if (l->has_priority)
+      fprintf(out, " priority(%lld)", (long long)l->priority);
   } else if (details && k->memory) {
     fprintf(out, "\\n%lld bytes", (long long)n->args[0].bytes);
   }
@@ -71,10 +73,10 @@ static const char *body_label(const Graph *g, const Node *c, int branch, char *b
   case NK_WHILE: snprintf(buf, size, "%s: body", c->name); break;
   case NK_IF: snprintf(buf, size, "%s: %s", c->name, branch ? "else" : "then"); break;
   case NK_SWITCH:
-    if (branch == c->default_body)
+    if (branch == c->control->default_body)
       snprintf(buf, size, "%s: default", c->name);
     else
-      snprintf(buf, size, "%s: case %lld", c->name, (long long)c->case_values[branch]);
+      snprintf(buf, size, "%s: case %lld", c->name, (long long)c->control->case_values[branch]);
     break;
   case NK_KERNEL:
   case NK_COPY:
@@ -104,7 +106,7 @@ static Bodies bodies_new(const Graph *g) {
     body[v] = nd->scope < 0 ? 0 : b.base[nd->scope] + (uint32_t)nd->branch;
     if (node_kinds[nd->kind].bodies) {
       b.base[v] = (uint32_t)nbodies;
-      nbodies += (size_t)nd->nbodies;
+      nbodies += (size_t)nd->control->nbodies;
     }
   }
   b.first = xrealloc(NULL, (nbodies + 1) * sizeof *b.first);
@@ -141,7 +143,7 @@ static void emit_scope(FILE *out, const Graph *g, const Bodies *bs, uint32_t bod
     uint32_t v = bs->members[i];
     const Node *n = &g->nodes.v[v];
     emit_node(out, n, indent, details);
-    for (int b = 0; node_kinds[n->kind].bodies && b < n->nbodies; b++) {
+    for (int b = 0; node_kinds[n->kind].bodies && b < n->control->nbodies; b++) {
       char label[600];
       uint32_t inner = bs->base[v] + (uint32_t)b;
       fprintf(out, "%*ssubgraph \"cluster_%u_%d\" {\n%*slabel=\"%s\";\n", indent, "", v, b,

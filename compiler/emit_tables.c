@@ -57,11 +57,21 @@ static void emit_arg(FILE *c, const Graph *g, const uint32_t *index, const Arg *
   fprintf(c, " */\n");
 }
 
+/* A node's instructions of condition code (a while's or an if's). */
+static int cond_code_len(const Node *n) {
+  return node_kinds[n->kind].bodies ? n->control->ncond_code : 0;
+}
+
+/* A node's words of grid programs (a kernel whose grid follows scalars). */
+static int grid_code_len(const Node *n) {
+  return node_kinds[n->kind].launch ? n->launch->ngrid_code : 0;
+}
+
 /* The comparisons of a node's condition: each takes two operands. */
 static int cond_comparisons(const Node *n) {
   int k = 0;
-  for (int i = 0; i < n->ncond_code; i++)
-    k += n->cond_code[i].op == CGRT_COND_CMP;
+  for (int i = 0; i < cond_code_len(n); i++)
+    k += n->control->cond_code[i].op == CGRT_COND_CMP;
   return k;
 }
 
@@ -88,9 +98,9 @@ static void emit_node_runs(FILE *c, const Kernels *k, const Kernels *captures, c
                            const Node *n) {
   switch (n->kind) {
   case NK_KERNEL:
-    if (n->has_cluster)
+    if (n->launch->has_cluster)
       fprintf(c, ".has_cluster = 1, ");
-    if (n->has_priority)
+    if (n->launch->has_priority)
       fprintf(c, ".has_priority = 1, ");
     fprintf(c, ".kernel = %zu, ", kernel_index(k, n->kernel));
     break;
@@ -108,26 +118,28 @@ static void emit_node_runs(FILE *c, const Kernels *k, const Kernels *captures, c
  * while's bound). */
 static void emit_node_launch(FILE *c, const Node *n) {
   switch (n->kind) {
-  case NK_KERNEL:
-    fprintf(c, ".grid = {%lld, %lld, %lld}, .block = {%lld, %lld, %lld}, ", (long long)n->grid[0],
-            (long long)n->grid[1], (long long)n->grid[2], (long long)n->block[0],
-            (long long)n->block[1], (long long)n->block[2]);
-    if (n->has_cluster)
-      fprintf(c, ".cluster = {%lld, %lld, %lld}, ", (long long)n->cluster[0],
-              (long long)n->cluster[1], (long long)n->cluster[2]);
-    if (n->smem)
-      fprintf(c, ".smem = %lld, ", (long long)n->smem);
-    if (n->has_priority)
-      fprintf(c, ".priority = %lld, ", (long long)n->priority);
+  case NK_KERNEL: {
+    const Launch *l = n->launch;
+    fprintf(c, ".grid = {%lld, %lld, %lld}, .block = {%lld, %lld, %lld}, ", (long long)l->grid[0],
+            (long long)l->grid[1], (long long)l->grid[2], (long long)l->block[0],
+            (long long)l->block[1], (long long)l->block[2]);
+    if (l->has_cluster)
+      fprintf(c, ".cluster = {%lld, %lld, %lld}, ", (long long)l->cluster[0],
+              (long long)l->cluster[1], (long long)l->cluster[2]);
+    if (l->smem)
+      fprintf(c, ".smem = %lld, ", (long long)l->smem);
+    if (l->has_priority)
+      fprintf(c, ".priority = %lld, ", (long long)l->priority);
     break;
+  }
   case NK_COPY: fprintf(c, ".bytes = UINT64_C(%lld), ", (long long)n->args[0].bytes); break;
   case NK_FILL:
     fprintf(c, ".bytes = UINT64_C(%lld), .value = UINT64_C(0x%llx), ", (long long)n->args[0].bytes,
             (unsigned long long)n->args[1].bits);
     break;
   case NK_WHILE:
-    if (n->max_iter)
-      fprintf(c, ".max_iter = UINT64_C(%lld), ", (long long)n->max_iter);
+    if (n->control->max_iter)
+      fprintf(c, ".max_iter = UINT64_C(%lld), ", (long long)n->control->max_iter);
     break;
   case NK_IF:
   case NK_SWITCH:
@@ -148,28 +160,30 @@ static void emit_node_control(FILE *c, const Graph *g, const Node *n, size_t cod
   switch (n->kind) {
   case NK_WHILE:
   case NK_IF:
-    fprintf(c, ", .nbodies = %d, .code = %zu, .ncode = %zu", n->nbodies, code, ncode);
+    fprintf(c, ", .nbodies = %d, .code = %zu, .ncode = %zu", n->control->nbodies, code, ncode);
     break;
   case NK_SWITCH:
     fprintf(c, ", .nbodies = %d, .first_case = %zu, .default_body = %d, .selector_type = %s",
-            n->nbodies, code, n->default_body,
-            abi_type_name(type, sizeof type, g->res.v[n->selector].type));
+            n->control->nbodies, code, n->control->default_body,
+            abi_type_name(type, sizeof type, g->res.v[n->control->selector].type));
     break;
   case NK_COLLECTIVE:
-    fprintf(c, ",\n     .elem_type = %s, .collective = %s, .reduce_op = %s, .root = %lld, "
-               ".send_count = UINT64_C(%lld), .recv_count = UINT64_C(%lld)",
-            abi_type_name(type, sizeof type, g->res.v[n->args[0].res].type), collective_kinds[n->collective].abi,
-            reductions[n->reduce_op].abi,
-            (long long)n->root, (long long)n->send_count, (long long)n->recv_count);
+    fprintf(c,
+            ",\n     .elem_type = %s, .collective = %s, .reduce_op = %s, .root = %lld, "
+            ".send_count = UINT64_C(%lld), .recv_count = UINT64_C(%lld)",
+            abi_type_name(type, sizeof type, g->res.v[n->args[0].res].type),
+            collective_kinds[n->collective->which].abi, reductions[n->collective->reduce_op].abi,
+            (long long)n->collective->root, (long long)n->collective->send_count,
+            (long long)n->collective->recv_count);
     break;
   case NK_KERNEL:
   case NK_COPY:
   case NK_FILL:
   case NK_CAPTURE: break;
   }
-  if (n->grid_code)
+  if (grid_code_len(n))
     fprintf(c, ", .grid_expr = %zu", grid_code + 1);
-  if (node_kinds[n->kind].loop && n->handle_at.file >= 0)
+  if (node_kinds[n->kind].loop && n->control->handle_at.file >= 0)
     fprintf(c, ", .body_sets_handle = 1");
 }
 
@@ -220,11 +234,11 @@ static void tables_init(Tables *t, FILE *c, const Graph *g) {
     g->res.v[r].kind == RES_SCALAR ? t->nsc++ : t->nbuf++;
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
-    t->ncode += (size_t)n->ncond_code;
+    t->ncode += (size_t)cond_code_len(n);
     if (node_kinds[n->kind].cases)
-      t->ncases += (size_t)n->nbodies;
+      t->ncases += (size_t)n->control->nbodies;
     t->nargs += node_args(n);
-    t->ngrid += (size_t)n->ngrid_code;
+    t->ngrid += (size_t)grid_code_len(n);
   }
 }
 
@@ -285,8 +299,8 @@ static void emit_node_args(Tables *t, size_t v) {
   const Node *n = &g->nodes.v[v];
   char buf[256];
   size_t operand = 0;
-  for (int i = 0; i < n->ncond_code; i++) { /* a constant takes its operand's size */
-    const CondInstr *in = &n->cond_code[i];
+  for (int i = 0; i < cond_code_len(n); i++) { /* a constant takes its operand's size */
+    const CondInstr *in = &n->control->cond_code[i];
     if (in->op != CGRT_COND_CMP)
       continue;
     for (int side = 0; side < 2; side++) {
@@ -314,7 +328,7 @@ static void emit_node_args(Tables *t, size_t v) {
     emit_arg(c, g, index, &n->args[0], 8, n->name, "dst");
     break;
   case NK_SWITCH:
-    emit_arg(c, g, index, &(Arg){.kind = ARG_SCALAR_PTR, .res = n->selector}, 8, n->name,
+    emit_arg(c, g, index, &(Arg){.kind = ARG_SCALAR_PTR, .res = n->control->selector}, 8, n->name,
              "selector");
     break;
   case NK_WHILE:
@@ -336,12 +350,12 @@ static void emit_node_table(Tables *t, const Kernels *k, const Kernels *captures
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
     emit_node(t->c, k, captures, g, n, v, first, node_args(n),
-              node_kinds[n->kind].cases ? cases : code, (size_t)n->ncond_code, grid);
-    grid += (size_t)n->ngrid_code;
+              node_kinds[n->kind].cases ? cases : code, (size_t)cond_code_len(n), grid);
+    grid += (size_t)grid_code_len(n);
     first += node_args(n);
-    code += (size_t)n->ncond_code;
+    code += (size_t)cond_code_len(n);
     if (node_kinds[n->kind].cases)
-      cases += (size_t)n->nbodies;
+      cases += (size_t)n->control->nbodies;
   }
   fprintf(t->c, "};\n");
 }
@@ -428,14 +442,14 @@ static void emit_code_table(Tables *t) {
   fprintf(c, "static const uint8_t %s[] = {\n", table_name(t, "code"));
   for (size_t v = 0; v < t->g->nodes.n; v++) {
     const Node *n = &t->g->nodes.v[v];
-    if (!n->ncond_code)
+    if (!cond_code_len(n))
       continue;
     fprintf(c, "  /* %s: ", n->name);
-    spell_cond(c, t->g, n->cond, COND_CMP);
+    spell_cond(c, t->g, n->control->cond, COND_CMP);
     fputs(" */\n", c);
-    for (int i = 0; i < n->ncond_code; i++) {
+    for (int i = 0; i < n->control->ncond_code; i++) {
       fputs("  ", c);
-      emit_cond_instr(c, &n->cond_code[i]);
+      emit_cond_instr(c, &n->control->cond_code[i]);
       fputs(",\n", c);
     }
   }
@@ -448,14 +462,16 @@ static void emit_case_table(Tables *t) {
   fprintf(c, "static const uint64_t %s[] = {\n", table_name(t, "cases"));
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
-    if (node_kinds[n->kind].cases)
-      for (int b = 0; b < n->nbodies; b++) {
-        if (b == n->default_body)
-          fprintf(c, "  UINT64_C(0x0), /* %s: default */\n", n->name);
-        else
-          fprintf(c, "  UINT64_C(0x%llx), /* %s: case %lld */\n",
-                  (unsigned long long)n->case_values[b], n->name, (long long)n->case_values[b]);
-      }
+    if (!node_kinds[n->kind].cases)
+      continue;
+    const Control *ctl = n->control;
+    for (int b = 0; b < ctl->nbodies; b++) {
+      if (b == ctl->default_body)
+        fprintf(c, "  UINT64_C(0x0), /* %s: default */\n", n->name);
+      else
+        fprintf(c, "  UINT64_C(0x%llx), /* %s: case %lld */\n",
+                (unsigned long long)ctl->case_values[b], n->name, (long long)ctl->case_values[b]);
+    }
   }
   fprintf(c, "};\n");
 }
@@ -464,20 +480,20 @@ static void emit_case_table(Tables *t) {
 static void emit_node_grid(Tables *t, const Node *n) {
   FILE *c = t->c;
   fprintf(c, "  /* %s: x, y, z */", n->name);
+  const int64_t *code = n->launch->grid_code;
   bool start = true;
-  for (size_t i = 0; i < (size_t)n->ngrid_code; i++) {
-    int64_t w = n->grid_code[i];
+  for (size_t i = 0; i < (size_t)n->launch->ngrid_code; i++) {
+    int64_t w = code[i];
     fputs(start ? "\n  " : " ", c);
     start = w == CGRT_GRID_END;
-    emit_grid_word(c, n->grid_code, i, false);
+    emit_grid_word(c, code, i, false);
     if (w == CGRT_GRID_CONST || w == CGRT_GRID_SCALAR) {
       i++;
       fputs(", ", c);
       if (w == CGRT_GRID_SCALAR)
-        fprintf(c, "%u /* %s */", t->index[n->grid_code[i]],
-                t->g->res.v[n->grid_code[i]].name->name);
+        fprintf(c, "%u /* %s */", t->index[code[i]], t->g->res.v[code[i]].name->name);
       else
-        emit_grid_word(c, n->grid_code, i, true);
+        emit_grid_word(c, code, i, true);
     }
     fputs(",", c);
   }
@@ -487,7 +503,7 @@ static void emit_node_grid(Tables *t, const Node *n) {
 static void emit_grid_table(Tables *t) {
   fprintf(t->c, "static const int64_t %s[] = {\n", table_name(t, "grid_code"));
   for (size_t v = 0; v < t->g->nodes.n; v++)
-    if (t->g->nodes.v[v].grid_code)
+    if (grid_code_len(&t->g->nodes.v[v]))
       emit_node_grid(t, &t->g->nodes.v[v]);
   fprintf(t->c, "};\n");
 }

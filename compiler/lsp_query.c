@@ -308,14 +308,15 @@ static void put_node(CharVec *out, Analysis *a, const Graph *g, Stmt *st) {
     if (n->kernel)
       put(out, " `%s`", n->kernel->name->name);
     if (node_kinds[n->kind].launch) {
-      put_extents(out, "grid", n->grid);
-      put_extents(out, "block", n->block);
-      if (n->smem)
-        put(out, " smem(%lld)", (long long)n->smem);
-      if (n->has_cluster)
-        put_extents(out, "cluster", n->cluster);
-      if (n->has_priority)
-        put(out, " priority(%lld)", (long long)n->priority);
+      const Launch *l = n->launch;
+      put_extents(out, "grid", l->grid);
+      put_extents(out, "block", l->block);
+      if (l->smem)
+        put(out, " smem(%lld)", (long long)l->smem);
+      if (l->has_cluster)
+        put_extents(out, "cluster", l->cluster);
+      if (l->has_priority)
+        put(out, " priority(%lld)", (long long)l->priority);
     }
     bool ordered = diag_errors(a->c.diag) == 0;
     if (!ordered) {

@@ -181,7 +181,7 @@ static bool infer_edges(Compiler *c, Graph *g, const uint32_t *order, EdgeVec *o
       last_collective = order[i];
     }
     if (node_kinds[n->kind].bodies) {
-      if (node_kinds[n->kind].loop && n->handle_at.file >= 0) {
+      if (node_kinds[n->kind].loop && n->control->handle_at.file >= 0) {
         for (size_t j = 0; j < since.n; j++)
           add_edge(&in, since.v[j], order[i], -1, WHY_APART);
         if (!since.n && last_apart >= 0)
@@ -956,7 +956,7 @@ void order_graph(Compiler *c, Graph *g) {
     body[v] = nd->scope < 0 ? 0 : base[nd->scope] + (uint32_t)nd->branch;
     if (node_kinds[nd->kind].bodies) {
       base[v] = (uint32_t)nbodies;
-      nbodies += (size_t)nd->nbodies;
+      nbodies += (size_t)nd->control->nbodies;
     }
   }
   if (nbodies == 1) {

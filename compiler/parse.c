@@ -8,9 +8,23 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* A list no longer used, kept for list_push to start the next with. */
+static void list_recycle(ParseState *ps, List *l) {
+  if (!l)
+    return;
+  l->n = 0;
+  vec_push(&ps->spare_lists, l);
+}
+
+static List *list_new(ParseState *ps) {
+  if (ps->spare_lists.n)
+    return ps->spare_lists.v[--ps->spare_lists.n];
+  return arena_alloc(ps->c->arena, sizeof(List));
+}
+
 List *list_push(ParseState *ps, List *l, void *x) {
   if (!l)
-    l = arena_alloc(ps->c->arena, sizeof *l);
+    l = list_new(ps);
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 4;
     void **v = arena_alloc(ps->c->arena, (size_t)cap * sizeof *v);
@@ -23,10 +37,18 @@ List *list_push(ParseState *ps, List *l, void *x) {
   return l;
 }
 
-/* A list's elements as an array of pointers; *n gets its length. */
-static void *list_array(List *l, int *n) {
+/* A list's elements as an array of pointers of its own, as long as it
+ * (in the arena; NULL when empty); *n gets its length.  The list is
+ * recycled. */
+static void *list_array(ParseState *ps, List *l, int *n) {
   *n = l ? l->n : 0;
-  return *n ? l->v : NULL;
+  void **v = NULL;
+  if (*n) {
+    v = arena_alloc(ps->c->arena, (size_t)*n * sizeof *v);
+    memcpy(v, l->v, (size_t)*n * sizeof *v);
+  }
+  list_recycle(ps, l);
+  return v;
 }
 
 void add_item(ParseState *ps, Item *it) { vec_push(ps->items, it); }
@@ -201,7 +223,7 @@ Item *item_graph(ParseState *ps, Pos p, bool is_explicit, Sym *name, Pos np, Lis
   it->is_explicit = is_explicit;
   it->name = name;
   it->name_pos = np;
-  it->body = list_array(body, &it->nbody);
+  it->body = list_array(ps, body, &it->nbody);
   return it;
 }
 
@@ -209,7 +231,7 @@ void item_variants(ParseState *ps, Item *graph, Sym *var, Pos vp, List *values) 
   (void)ps;
   graph->variant_var = var;
   graph->variant_pos = vp;
-  graph->variants = list_array(values, &graph->nvariants);
+  graph->variants = list_array(ps, values, &graph->nvariants);
 }
 
 static Stmt *new_stmt(ParseState *ps, StmtKind kind, Pos p) {
@@ -246,7 +268,7 @@ Stmt *stmt_buffer(ParseState *ps, Pos p, BufferKind kind, Sym *name, Pos np,
   s->name = name;
   s->name_pos = np;
   s->type = type;
-  s->dims = list_array(dims, &s->ndims);
+  s->dims = list_array(ps, dims, &s->ndims);
   s->value = init;
   return s;
 }
@@ -256,7 +278,7 @@ Stmt *stmt_call(ParseState *ps, Pos p, NodeKind node_kind, Sym *kernel, List *ar
   s->node_kind = node_kind;
   s->kernel = kernel;
   s->callee_pos = p;
-  s->args = list_array(args, &s->nargs);
+  s->args = list_array(ps, args, &s->nargs);
   return s;
 }
 
@@ -265,23 +287,27 @@ Stmt *stmt_node(ParseState *ps, Pos p, Sym *name, Pos np, Stmt *call, List *laun
   call->name = name;
   call->name_pos = np;
   call->nlaunch = launch ? launch->n : 0;
-  call->launch = arena_alloc(ps->c->arena, (size_t)call->nlaunch * sizeof(LaunchItem) + 1);
-  for (int i = 0; i < call->nlaunch; i++)
+  call->launch = arena_alloc(ps->c->arena, (size_t)call->nlaunch * sizeof(LaunchItem));
+  for (int i = 0; i < call->nlaunch; i++) {
     call->launch[i] = *(LaunchItem *)launch->v[i];
+    vec_push(&ps->spare_launches, (LaunchItem *)launch->v[i]);
+  }
+  list_recycle(ps, launch);
   return call;
 }
 
 LaunchItem *launch_new(ParseState *ps, Pos p, LaunchKey key, List *args) {
-  LaunchItem *l = arena_alloc(ps->c->arena, sizeof *l);
+  LaunchItem *l = ps->spare_launches.n ? ps->spare_launches.v[--ps->spare_launches.n]
+                                       : arena_alloc(ps->c->arena, sizeof *l);
   l->key = key;
   l->pos = p;
-  l->args = list_array(args, &l->nargs);
+  l->args = list_array(ps, args, &l->nargs);
   return l;
 }
 
 EdgeGroup *edge_group(ParseState *ps, List *refs) {
   EdgeGroup *g = arena_alloc(ps->c->arena, sizeof *g);
-  g->refs = list_array(refs, &g->nrefs);
+  g->refs = list_array(ps, refs, &g->nrefs);
   return g;
 }
 
@@ -332,7 +358,7 @@ Stmt *stmt_for(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *lo, Expr *hi, List
   s->name_pos = vp;
   s->lo = lo;
   s->hi = hi;
-  s->body = list_array(body, &s->nbody);
+  s->body = list_array(ps, body, &s->nbody);
   return s;
 }
 
@@ -341,7 +367,7 @@ Stmt *stmt_while(ParseState *ps, Pos p, Cond *cond, Expr *max_iter, List *body) 
   s->node_kind = NK_WHILE;
   s->cond = cond;
   s->max_iter = max_iter;
-  s->body = list_array(body, &s->nbody);
+  s->body = list_array(ps, body, &s->nbody);
   return s;
 }
 
@@ -359,9 +385,9 @@ Stmt *stmt_if(ParseState *ps, Pos p, Cond *cond, List *then_body, List *else_lis
   Stmt *s = new_stmt(ps, ST_IF, p);
   s->node_kind = NK_IF;
   s->cond = cond;
-  s->body = list_array(then_body, &s->nbody);
+  s->body = list_array(ps, then_body, &s->nbody);
   s->has_else = else_list != NULL;
-  s->else_body = list_array(else_list, &s->nelse);
+  s->else_body = list_array(ps, else_list, &s->nelse);
   return s;
 }
 
@@ -369,7 +395,7 @@ CaseItem *case_new(ParseState *ps, Pos p, Expr *value, List *body) {
   CaseItem *c = arena_alloc(ps->c->arena, sizeof *c);
   c->value = value;
   c->pos = p;
-  c->body = list_array(body, &c->nbody);
+  c->body = list_array(ps, body, &c->nbody);
   return c;
 }
 
@@ -544,7 +570,7 @@ Expr *expr_slice(ParseState *ps, Pos p, Expr *base, Expr *lo, Expr *hi) {
 Expr *expr_call(ParseState *ps, Pos p, Sym *fn, List *args) {
   Expr *e = new_expr(ps->c->arena, EX_CALL, p);
   e->fn = fn;
-  e->args = list_array(args, &e->nargs);
+  e->args = list_array(ps, args, &e->nargs);
   int32_t line = p.line, col = p.col;
   if (e->nargs)
     line = e->args[e->nargs - 1]->hi_line, col = e->args[e->nargs - 1]->hi_col;

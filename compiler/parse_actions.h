@@ -5,7 +5,8 @@
 
 #include "cgc.h"
 
-/* A list the parser grows in the arena. */
+/* A list the parser grows in the arena.  Once its elements are copied out
+ * (list_array) it is kept in ParseState.spare_lists for the next list. */
 typedef struct List {
   void **v;
   int n, cap;

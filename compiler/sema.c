@@ -811,8 +811,9 @@ static void name_nodes(Sema *s, Stmt **body, int n, Stmt *parent, int depth, Stm
       else
         name_node(s, st);
       name_nodes(s, st->body, st->nbody, parent, depth, anon);
-      name_nodes(s, st->else_body, st->nelse, parent, depth, anon);
-      for (int k = 0; k < st->ncases; k++)
+      if (st->kind == ST_IF)
+        name_nodes(s, st->else_body, st->nelse, parent, depth, anon);
+      for (int k = 0; st->kind == ST_SWITCH && k < st->ncases; k++)
         name_nodes(s, st->cases[k].body, st->cases[k].nbody, parent, depth, anon);
       continue;
     }
@@ -873,6 +874,7 @@ static void check_graph(Sema *s, Item *it, Sym *name, Sym *var, int64_t value) {
   name_anonymous(s, &anon);
   vec_free(&anon);
   walk(s, it->body, it->nbody);
+  vec_fit(&g->nodes); /* all made: no room to grow is kept */
   resolve_edges(s);
   check_scalar_values(s);
   map_free(&s->names);
@@ -1026,6 +1028,7 @@ Program *check_program(Compiler *c) {
   map_free(&s.globals);
   map_free(&s.consts);
   map_free(&s.use_sites);
+  free(s.launches.slots);
   return p;
 }
 

@@ -153,12 +153,12 @@ static void lower_cond_to(CondCode *code, const CheckedCond *c, bool negate) {
   }
 }
 
-static void lower_cond(Sema *s, Node *n) {
+static void lower_cond(Sema *s, Control *ctl) {
   CondCode code = {0};
-  lower_cond_to(&code, n->cond, false);
-  n->cond_code = arena_alloc(s->c->arena, code.n * sizeof *code.v + 1);
-  memcpy(n->cond_code, code.v, code.n * sizeof *code.v);
-  n->ncond_code = (int)code.n;
+  lower_cond_to(&code, ctl->cond, false);
+  ctl->cond_code = arena_alloc(s->c->arena, code.n * sizeof *code.v + 1);
+  memcpy(ctl->cond_code, code.v, code.n * sizeof *code.v);
+  ctl->ncond_code = (int)code.n;
   vec_free(&code);
 }
 
@@ -255,34 +255,39 @@ void walk_control(Sema *s, Stmt *st) {
   if (!node_budget(s, st->pos, 0))
     return;
   Graph *g = s->g;
-  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth), .pos = st->pos,
-            .scope = s->scope, .branch = s->branch, .default_body = -1, .selector = -1,
-            .keyword_name = keyword_named(st), .handle_at = {.file = -1}};
+  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth),
+            .pos = st->pos,
+            .scope = s->scope,
+            .branch = s->branch,
+            .keyword_name = keyword_named(st)};
   if (!n.name)
     return;
   n.kind = st->node_kind;
-  if (s->scope >= 0 && g->nodes.v[s->scope].handle_at.file >= 0)
+  Control *ctl = arena_alloc(s->c->arena, sizeof *ctl);
+  *ctl = (Control){.default_body = -1, .selector = -1, .handle_at = {.file = -1}};
+  n.control = ctl;
+  if (s->scope >= 0 && g->nodes.v[s->scope].control->handle_at.file >= 0)
     report_control_in_handle_body(s, &g->nodes.v[s->scope], st->pos, st->node_kind);
   AccessVec acc = {0};
   Stmt ***bodies = NULL;
   int *nbody = NULL;
   if (st->kind != ST_SWITCH) {
-    n.cond = check_cond(s, st->cond, &acc);
-    if (n.cond) /* NULL where an error was reported */
-      lower_cond(s, &n);
+    ctl->cond = check_cond(s, st->cond, &acc);
+    if (ctl->cond) /* NULL where an error was reported */
+      lower_cond(s, ctl);
     int ncmp = count_comparisons(st->cond);
     if (ncmp > MAX_COND_CMP)
       error_at(s->d, cond_start(st->cond),
                "this condition makes %d comparisons; one condition makes at most %d", ncmp,
                MAX_COND_CMP);
-    n.nbodies = st->kind == ST_IF && st->has_else ? 2 : 1;
+    ctl->nbodies = st->kind == ST_IF && st->has_else ? 2 : 1;
   } else {
-    n.selector = check_selector(s, st->selector, &acc);
+    ctl->selector = check_selector(s, st->selector, &acc);
     if (st->ncases == 0)
       error_at(s->d, st->pos,
                "this switch has no case and no default; a switch node needs at least one body");
-    n.nbodies = st->ncases;
-    n.case_values = arena_alloc(s->c->arena, (size_t)st->ncases * sizeof *n.case_values + 1);
+    ctl->nbodies = st->ncases;
+    ctl->case_values = arena_alloc(s->c->arena, (size_t)st->ncases * sizeof *ctl->case_values + 1);
   }
   if (st->kind == ST_WHILE && st->max_iter) {
     int64_t m;
@@ -291,27 +296,27 @@ void walk_control(Sema *s, Stmt *st) {
         error_span(s->d, expr_span(st->max_iter), "max %lld: a loop's bound must be at least 1",
                    (long long)m);
       else
-        n.max_iter = m;
+        ctl->max_iter = m;
     }
   }
-  bodies = xrealloc(NULL, ((size_t)n.nbodies + 1) * sizeof *bodies);
-  nbody = xrealloc(NULL, ((size_t)n.nbodies + 1) * sizeof *nbody);
+  bodies = xrealloc(NULL, ((size_t)ctl->nbodies + 1) * sizeof *bodies);
+  nbody = xrealloc(NULL, ((size_t)ctl->nbodies + 1) * sizeof *nbody);
   if (st->kind != ST_SWITCH) {
     bodies[0] = st->body, nbody[0] = st->nbody;
-    if (n.nbodies == 2)
+    if (ctl->nbodies == 2)
       bodies[1] = st->else_body, nbody[1] = st->nelse;
   } else {
-    Resource *sel = n.selector >= 0 ? &g->res.v[n.selector] : NULL;
+    Resource *sel = ctl->selector >= 0 ? &g->res.v[ctl->selector] : NULL;
     CaseKeys keys = {0};
     for (int k = 0; k < st->ncases; k++) {
       CaseItem *c = &st->cases[k];
       bodies[k] = c->body, nbody[k] = c->nbody;
       if (!c->value) {
-        if (n.default_body >= 0) {
+        if (ctl->default_body >= 0) {
           error_at(s->d, c->pos, "default is given twice");
-          note_at(s->d, st->cases[n.default_body].pos, "first given here");
+          note_at(s->d, st->cases[ctl->default_body].pos, "first given here");
         }
-        n.default_body = k;
+        ctl->default_body = k;
         continue;
       }
       int64_t v;
@@ -323,11 +328,11 @@ void walk_control(Sema *s, Stmt *st) {
         if (!check_fits(s, expr_span(c->value), (Value){.i = v}, sel->type, what))
           continue;
       }
-      n.case_values[k] = v;
+      ctl->case_values[k] = v;
       CaseKey key = {v, k};
       vec_push(&keys, key);
     }
-    check_case_values(s, st, &keys, n.case_values);
+    check_case_values(s, st, &keys, ctl->case_values);
     vec_free(&keys);
   }
   vec_push(&g->nodes, n);
@@ -337,7 +342,7 @@ void walk_control(Sema *s, Stmt *st) {
   int32_t scope = s->scope, branch = s->branch;
   s->scope = self;
   s->blocks++;
-  for (int b = 0; b < g->nodes.v[self].nbodies && !diag_stopped(s->d); b++) {
+  for (int b = 0; b < ctl->nbodies && !diag_stopped(s->d); b++) {
     size_t mark = s->locals.n;
     s->branch = b;
     walk(s, bodies[b], nbody[b]);

@@ -44,6 +44,12 @@ typedef struct PendingEdge {
   bool programmatic; /* written with '=>' */
 } PendingEdge;
 
+/* The launch configurations made so far, each once (intern_launch). */
+typedef struct LaunchSet {
+  const Launch **slots; /* open addressing, cap a power of two */
+  size_t n, cap;
+} LaunchSet;
+
 typedef struct Sema {
   Compiler *c;
   Diag *d;
@@ -75,6 +81,7 @@ typedef struct Sema {
   int blocks;            /* control-flow bodies open */
   bool at_bound;         /* a buffer's size: a bounded scalar is its bound */
   Stmt *cur_stmt;        /* the node statement being checked */
+  LaunchSet launches;    /* the whole program's */
 } Sema;
 
 static inline const char *plural(int64_t n) { return n == 1 ? "" : "s"; }

@@ -154,7 +154,7 @@ void report_control_in_handle_body(Sema *s, const Node *w, Pos at, NodeKind kind
            "while '%s' has %s %s node in its body, and its body's kernel sets its handle; such "
            "a loop holds no control flow",
            w->name, node_kinds[kind].an ? "an" : "a", node_kinds[kind].name);
-  note_at(s->d, w->handle_at, "the handle is passed here");
+  note_at(s->d, w->control->handle_at, "the handle is passed here");
 }
 
 /* An argument of a handle parameter: the name of a while node whose body
@@ -229,20 +229,21 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     note_at(s->d, decl->name_pos, "'%s' is declared here", e->name->name);
     return false;
   }
-  if (wn->handle_at.file >= 0) {
-    if (!wn->handle_reported) {
-      bool copy = wn->handle_at.file == e->pos.file && wn->handle_at.line == e->pos.line &&
-                  wn->handle_at.col == e->pos.col;
+  Control *wc = wn->control;
+  if (wc->handle_at.file >= 0) {
+    if (!wc->handle_reported) {
+      bool copy = wc->handle_at.file == e->pos.file && wc->handle_at.line == e->pos.line &&
+                  wc->handle_at.col == e->pos.col;
       error_at(s->d, e->pos,
                "the handle of while '%s' is passed a second time%s; one node of a loop's body "
                "sets its condition",
                wn->name, copy ? " (a 'for' repeats this call)" : "");
-      note_at(s->d, wn->handle_at, "it is first passed here");
-      wn->handle_reported = true;
+      note_at(s->d, wc->handle_at, "it is first passed here");
+      wc->handle_reported = true;
     }
     return false;
   }
-  wn->handle_at = e->pos;
+  wc->handle_at = e->pos;
   if (wn->scope >= 0) {
     const Node *out = &s->g->nodes.v[wn->scope];
     error_at(s->d, e->pos,
@@ -507,7 +508,7 @@ static bool check_reduce_op(Sema *s, Node *n, Expr *e, Type type, const char *na
                    type_name(type));
           return false;
         }
-        n->reduce_op = i;
+        n->collective->reduce_op = i;
         return true;
       }
   error_at(s->d, e->pos, "the reduction of %s is one of sum, prod, max, min and avg", name);
@@ -518,7 +519,8 @@ static bool check_reduce_op(Sema *s, Node *n, Expr *e, Type type, const char *na
 static void check_collective(Sema *s, Node *n, Stmt *st, int c) {
   const char *name = collective_kinds[c].name;
   n->kind = NK_COLLECTIVE;
-  n->collective = c;
+  n->collective = arena_alloc(s->c->arena, sizeof *n->collective);
+  n->collective->which = c;
   if (st->nargs < collectives[c].min_args || st->nargs > collectives[c].max_args) {
     error_at(s->d, st->callee_pos, "%s takes %d argument%s, %d given: %s", name,
              collectives[c].min_args, plural(collectives[c].min_args), st->nargs,
@@ -565,8 +567,8 @@ static void check_collective(Sema *s, Node *n, Stmt *st, int c) {
              name, rd->name->name);
     return;
   }
-  n->send_count = src->count;
-  n->recv_count = dst->count;
+  n->collective->send_count = src->count;
+  n->collective->recv_count = dst->count;
   switch (c) {
   case CGRT_ALL_REDUCE:
   case CGRT_BROADCAST:
@@ -605,7 +607,7 @@ static void check_collective(Sema *s, Node *n, Stmt *st, int c) {
                INT32_MAX, (long long)root);
       return;
     }
-    n->root = root;
+    n->collective->root = root;
   } else if (c != CGRT_ALL_GATHER && !check_reduce_op(s, n, last, rd->type, name)) {
     return;
   }
@@ -770,15 +772,15 @@ static const char *bounds_text(Sema *s, const int64_t *code, size_t lo, size_t h
   return out;
 }
 
-/* grid(...): constant extents into n->grid, or, when an extent follows
- * bounded scalars, every extent's program into n->grid_code and the grid
- * at the bounds into n->grid, checked there against CUDA's limits. */
-static bool grid_extents(Sema *s, Node *n, LaunchItem *l) {
+/* grid(...): constant extents into cfg->grid, or, when an extent follows
+ * bounded scalars, every extent's program into cfg->grid_code and the grid
+ * at the bounds into cfg->grid, checked there against CUDA's limits. */
+static bool grid_extents(Sema *s, Launch *cfg, LaunchItem *l) {
   bool dynamic = false;
   for (int i = 0; i < l->nargs; i++)
     dynamic |= names_scalar(s, l->args[i]);
   if (!dynamic || l->nargs < 1 || l->nargs > 3)
-    return launch_extents(s, l, n->grid);
+    return launch_extents(s, l, cfg->grid);
   GridCode code = {0};
   size_t start[4] = {0};
   bool ok = true;
@@ -827,7 +829,7 @@ static bool grid_extents(Sema *s, Node *n, LaunchItem *l) {
         error_span(s->d, sp, "grid extent %c is %lld when %s; CUDA allows at most %lld", "xyz"[i],
                    (long long)v, when, (long long)limit[i]);
       else
-        n->grid[i] = v;
+        cfg->grid[i] = v;
       ok = err == CGRT_GRID_OK && v >= 1 && v <= limit[i];
     }
     /* And at the scalars' initial values, which create sets the grid to:
@@ -863,20 +865,167 @@ static bool grid_extents(Sema *s, Node *n, LaunchItem *l) {
     free(values);
   }
   if (ok) {
-    n->grid_code = arena_alloc(s->c->arena, code.n * sizeof *code.v);
-    memcpy(n->grid_code, code.v, code.n * sizeof *code.v);
-    n->ngrid_code = (int)code.n;
+    int64_t *kept = arena_alloc(s->c->arena, code.n * sizeof *code.v);
+    memcpy(kept, code.v, code.n * sizeof *code.v);
+    cfg->grid_code = kept;
+    cfg->ngrid_code = (int)code.n;
   }
   vec_free(&code);
   return ok;
 }
 
+/* Launches alike are one Launch, found by content in s->launches (open
+ * addressing): the many kernel nodes of a large graph share a few. */
+static void hash_word(uint64_t *h, int64_t w) { *h = (*h ^ (uint64_t)w) * 0x100000001b3u; }
+
+static uint64_t launch_hash(const Launch *cfg) {
+  uint64_t h = 0xcbf29ce484222325u;
+  for (int i = 0; i < 3; i++) {
+    hash_word(&h, cfg->grid[i]);
+    hash_word(&h, cfg->block[i]);
+    hash_word(&h, cfg->cluster[i]);
+  }
+  hash_word(&h, cfg->smem);
+  hash_word(&h, cfg->priority);
+  hash_word(&h, cfg->has_cluster * 2 + cfg->has_priority);
+  for (int i = 0; i < cfg->ngrid_code; i++)
+    hash_word(&h, cfg->grid_code[i]);
+  return h;
+}
+
+static bool launch_same(const Launch *a, const Launch *b) {
+  for (int i = 0; i < 3; i++)
+    if (a->grid[i] != b->grid[i] || a->block[i] != b->block[i] || a->cluster[i] != b->cluster[i])
+      return false;
+  return a->smem == b->smem && a->priority == b->priority && a->has_cluster == b->has_cluster &&
+         a->has_priority == b->has_priority && a->ngrid_code == b->ngrid_code &&
+         (!a->ngrid_code ||
+          !memcmp(a->grid_code, b->grid_code, (size_t)a->ngrid_code * sizeof *a->grid_code));
+}
+
+static void launches_grow(LaunchSet *set) {
+  size_t cap = set->cap ? set->cap * 2 : 64;
+  const Launch **slots = xrealloc(NULL, cap * sizeof *slots);
+  memset(slots, 0, cap * sizeof *slots);
+  for (size_t i = 0; i < set->cap; i++)
+    if (set->slots[i]) {
+      size_t j = launch_hash(set->slots[i]) & (cap - 1);
+      while (slots[j])
+        j = (j + 1) & (cap - 1);
+      slots[j] = set->slots[i];
+    }
+  free(set->slots);
+  set->slots = slots;
+  set->cap = cap;
+}
+
+/* The Launch the same as cfg: one made before, or a copy of cfg. */
+static const Launch *intern_launch(Sema *s, const Launch *cfg) {
+  LaunchSet *set = &s->launches;
+  if (2 * (set->n + 1) > set->cap)
+    launches_grow(set);
+  size_t j = launch_hash(cfg) & (set->cap - 1);
+  for (; set->slots[j]; j = (j + 1) & (set->cap - 1))
+    if (launch_same(set->slots[j], cfg))
+      return set->slots[j];
+  Launch *kept = arena_alloc(s->c->arena, sizeof *kept);
+  *kept = *cfg;
+  set->slots[j] = kept;
+  set->n++;
+  return kept;
+}
+
+/* The launch items seen, checked, into cfg. */
+static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[LK_COUNT],
+                               const Stmt *st) {
+  LaunchItem *grid = seen[LK_GRID], *block = seen[LK_BLOCK];
+  if (block)
+    n->block_pos = block->pos;
+  if (!grid || !block) {
+    error_at(s->d, st->callee_pos, "kernel node '%s' needs %s", n->name,
+             !grid && !block ? "grid(...) and block(...)" : !grid ? "grid(...)" : "block(...)");
+  }
+  bool grid_ok = grid && grid_extents(s, cfg, grid);
+  if (grid_ok && !cfg->grid_code) {
+    static const int64_t limit[3] = {INT32_MAX, 65535, 65535};
+    for (int i = 0; i < 3; i++)
+      if (cfg->grid[i] > limit[i]) {
+        error_span(s->d, expr_span(grid->args[i]),
+                   "grid extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
+                   (long long)cfg -> grid[i], (long long)limit[i]);
+        grid_ok = false;
+      }
+  }
+  if (block && launch_extents(s, block, cfg->block)) {
+    static const int64_t limit[3] = {1024, 1024, 64};
+    bool ok = true;
+    for (int i = 0; i < 3; i++)
+      if (cfg->block[i] > limit[i]) {
+        error_span(s->d, expr_span(block->args[i]),
+                   "block extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
+                   (long long)cfg -> block[i], (long long)limit[i]);
+        ok = false;
+      }
+    int64_t threads = ok ? cfg->block[0] * cfg->block[1] * cfg->block[2] : 0;
+    if (threads > 1024)
+      error_at(s->d, block->pos, "a block of %lld threads is more than the 1024 CUDA allows",
+               (long long)threads);
+  }
+  if (seen[LK_SMEM]) {
+    LaunchItem *l = seen[LK_SMEM];
+    if (l->nargs != 1)
+      error_at(s->d, l->pos, "smem takes 1 value (bytes), %d given", l->nargs);
+    else if (eval_int(s, l->args[0], &cfg->smem) && (cfg->smem < 0 || cfg->smem > 227 * 1024))
+      error_span(s->d, expr_span(l->args[0]),
+                 "smem(%lld) is out of range: a block can have 0 to 227K (232448) bytes",
+                 (long long)cfg->smem);
+  }
+  if (seen[LK_CLUSTER]) {
+    LaunchItem *l = seen[LK_CLUSTER];
+    if (launch_extents(s, l, cfg->cluster)) {
+      cfg->has_cluster = true;
+      int64_t blocks;
+      if (__builtin_mul_overflow(cfg->cluster[0], cfg->cluster[1], &blocks) ||
+          __builtin_mul_overflow(blocks, cfg->cluster[2], &blocks))
+        error_at(s->d, l->pos, "a cluster of %lld x %lld x %lld blocks is more than the portable 8",
+                 (long long)cfg->cluster[0], (long long)cfg->cluster[1],
+                 (long long)cfg->cluster[2]);
+      else if (blocks > 8)
+        error_at(s->d, l->pos, "a cluster of %lld blocks is more than the portable 8",
+                 (long long)blocks);
+      else if (grid_ok)
+        for (int i = 0; i < 3; i++)
+          if (cfg->grid[i] % cfg->cluster[i]) {
+            error_span(s->d, expr_span(l->args[i < l->nargs ? i : 0]),
+                       "grid extent %c (%lld) is not a multiple of the cluster's (%lld)", "xyz"[i],
+                       (long long)cfg -> grid[i], (long long)cfg -> cluster[i]);
+            break;
+          }
+    }
+  }
+  if (seen[LK_PRIORITY]) {
+    LaunchItem *l = seen[LK_PRIORITY];
+    if (l->nargs != 1)
+      error_at(s->d, l->pos, "priority takes 1 value, %d given", l->nargs);
+    else if (eval_int(s, l->args[0], &cfg->priority)) {
+      if (cfg->priority < INT32_MIN || cfg->priority > INT32_MAX)
+        error_span(s->d, expr_span(l->args[0]), "priority %lld does not fit an int",
+                   (long long)cfg->priority);
+      else
+        cfg->has_priority = true;
+    }
+  }
+}
+
+/* A node's launch items: each given once, and only to a kernel node, whose
+ * configuration they make (n->launch). */
 static void check_launch(Sema *s, Node *n, Stmt *st) {
   LaunchItem *seen[LK_COUNT] = {0};
   for (int i = 0; i < st->nlaunch; i++) {
     LaunchItem *l = &st->launch[i];
     if (!node_kinds[n->kind].launch) {
-      error_at(s->d, l->pos, "%s nodes take no %s(...); only kernel nodes have a launch configuration",
+      error_at(s->d, l->pos,
+               "%s nodes take no %s(...); only kernel nodes have a launch configuration",
                node_kinds[n->kind].name, launch_names[l->key]);
       return;
     }
@@ -889,82 +1038,9 @@ static void check_launch(Sema *s, Node *n, Stmt *st) {
   }
   if (!node_kinds[n->kind].launch)
     return;
-  LaunchItem *grid = seen[LK_GRID], *block = seen[LK_BLOCK];
-  if (block)
-    n->block_pos = block->pos;
-  if (!grid || !block) {
-    error_at(s->d, st->callee_pos, "kernel node '%s' needs %s", n->name,
-             !grid && !block ? "grid(...) and block(...)" : !grid ? "grid(...)" : "block(...)");
-  }
-  bool grid_ok = grid && grid_extents(s, n, grid);
-  if (grid_ok && !n->grid_code) {
-    static const int64_t limit[3] = {INT32_MAX, 65535, 65535};
-    for (int i = 0; i < 3; i++)
-      if (n->grid[i] > limit[i]) {
-        error_span(s->d, expr_span(grid->args[i]),
-                   "grid extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
-                   (long long)n -> grid[i], (long long)limit[i]);
-        grid_ok = false;
-      }
-  }
-  if (block && launch_extents(s, block, n->block)) {
-    static const int64_t limit[3] = {1024, 1024, 64};
-    bool ok = true;
-    for (int i = 0; i < 3; i++)
-      if (n->block[i] > limit[i]) {
-        error_span(s->d, expr_span(block->args[i]),
-                   "block extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
-                   (long long)n -> block[i], (long long)limit[i]);
-        ok = false;
-      }
-    int64_t threads = ok ? n->block[0] * n->block[1] * n->block[2] : 0;
-    if (threads > 1024)
-      error_at(s->d, block->pos, "a block of %lld threads is more than the 1024 CUDA allows",
-               (long long)threads);
-  }
-  if (seen[LK_SMEM]) {
-    LaunchItem *l = seen[LK_SMEM];
-    if (l->nargs != 1)
-      error_at(s->d, l->pos, "smem takes 1 value (bytes), %d given", l->nargs);
-    else if (eval_int(s, l->args[0], &n->smem) && (n->smem < 0 || n->smem > 227 * 1024))
-      error_span(s->d, expr_span(l->args[0]),
-                 "smem(%lld) is out of range: a block can have 0 to 227K (232448) bytes",
-                 (long long)n->smem);
-  }
-  if (seen[LK_CLUSTER]) {
-    LaunchItem *l = seen[LK_CLUSTER];
-    if (launch_extents(s, l, n->cluster)) {
-      n->has_cluster = true;
-      int64_t blocks;
-      if (__builtin_mul_overflow(n->cluster[0], n->cluster[1], &blocks) ||
-          __builtin_mul_overflow(blocks, n->cluster[2], &blocks))
-        error_at(s->d, l->pos, "a cluster of %lld x %lld x %lld blocks is more than the portable 8",
-                 (long long)n->cluster[0], (long long)n->cluster[1], (long long)n->cluster[2]);
-      else if (blocks > 8)
-        error_at(s->d, l->pos, "a cluster of %lld blocks is more than the portable 8",
-                 (long long)blocks);
-      else if (grid_ok)
-        for (int i = 0; i < 3; i++)
-          if (n->grid[i] % n->cluster[i]) {
-            error_span(s->d, expr_span(l->args[i < l->nargs ? i : 0]),
-                       "grid extent %c (%lld) is not a multiple of the cluster's (%lld)", "xyz"[i],
-                       (long long)n -> grid[i], (long long)n -> cluster[i]);
-            break;
-          }
-    }
-  }
-  if (seen[LK_PRIORITY]) {
-    LaunchItem *l = seen[LK_PRIORITY];
-    if (l->nargs != 1)
-      error_at(s->d, l->pos, "priority takes 1 value, %d given", l->nargs);
-    else if (eval_int(s, l->args[0], &n->priority)) {
-      if (n->priority < INT32_MIN || n->priority > INT32_MAX)
-        error_span(s->d, expr_span(l->args[0]), "priority %lld does not fit an int",
-                   (long long)n->priority);
-      else
-        n->has_priority = true;
-    }
-  }
+  Launch cfg = {0};
+  check_launch_items(s, n, &cfg, seen, st);
+  n->launch = intern_launch(s, &cfg);
 }
 
 /* A node's name is never clipped: one longer than MAX_NODE_NAME is an
@@ -1033,8 +1109,8 @@ static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
     return false;
   }
   n->nargs = k->nparams;
-  n->args = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->args + 1);
-  n->acc = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->acc + 1);
+  n->args = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->args);
+  n->acc = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->acc);
   bool ok = true;
   for (int i = 0; i < n->nargs; i++)
     ok &= check_kernel_arg(s, n, &k->params[i], st->args[i], &n->args[i]);

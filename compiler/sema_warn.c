@@ -182,7 +182,7 @@ static void warn_uninitialized(Diag *d, const Graph *g) {
       case NK_WHILE:
       case NK_IF:
         if (reads)
-          cond_reads(d, g, written, n, n->cond);
+          cond_reads(d, g, written, n, n->control->cond);
         break;
       case NK_SWITCH: break; /* its selector is a scalar */
       }
@@ -196,8 +196,10 @@ static void warn_uninitialized(Diag *d, const Graph *g) {
 static void warn_block_size(Diag *d, const Graph *g) {
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
-    int64_t threads = n->block[0] * n->block[1] * n->block[2];
-    if (node_kinds[n->kind].launch && threads % 32)
+    if (!node_kinds[n->kind].launch)
+      continue;
+    int64_t threads = n->launch->block[0] * n->launch->block[1] * n->launch->block[2];
+    if (threads % 32)
       warn_at(d, W_BLOCK_SIZE, n->block_pos,
               "a block of %lld thread%s is not a multiple of the warp size, 32: its last warp "
               "runs %lld of its 32 lanes",
