@@ -47,6 +47,18 @@ static void suggest_keys(Suggest *sg, const Map *m) {
       suggest_try(sg, ((const Sym *)m->slots[i].key)->name);
 }
 
+/* Whether an undefined name at p was reported already, and from now on it
+ * is: a for body's mistake repeats at every iteration, and the diagnostics
+ * would drop the repeats, but the "did you mean" (a search of every name
+ * in scope, each by edit distance) would be worked out again each time. */
+bool undefined_reported(Sema *s, Pos p) {
+  char *key = arena_printf(s->c->arena, "%d:%d:%d", p.file, p.line, p.col);
+  if (map_get(&s->undefined_at, key))
+    return true;
+  map_put(&s->undefined_at, key, key);
+  return false;
+}
+
 /* "undefined name 'x'", with "did you mean" and its fix when a name is
  * close to it. */
 void report_undefined(Sema *s, Pos p, Undefined what, const Sym *name, const char *meant) {
@@ -91,7 +103,8 @@ void undefined(Sema *s, Pos p, Sym *name) {
     note_at(s->d, decl->name_pos, "'%s' is declared here", name->name);
   } else if (map_get(&s->node_decls, name)) {
     error_at(s->d, p, "'%s' is a node; only edges name nodes", name->name);
-  } else if (!s->c->include_failed) { /* else it may be the missing file's */
+  } else if (!s->c->include_failed && !undefined_reported(s, p)) {
+    /* (with an include that failed, it may be the missing file's) */
     Suggest sg;
     suggest_init(&sg, name->name);
     for (size_t i = 0; i < s->locals.n; i++)
@@ -583,7 +596,7 @@ static const char *edge_ref(Sema *s, Stmt *st, Expr *e) {
     Binding *b = lookup_use(s, root);
     if (b || map_get(&s->globals, root->name)) {
       error_at(s->d, root->pos, "'%s' is not a node", root->name->name);
-    } else {
+    } else if (!undefined_reported(s, root->pos)) {
       Suggest sg;
       suggest_init(&sg, root->name->name);
       suggest_keys(&sg, &s->node_decls);
@@ -998,7 +1011,8 @@ Program *check_program(Compiler *c) {
   Program *p = xrealloc(NULL, sizeof *p);
   memset(p, 0, sizeof *p);
   c->program = p;
-  Sema s = {.c = c, .d = c->diag, .node_index = {.by_string = true}};
+  Sema s = {.c = c, .d = c->diag, .node_index = {.by_string = true},
+            .undefined_at = {.by_string = true}};
   for (size_t i = 0; i < c->items.n; i++)
     if (c->items.v[i]->kind == IT_CONST && !map_get(&s.consts, c->items.v[i]->name))
       map_put(&s.consts, c->items.v[i]->name, c->items.v[i]);
@@ -1028,6 +1042,7 @@ Program *check_program(Compiler *c) {
   map_free(&s.globals);
   map_free(&s.consts);
   map_free(&s.use_sites);
+  map_free(&s.undefined_at);
   free(s.launches.slots);
   return p;
 }

@@ -57,6 +57,7 @@ typedef struct Sema {
   Map consts;  /* Sym -> Item, every top-level const, defined or not yet */
   Sym *defining; /* the graph's or loop's constant being evaluated */
   Map use_sites; /* where a use is recorded (Program.uses): its AST record */
+  Map undefined_at; /* "file:line:col" of each undefined name reported */
   /* The graph being checked: */
   Graph *g;
   Item *item;        /* its item as written (a variant's too) */
@@ -97,6 +98,7 @@ void pop_locals(Sema *s, size_t mark);
 void push_local(Sema *s, Binding b);
 Binding *lookup(Sema *s, Sym *name);
 void report_undefined(Sema *s, Pos p, Undefined what, const Sym *name, const char *meant);
+bool undefined_reported(Sema *s, Pos p);
 void undefined(Sema *s, Pos p, Sym *name);
 bool dropped(Sema *s, Pos p);
 const char *describe_res(Sema *s, int res);

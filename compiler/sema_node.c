@@ -167,6 +167,8 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   if (!decl) {
     bool named = e->kind == EX_NAME && !lookup_use(s, e) && !map_get(&s->globals, e->name);
     if (named && !s->c->include_failed) {
+      if (undefined_reported(s, e->pos))
+        return false;
       Suggest sg;
       suggest_init(&sg, e->name->name);
       for (size_t i = 0; i < s->node_decls.cap; i++) {
@@ -1085,7 +1087,8 @@ static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   if (!gl || gl->item->kind != IT_KERNEL) {
     if (gl) {
       error_at(s->d, st->callee_pos, "'%s' is not a kernel", st->kernel->name);
-    } else if (!s->c->include_failed) { /* else it may be the missing file's */
+    } else if (!s->c->include_failed && !undefined_reported(s, st->callee_pos)) {
+      /* (with an include that failed, it may be the missing file's) */
       Suggest sg;
       suggest_init(&sg, st->kernel->name);
       for (size_t i = 0; i < s->globals.cap; i++) {
