@@ -164,6 +164,42 @@ __device__ __forceinline__ unsigned long long warp_max_key(unsigned long long v)
 }
 
 // ---------------------------------------------------------------------------
+// Tensor-core fragments (mma.sync m16n8k16, bf16 in, f32 accumulate).
+
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void *p, bool trans) {
+  const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+  if (trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
+__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                         uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  __trap(); // kernels/CMakeLists.txt builds the library for sm_80 and later only
+#endif
+}
+
+// The address a lane gives ldmatrix.x4 for the 16 x 16 tile at (row0, col0)
+// of a row-major bf16 matrix with `stride` elements a row: matrices (rows
+// 0-7, cols 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15).
+__device__ __forceinline__ const bf16 *ldsm_addr(const bf16 *base, int stride, int row0, int col0) {
+  const int lane = threadIdx.x & 31;
+  return base + (size_t)(row0 + (lane & 7) + ((lane >> 3) & 1) * 8) * stride + col0 +
+         (lane >> 4) * 8;
+}
+
+// ---------------------------------------------------------------------------
 // Staging activations in shared memory.
 
 // xs[t][0..k) = x[t * x_token .. + k) for t < m (m <= MB).  With

@@ -49,6 +49,82 @@ struct StageX {
   }
 };
 
+// The block's partial sums of mma_rows: one 16 x 8 tile a warp.  One array
+// for every instance of mma_rows in a kernel.
+__device__ __forceinline__ float *mma_partials() {
+  __shared__ float part[WARPS * 16 * 8];
+  return part;
+}
+
+// The block's 16 weight rows (WARPS * NR: a GEMV block's 16 units, a SwiGLU
+// block's 8 gate and 8 up rows) against MB = 4 or 8 tokens on tensor cores:
+// mma.m16n8k16 with the rows as A and the tokens as B's 8 columns (tokens
+// from m on are zeros).  Inside each step of 32 values the k order is
+// permuted, the same way for rows and tokens, so that a lane's fragments
+// are whole 16-byte chunks: lane (g, q) loads chunk q of the step from rows
+// g and g + 8 (row_lo, row_hi: nullptr for a row past n) and from token g's
+// staged activations; the first MMA takes each chunk's values 0-3, the
+// second 4-7.  The warps split k (warp w takes steps w, w + WARPS, ...)
+// with UM steps in flight, and their tiles are added in warp order in
+// shared memory, so that the sums do not depend on timing.  Every lane of
+// warp w ends with acc[r][t] of tile row w * NR + r, as RowDot leaves it;
+// ready() runs as RowDot runs it.
+template <int MB, int NR, class Ready>
+__device__ __forceinline__ void mma_rows(const bf16 *row_lo, const bf16 *row_hi, int k,
+                                         const bf16 *xs, int xtok, int m, float (&acc)[NR][MB],
+                                         Ready ready) {
+  constexpr int UM = 4;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+  const int nch = k >> 3, nsteps = (nch + 3) >> 2;
+  uint4 wb[UM][2];
+  auto fetch = [&](int slot, int s) {
+    const int c = 4 * s + q;
+    const bool ok = s < nsteps && c < nch;
+    wb[slot][0] = ok && row_lo ? load_weight(row_lo + 8 * (size_t)c) : make_uint4(0, 0, 0, 0);
+    wb[slot][1] = ok && row_hi ? load_weight(row_hi + 8 * (size_t)c) : make_uint4(0, 0, 0, 0);
+  };
+#pragma unroll
+  for (int u = 0; u < UM; u++)
+    fetch(u, warp + WARPS * u);
+  ready();
+  float c4[4] = {0, 0, 0, 0};
+  const uint4 *xrow = reinterpret_cast<const uint4 *>(xs + (size_t)g * xtok);
+  const bool token = g < m && g < MB;
+  for (int s0 = warp; s0 < nsteps; s0 += WARPS * UM) {
+#pragma unroll
+    for (int u = 0; u < UM; u++) {
+      const int s = s0 + WARPS * u, c = 4 * s + q;
+      const uint4 lo = wb[u][0], hi = wb[u][1];
+      fetch(u, s + WARPS * UM);
+      if (s < nsteps) { // the same for the whole warp
+        const uint4 xv = token && c < nch ? xrow[c] : make_uint4(0, 0, 0, 0);
+        const uint32_t a0[4] = {lo.x, hi.x, lo.y, hi.y}, a1[4] = {lo.z, hi.z, lo.w, hi.w};
+        mma16816(c4, a0, xv.x, xv.y);
+        mma16816(c4, a1, xv.z, xv.w);
+      }
+    }
+  }
+  float *part = mma_partials(), *mine = part + warp * 128;
+  __syncthreads(); // the sums of the block's units before are read
+  mine[g * 8 + 2 * q] = c4[0];
+  mine[g * 8 + 2 * q + 1] = c4[1];
+  mine[(g + 8) * 8 + 2 * q] = c4[2];
+  mine[(g + 8) * 8 + 2 * q + 1] = c4[3];
+  __syncthreads();
+  if (threadIdx.x < 128) { // a thread a (row, token); it alone reads and writes its place
+    float sum = 0;
+    for (int w = 0; w < WARPS; w++)
+      sum += part[w * 128 + threadIdx.x];
+    part[threadIdx.x] = sum;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < NR; r++)
+#pragma unroll
+    for (int t = 0; t < MB; t++)
+      acc[r][t] = part[(warp * NR + r) * 8 + t];
+}
+
 // One GEMV over blocks bid, bid + nblocks, ... of output units.
 template <int MB, int R, int U, Epi E, class Stage = StageX>
 __device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks, const Stage &stage = Stage()) {
@@ -97,7 +173,16 @@ __device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks, const Stage
         trigger();
     };
     float acc[NR][MB];
-    if (fast) {
+    // Row i of the block's tile of 16 rows: warp i / NR's row i % NR.
+    auto tile_row = [&](int i) -> const bf16 * {
+      const int idx = i % NR, u = b * per_block + (i / NR) * R + idx / RW;
+      return u < a.n ? a.w + (size_t)(idx % RW ? a.n + u : u) * a.k : nullptr;
+    };
+    constexpr bool use_mma = MB >= 4 && WARPS * NR == 16;
+    if (fast && use_mma) {
+      const int g = lane >> 2;
+      mma_rows<MB, NR>(tile_row(g), tile_row(g + 8), a.k, xs, a.k, a.m, acc, ready);
+    } else if (fast) {
       RowDot<MB, NR, U> dot;
       dot.run(rows, a.k, xs, a.k, a.m, acc, ready);
     } else {
