@@ -90,6 +90,24 @@ class Setup(common.TempDir):
         tmp = os.path.join(self.cache, "tmp")
         return os.listdir(tmp) if os.path.isdir(tmp) else []
 
+    def build_in_four_processes(self, package_dir):
+        """compile_library in 4 processes at once (the package imported from
+        package_dir; the fake nvcc slowed down so that they overlap): what
+        each printed, once all 4 ended with status 0."""
+        code = textwrap.dedent("""
+            import sys
+            sys.path.insert(0, %r)
+            import cgc._build as b
+            print(b.compile_library(%r, **%r)[0])
+            """ % (package_dir, self.cgraph, self.kwargs()))
+        env = dict(os.environ, FAKE_NVCC_SLEEP="0.3")
+        procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, env=env)
+                 for _ in range(4)]
+        outs = [p.communicate()[0] for p in procs]
+        self.assertEqual([p.returncode for p in procs], [0] * 4, outs)
+        return outs
+
 
 class Cache(Setup):
     def test_second_build_does_nothing(self):
@@ -215,18 +233,7 @@ class Cache(Setup):
         self.assertTrue(self.build()[1])
 
     def test_concurrent_builds(self):
-        code = textwrap.dedent("""
-            import sys
-            sys.path.insert(0, %r)
-            import cgc._build as b
-            print(b.compile_library(%r, **%r)[0])
-            """ % (os.path.join(common.SOURCE, "python"), self.cgraph, self.kwargs()))
-        env = dict(os.environ, FAKE_NVCC_SLEEP="0.3")
-        procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True, env=env)
-                 for _ in range(4)]
-        outs = [p.communicate()[0] for p in procs]
-        self.assertEqual([p.returncode for p in procs], [0] * 4, outs)
+        outs = self.build_in_four_processes(os.path.join(common.SOURCE, "python"))
         paths = {o.strip() for o in outs}
         self.assertEqual(len(paths), 1, outs)
         path = paths.pop()
@@ -518,19 +525,7 @@ class Repair(Small):
         all end with one complete entry."""
         first, _ = self.build()
         os.remove(first)
-        code = textwrap.dedent("""
-            import sys
-            sys.path.insert(0, %r)
-            import cgc._build as b
-            print(b.compile_library(%r, **%r)[0])
-            """ % (os.path.dirname(os.path.dirname(_build.__file__)), self.cgraph,
-                   self.kwargs()))
-        env = dict(os.environ, FAKE_NVCC_SLEEP="0.3")
-        procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True, env=env)
-                 for _ in range(4)]
-        outs = [p.communicate()[0] for p in procs]
-        self.assertEqual([p.returncode for p in procs], [0] * 4, outs)
+        outs = self.build_in_four_processes(os.path.dirname(os.path.dirname(_build.__file__)))
         self.assertEqual({o.strip() for o in outs}, {first}, outs)
         self.assertTrue(os.path.isfile(first))
         self.assertEqual(len(self.entries()), 1)
