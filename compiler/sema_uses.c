@@ -155,9 +155,11 @@ static void note_own(Sema *s, Stmt *st) {
   case ST_SWITCH:
     note_cond(s, st->cond);
     note_expr(s, st->max_iter);
-    note_expr(s, st->selector);
-    for (int i = 0; i < st->ncases; i++)
-      note_expr(s, st->cases[i].value);
+    if (st->kind == ST_SWITCH) { /* its selector and cases share the if's else */
+      note_expr(s, st->selector);
+      for (int i = 0; i < st->ncases; i++)
+        note_expr(s, st->cases[i].value);
+    }
     break;
   }
 }
@@ -196,8 +198,10 @@ void note_names(Sema *s, Stmt *st) {
   }
   if (st->kind == ST_WHILE || st->kind == ST_IF || st->kind == ST_SWITCH) {
     note_body(s, st->body, st->nbody);
-    note_body(s, st->else_body, st->nelse);
-    for (int k = 0; k < st->ncases; k++)
-      note_body(s, st->cases[k].body, st->cases[k].nbody);
+    if (st->kind == ST_IF)
+      note_body(s, st->else_body, st->nelse);
+    if (st->kind == ST_SWITCH)
+      for (int k = 0; k < st->ncases; k++)
+        note_body(s, st->cases[k].body, st->cases[k].nbody);
   }
 }
