@@ -152,7 +152,12 @@ template <int R, int U> struct Moe {
                    0, 0, k, act_token};
         shared_gate_up(a, b, nbs);
       } else {
-        const int r = b - nbs, t = r / (topk * nbr), slot = r / nbr % topk, rb = r % nbr;
+        // Past one token, the blocks of a row block are adjacent for every
+        // (token, slot): tokens that chose the same expert then read its
+        // rows at about the same time, and all but the first from the L2.
+        const int r = b - nbs, pairs = m * topk;
+        const int pair = m > 1 ? r % pairs : r / nbr, rb = m > 1 ? r / pairs : r % nbr;
+        const int t = pair / topk, slot = pair % topk;
         wait();
         const uint32_t e = ids[(size_t)t * topk + slot];
         GemvArgs a{w + (size_t)e * 2 * fe * k, x + (size_t)t * k, g,
@@ -163,7 +168,7 @@ template <int R, int U> struct Moe {
     }
   }
 
-  // Down projections of token blockIdx.y's experts, each rounded to bf16,
+  // Down projections of a token's experts, each rounded to bf16,
   // weighted in f32 and summed, rounded; the shared experts' added, rounded;
   // all added into the residual x, rounded (as the published code does).
   // A warp takes one output d, and reads its weights as one stream: the
@@ -216,7 +221,14 @@ template <int R, int U> struct Moe {
     float4 *xs = reinterpret_cast<float4 *>(llm_smem); // the activations in f32: chunk c at xs[2c], xs[2c + 1]
     __shared__ float part[WARPS][MOE_MAX_TOPK + 1][32];
     __shared__ const bf16 *seg_rows[WARPS][MOE_MAX_TOPK + 1];
-    const int t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    // Block (x, y) takes token L % gridDim.y and row block L / gridDim.y of
+    // L = y * gridDim.x + x: the tokens' blocks of a row block are adjacent,
+    // so that they read the shared experts' rows, and the rows of an expert
+    // that several of them chose, at about the same time, all but the first
+    // from the L2.
+    const unsigned lin = blockIdx.y * gridDim.x + blockIdx.x;
+    const int t = (int)(lin % gridDim.y), b0 = (int)(lin / gridDim.y);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int act_token = topk * fe + fs;
     const bool fast = (fe & 7) == 0 && (fs & 7) == 0;
     if (t >= m || !fast) { // the launch rules ask for fe and fs multiples of 8
@@ -231,7 +243,7 @@ template <int R, int U> struct Moe {
     // Lane s in 1..topk holds segment s's expert id, read before the wait.
     const uint32_t eid =
         lane >= 1 && lane <= topk ? __ldcg(ids + (size_t)t * topk + lane - 1) : 0u;
-    for (int b = blockIdx.x, first = 1; first || b * WARPS < n; b += gridDim.x, first = 0) {
+    for (int b = b0, first = 1; first || b * WARPS < n; b += gridDim.x, first = 0) {
       const int d = b * WARPS + warp;
       const size_t dd = d < n ? (size_t)d : 0; // a warp past n reads row 0 and writes nothing
       __syncwarp(); // the warp is done with the rows of its pass before
