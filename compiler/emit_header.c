@@ -91,6 +91,80 @@ static void emit_kernel_declaration(FILE *h, const Item *k) {
   fprintf(h, "%s);\n", k->nparams ? "" : "void");
 }
 
+/* A parameter's C++ type, as the kernel's declaration spells it. */
+static void emit_param_cxx_type(FILE *h, const Param *p) {
+  fprintf(h, "%s%s%s", p->pointer && p->mode == MODE_IN ? "const " : "", cuda_type(p->type),
+          p->pointer ? " *" : "");
+}
+
+/* A parameter as the .cgraph declares it (a pointer's mode as it means it). */
+static void emit_param_cgraph(FILE *h, const Param *p) {
+  static const char *const modes[] = {[MODE_NONE] = "", [MODE_IN] = "in ", [MODE_OUT] = "out ",
+                                      [MODE_INOUT] = "inout "};
+  fprintf(h, "%s%s: %s%s", modes[p->mode], p->name->name, type_name(p->type),
+          p->pointer ? "*" : "");
+}
+
+/* What the check of the definitions shares, once whichever headers a
+ * translation unit includes: the stand-in's type, and the parameter types
+ * of the function that a kernel's name names: cgc_kernel_signature(&k, 0)
+ * deduces them from the unit's definition (the stand-in returns another
+ * type, so it cannot deduce), and takes the stand-in only when the unit
+ * does not define the kernel. */
+static void emit_check_helpers(FILE *h) {
+  fprintf(h,
+          "#ifndef CGC_KERNEL_CHECK_HELPERS_\n#define CGC_KERNEL_CHECK_HELPERS_\n"
+          "struct cgc_kernel_absent {};\nstruct cgc_kernel_undefined {};\n"
+          "template <class... A> struct cgc_kernel_params {};\n"
+          "template <class... A>\ncgc_kernel_params<A...> cgc_kernel_signature(void (*)(A...), int);\n"
+          "cgc_kernel_undefined cgc_kernel_signature(cgc_kernel_absent (*)(cgc_kernel_absent), long);\n"
+          "template <class A, class B> struct cgc_kernel_same { static const bool value = false; };\n"
+          "template <class A> struct cgc_kernel_same<A, A> { static const bool value = true; };\n"
+          "/* Whether parameter I of A... is T; true where there is no parameter I. */\n"
+          "template <unsigned I, class T, class... A> struct cgc_kernel_param_is {\n"
+          "  static const bool value = true;\n};\n"
+          "template <class T, class A0, class... A> struct cgc_kernel_param_is<0, T, A0, A...> {\n"
+          "  static const bool value = cgc_kernel_same<T, A0>::value;\n};\n"
+          "template <unsigned I, class T, class A0, class... A>\n"
+          "struct cgc_kernel_param_is<I, T, A0, A...> {\n"
+          "  static const bool value = cgc_kernel_param_is<I - 1, T, A...>::value;\n};\n"
+          "#endif\n");
+}
+
+/* A kernel's check: its definition's parameters against the declaration,
+ * each with a message that names the kernel, the parameter and the type
+ * the .cgraph means. */
+static void emit_kernel_check(FILE *h, const Item *k) {
+  const char *name = kernel_c_name(k);
+  fprintf(h, "template <class F> struct %s {};\ntemplate <class... A> struct %s<cgc_kernel_params<A...> > {\n",
+          name, name);
+  fprintf(h, "  static_assert(sizeof...(A) == %d,\n                \"kernel '%s': the .cgraph declares %d parameter%s (",
+          k->nparams, k->name->name, k->nparams, k->nparams == 1 ? "" : "s");
+  for (int i = 0; i < k->nparams; i++) {
+    fprintf(h, "%s", i ? ", " : "");
+    emit_param_cgraph(h, &k->params[i]);
+  }
+  fprintf(h, ")%s", k->nparams ? ", which in C++ are (" : "\");\n");
+  for (int i = 0; i < k->nparams; i++) {
+    fprintf(h, "%s", i ? ", " : "");
+    emit_param_cxx_type(h, &k->params[i]);
+  }
+  if (k->nparams)
+    fprintf(h, ")\");\n");
+  for (int i = 0; i < k->nparams; i++) {
+    const Param *p = &k->params[i];
+    fprintf(h, "  static_assert(cgc_kernel_param_is<%d, ", i);
+    emit_param_cxx_type(h, p);
+    fprintf(h, ", A...>::value,\n                \"kernel '%s', parameter %d '%s': the .cgraph declares '",
+            k->name->name, i + 1, p->name->name);
+    emit_param_cgraph(h, p);
+    fprintf(h, "', which is '");
+    emit_param_cxx_type(h, p);
+    fprintf(h, "'\");\n");
+  }
+  fprintf(h, "};\ntemplate struct %s<decltype(cgc_kernel_signature(&::%s, 0))>;\n", name, name);
+}
+
 /* The header: the ABI it was written for, each graph's declarations, the
  * capture functions' and, for CUDA sources, the kernels'. */
 void emit_header(FILE *h, Compiler *cc, const Program *p, const char *source,
@@ -123,10 +197,30 @@ void emit_header(FILE *h, Compiler *cc, const Program *p, const char *source,
   if (nkernels) {
     fprintf(h, "\n#ifdef __CUDACC__\n/* The kernels, as their definitions must be. */\n"
                "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n\n");
+    fprintf(h, "#ifndef CGC_KERNEL_CHECK\n");
     for (size_t i = 0; i < cc->items.n; i++)
       if (is_linked_kernel(cc->items.v[i]))
         emit_kernel_declaration(h, cc->items.v[i]);
-    fprintf(h, "#endif\n");
+    fprintf(h, "#else\n/* The check of the definitions (section 6.1 of the language reference),\n"
+               " * which cgc_add_graph and cgc.build compile when a CUDA file fails: each\n"
+               " * kernel's name a host function of another type, so that a definition that\n"
+               " * differs is no error here; the checks at the end compare it. */\n");
+    emit_check_helpers(h);
+    for (size_t i = 0; i < cc->items.n; i++)
+      if (is_linked_kernel(cc->items.v[i]))
+        fprintf(h, "cgc_kernel_absent %s(cgc_kernel_absent);\n", kernel_c_name(cc->items.v[i]));
+    fprintf(h, "#endif\n#endif\n");
   }
   fprintf(h, "\n#endif\n");
+  if (nkernels) {
+    fprintf(h, "\n/* The check's end, included again after the definitions: each kernel's\n"
+               " * parameters against the declaration. */\n"
+               "#if defined(__CUDACC__) && defined(CGC_KERNEL_CHECK_END) && !defined(%sCHECKED_)\n"
+               "#define %sCHECKED_\nnamespace cgc_kernel_check_%s {\n",
+            guard, guard, guard);
+    for (size_t i = 0; i < cc->items.n; i++)
+      if (is_linked_kernel(cc->items.v[i]))
+        emit_kernel_check(h, cc->items.v[i]);
+    fprintf(h, "}\n#endif\n");
+  }
 }

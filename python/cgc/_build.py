@@ -344,6 +344,30 @@ def _run(cmd, cwd, verbose):
     return r.stdout
 
 
+def _check_definitions(nvcc, src, obj, flags, header, cwd):
+    """After src failed to compile: what the generated header's check of the
+    kernels' definitions says (doc/language.md, section 6.1), a line each,
+    or ''.  src is compiled again with CGC_KERNEL_CHECK, where the header
+    declares no kernel, and the header's end follows it, which compares the
+    parameters of each kernel that src defines with the .cgraph."""
+    check = obj + ".cgc-check.cu"
+    with open(check, "w") as f:
+        f.write("#define CGC_KERNEL_CHECK 1\n#include \"%s\"\n#define CGC_KERNEL_CHECK_END 1\n"
+                "#include \"%s\"\n" % (os.path.abspath(src), header))
+    try:
+        r = subprocess.run([nvcc, "-c"] + flags + [check, "-o", obj + ".cgc-check.o"], cwd=cwd,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           errors="replace")
+    except OSError:
+        return ""
+    finally:
+        for f in (check, obj + ".cgc-check.o"):
+            if os.path.exists(f):
+                os.unlink(f)
+    found = re.findall(r'static assertion failed with "(kernel \'.*)"', r.stdout)
+    return "\n".join("%s: error: %s" % (src, m) for m in found)
+
+
 def _strings(value, what):
     if value is None:
         return []
@@ -726,10 +750,17 @@ def compile_library(cgraph, sources=(), defines=None, arch=None, include_dirs=()
                    ["-O3", "-Xcompiler", "-fPIC"] + gencode + search([tmp, tools.include] + dirs) +
                    cuda_flags, [tools.include] + dirs + flag_dirs)
         for i, src in enumerate(sources):
-            nvcc_c(src, os.path.join(tmp, "%d_%s.o" % (i, os.path.basename(src))),
-                   ["-O3", "-Xcompiler", "-fPIC"] + gencode +
-                   search([tmp, tools.include] + include_dirs) + cuda_flags,
-                   [tools.include] + include_dirs + flag_dirs)
+            obj = os.path.join(tmp, "%d_%s.o" % (i, os.path.basename(src)))
+            flags = (["-O3", "-Xcompiler", "-fPIC"] + gencode +
+                     search([tmp, tools.include] + include_dirs) + cuda_flags)
+            try:
+                nvcc_c(src, obj, flags, [tools.include] + include_dirs + flag_dirs)
+            except BuildError as e:
+                found = _check_definitions(tools.nvcc, src, obj, flags,
+                                           os.path.join(tmp, stem + "_graph.h"), tmp)
+                if not found:
+                    raise
+                raise BuildError("%s\n%s" % (e, found)) from None
         lib_name = "lib%s.so" % stem
         # CUDA's runtime goes in statically and its names stay inside the
         # library (--exclude-libs), bound there (-Bsymbolic): the kernels

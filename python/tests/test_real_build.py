@@ -59,6 +59,26 @@ class RealBuild(common.TempDir):
                                            + why + "; the runtime said: "), msg)
         print("create refused as expected: " + msg)
 
+    def test_definition_that_differs(self):
+        """A kernel's definition that differs from the .cgraph: the
+        BuildError names the parameter and the type the .cgraph means."""
+        d = os.path.join(self.tmp, "k")
+        os.makedirs(d)
+        with open(os.path.join(d, "k.cgraph"), "w") as f:
+            f.write("kernel residual(inout x: f16*, in y: f16*, n: u32);\n"
+                    "graph g {\n    buffer x: f16[32] = 0;\n    buffer y: f16[32] = 0;\n"
+                    "    residual(x, y, 32) grid(1) block(32);\n}\n")
+        with open(os.path.join(d, "k.cu"), "w") as f:
+            f.write('#include "k_graph.h"\n'
+                    'extern "C" __global__ void residual(__half *x, __half *y, uint32_t n) {}\n')
+        with self.assertRaises(cgc.BuildError) as e:
+            cgc.build(os.path.join(d, "k.cgraph"), sources=[os.path.join(d, "k.cu")],
+                      cgc=os.environ["CGC_TEST_PREFIX"], nvcc=os.environ["CGC_TEST_NVCC"],
+                      cache_dir=os.path.join(self.tmp, "cache"),
+                      arch=os.environ.get("CGC_TEST_ARCH") or None)
+        self.assertIn("k.cu: error: kernel 'residual', parameter 2 'y': the .cgraph declares "
+                      "'in y: f16*', which is 'const __half *'", str(e.exception))
+
     def test_template_kernels(self):
         """The companion of template kernels is compiled and linked: the
         library defines each instantiation's accessor, so it loads (RTLD_NOW

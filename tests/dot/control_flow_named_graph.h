@@ -34,8 +34,65 @@ size_t g_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool *
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#ifndef CGC_KERNEL_CHECK
 extern "C" __global__ void step(float *x, float *resid);
 extern "C" __global__ void prepare(float *x);
+#else
+/* The check of the definitions (section 6.1 of the language reference),
+ * which cgc_add_graph and cgc.build compile when a CUDA file fails: each
+ * kernel's name a host function of another type, so that a definition that
+ * differs is no error here; the checks at the end compare it. */
+#ifndef CGC_KERNEL_CHECK_HELPERS_
+#define CGC_KERNEL_CHECK_HELPERS_
+struct cgc_kernel_absent {};
+struct cgc_kernel_undefined {};
+template <class... A> struct cgc_kernel_params {};
+template <class... A>
+cgc_kernel_params<A...> cgc_kernel_signature(void (*)(A...), int);
+cgc_kernel_undefined cgc_kernel_signature(cgc_kernel_absent (*)(cgc_kernel_absent), long);
+template <class A, class B> struct cgc_kernel_same { static const bool value = false; };
+template <class A> struct cgc_kernel_same<A, A> { static const bool value = true; };
+/* Whether parameter I of A... is T; true where there is no parameter I. */
+template <unsigned I, class T, class... A> struct cgc_kernel_param_is {
+  static const bool value = true;
+};
+template <class T, class A0, class... A> struct cgc_kernel_param_is<0, T, A0, A...> {
+  static const bool value = cgc_kernel_same<T, A0>::value;
+};
+template <unsigned I, class T, class A0, class... A>
+struct cgc_kernel_param_is<I, T, A0, A...> {
+  static const bool value = cgc_kernel_param_is<I - 1, T, A...>::value;
+};
+#endif
+cgc_kernel_absent step(cgc_kernel_absent);
+cgc_kernel_absent prepare(cgc_kernel_absent);
+#endif
 #endif
 
+#endif
+
+/* The check's end, included again after the definitions: each kernel's
+ * parameters against the declaration. */
+#if defined(__CUDACC__) && defined(CGC_KERNEL_CHECK_END) && !defined(CONTROL_FLOW_NAMED_GRAPH_H_CHECKED_)
+#define CONTROL_FLOW_NAMED_GRAPH_H_CHECKED_
+namespace cgc_kernel_check_CONTROL_FLOW_NAMED_GRAPH_H_ {
+template <class F> struct step {};
+template <class... A> struct step<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 2,
+                "kernel 'step': the .cgraph declares 2 parameters (inout x: f32*, out resid: f32*), which in C++ are (float *, float *)");
+  static_assert(cgc_kernel_param_is<0, float *, A...>::value,
+                "kernel 'step', parameter 1 'x': the .cgraph declares 'inout x: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<1, float *, A...>::value,
+                "kernel 'step', parameter 2 'resid': the .cgraph declares 'out resid: f32*', which is 'float *'");
+};
+template struct step<decltype(cgc_kernel_signature(&::step, 0))>;
+template <class F> struct prepare {};
+template <class... A> struct prepare<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 1,
+                "kernel 'prepare': the .cgraph declares 1 parameter (out x: f32*), which in C++ are (float *)");
+  static_assert(cgc_kernel_param_is<0, float *, A...>::value,
+                "kernel 'prepare', parameter 1 'x': the .cgraph declares 'out x: f32*', which is 'float *'");
+};
+template struct prepare<decltype(cgc_kernel_signature(&::prepare, 0))>;
+}
 #endif

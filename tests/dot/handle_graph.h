@@ -35,9 +35,83 @@ size_t solve_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_po
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#ifndef CGC_KERNEL_CHECK
 extern "C" __global__ void sweep(const float *b, float *x, float *resid, uint32_t n, cudaGraphConditionalHandle h);
 extern "C" __global__ void reset(float *x);
 extern "C" __global__ void step(float *x, cudaGraphConditionalHandle h);
+#else
+/* The check of the definitions (section 6.1 of the language reference),
+ * which cgc_add_graph and cgc.build compile when a CUDA file fails: each
+ * kernel's name a host function of another type, so that a definition that
+ * differs is no error here; the checks at the end compare it. */
+#ifndef CGC_KERNEL_CHECK_HELPERS_
+#define CGC_KERNEL_CHECK_HELPERS_
+struct cgc_kernel_absent {};
+struct cgc_kernel_undefined {};
+template <class... A> struct cgc_kernel_params {};
+template <class... A>
+cgc_kernel_params<A...> cgc_kernel_signature(void (*)(A...), int);
+cgc_kernel_undefined cgc_kernel_signature(cgc_kernel_absent (*)(cgc_kernel_absent), long);
+template <class A, class B> struct cgc_kernel_same { static const bool value = false; };
+template <class A> struct cgc_kernel_same<A, A> { static const bool value = true; };
+/* Whether parameter I of A... is T; true where there is no parameter I. */
+template <unsigned I, class T, class... A> struct cgc_kernel_param_is {
+  static const bool value = true;
+};
+template <class T, class A0, class... A> struct cgc_kernel_param_is<0, T, A0, A...> {
+  static const bool value = cgc_kernel_same<T, A0>::value;
+};
+template <unsigned I, class T, class A0, class... A>
+struct cgc_kernel_param_is<I, T, A0, A...> {
+  static const bool value = cgc_kernel_param_is<I - 1, T, A...>::value;
+};
+#endif
+cgc_kernel_absent sweep(cgc_kernel_absent);
+cgc_kernel_absent reset(cgc_kernel_absent);
+cgc_kernel_absent step(cgc_kernel_absent);
+#endif
 #endif
 
+#endif
+
+/* The check's end, included again after the definitions: each kernel's
+ * parameters against the declaration. */
+#if defined(__CUDACC__) && defined(CGC_KERNEL_CHECK_END) && !defined(HANDLE_GRAPH_H_CHECKED_)
+#define HANDLE_GRAPH_H_CHECKED_
+namespace cgc_kernel_check_HANDLE_GRAPH_H_ {
+template <class F> struct sweep {};
+template <class... A> struct sweep<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 5,
+                "kernel 'sweep': the .cgraph declares 5 parameters (in b: f32*, inout x: f32*, out resid: f32*, n: u32, h: handle), which in C++ are (const float *, float *, float *, uint32_t, cudaGraphConditionalHandle)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'sweep', parameter 1 'b': the .cgraph declares 'in b: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, float *, A...>::value,
+                "kernel 'sweep', parameter 2 'x': the .cgraph declares 'inout x: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<2, float *, A...>::value,
+                "kernel 'sweep', parameter 3 'resid': the .cgraph declares 'out resid: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<3, uint32_t, A...>::value,
+                "kernel 'sweep', parameter 4 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+  static_assert(cgc_kernel_param_is<4, cudaGraphConditionalHandle, A...>::value,
+                "kernel 'sweep', parameter 5 'h': the .cgraph declares 'h: handle', which is 'cudaGraphConditionalHandle'");
+};
+template struct sweep<decltype(cgc_kernel_signature(&::sweep, 0))>;
+template <class F> struct reset {};
+template <class... A> struct reset<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 1,
+                "kernel 'reset': the .cgraph declares 1 parameter (out x: f32*), which in C++ are (float *)");
+  static_assert(cgc_kernel_param_is<0, float *, A...>::value,
+                "kernel 'reset', parameter 1 'x': the .cgraph declares 'out x: f32*', which is 'float *'");
+};
+template struct reset<decltype(cgc_kernel_signature(&::reset, 0))>;
+template <class F> struct step {};
+template <class... A> struct step<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 2,
+                "kernel 'step': the .cgraph declares 2 parameters (inout x: f32*, h: handle), which in C++ are (float *, cudaGraphConditionalHandle)");
+  static_assert(cgc_kernel_param_is<0, float *, A...>::value,
+                "kernel 'step', parameter 1 'x': the .cgraph declares 'inout x: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<1, cudaGraphConditionalHandle, A...>::value,
+                "kernel 'step', parameter 2 'h': the .cgraph declares 'h: handle', which is 'cudaGraphConditionalHandle'");
+};
+template struct step<decltype(cgc_kernel_signature(&::step, 0))>;
+}
 #endif

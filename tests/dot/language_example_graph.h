@@ -52,11 +52,131 @@ size_t decode_step_pool_bytes(void); /* the memory of its owned buffers, for a c
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#ifndef CGC_KERNEL_CHECK
 extern "C" __global__ void rmsnorm(const __half *x, const __half *w, __half *y, uint32_t n);
 extern "C" __global__ void matvec(const __half *w, const __half *x, __half *y, uint32_t rows, uint32_t cols);
 extern "C" __global__ void kv_store(const __half *k, const __half *v, __half *kc, __half *vc, const uint32_t *pos, uint32_t n);
 extern "C" __global__ void attention(const __half *q, const __half *kc, const __half *vc, const uint32_t *nkeys, __half *o, uint32_t n);
 extern "C" __global__ void add(__half *x, const __half *y, uint32_t n);
+#else
+/* The check of the definitions (section 6.1 of the language reference),
+ * which cgc_add_graph and cgc.build compile when a CUDA file fails: each
+ * kernel's name a host function of another type, so that a definition that
+ * differs is no error here; the checks at the end compare it. */
+#ifndef CGC_KERNEL_CHECK_HELPERS_
+#define CGC_KERNEL_CHECK_HELPERS_
+struct cgc_kernel_absent {};
+struct cgc_kernel_undefined {};
+template <class... A> struct cgc_kernel_params {};
+template <class... A>
+cgc_kernel_params<A...> cgc_kernel_signature(void (*)(A...), int);
+cgc_kernel_undefined cgc_kernel_signature(cgc_kernel_absent (*)(cgc_kernel_absent), long);
+template <class A, class B> struct cgc_kernel_same { static const bool value = false; };
+template <class A> struct cgc_kernel_same<A, A> { static const bool value = true; };
+/* Whether parameter I of A... is T; true where there is no parameter I. */
+template <unsigned I, class T, class... A> struct cgc_kernel_param_is {
+  static const bool value = true;
+};
+template <class T, class A0, class... A> struct cgc_kernel_param_is<0, T, A0, A...> {
+  static const bool value = cgc_kernel_same<T, A0>::value;
+};
+template <unsigned I, class T, class A0, class... A>
+struct cgc_kernel_param_is<I, T, A0, A...> {
+  static const bool value = cgc_kernel_param_is<I - 1, T, A...>::value;
+};
+#endif
+cgc_kernel_absent rmsnorm(cgc_kernel_absent);
+cgc_kernel_absent matvec(cgc_kernel_absent);
+cgc_kernel_absent kv_store(cgc_kernel_absent);
+cgc_kernel_absent attention(cgc_kernel_absent);
+cgc_kernel_absent add(cgc_kernel_absent);
+#endif
 #endif
 
+#endif
+
+/* The check's end, included again after the definitions: each kernel's
+ * parameters against the declaration. */
+#if defined(__CUDACC__) && defined(CGC_KERNEL_CHECK_END) && !defined(LANGUAGE_EXAMPLE_GRAPH_H_CHECKED_)
+#define LANGUAGE_EXAMPLE_GRAPH_H_CHECKED_
+namespace cgc_kernel_check_LANGUAGE_EXAMPLE_GRAPH_H_ {
+template <class F> struct rmsnorm {};
+template <class... A> struct rmsnorm<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 4,
+                "kernel 'rmsnorm': the .cgraph declares 4 parameters (in x: f16*, in w: f16*, out y: f16*, n: u32), which in C++ are (const __half *, const __half *, __half *, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, const __half *, A...>::value,
+                "kernel 'rmsnorm', parameter 1 'x': the .cgraph declares 'in x: f16*', which is 'const __half *'");
+  static_assert(cgc_kernel_param_is<1, const __half *, A...>::value,
+                "kernel 'rmsnorm', parameter 2 'w': the .cgraph declares 'in w: f16*', which is 'const __half *'");
+  static_assert(cgc_kernel_param_is<2, __half *, A...>::value,
+                "kernel 'rmsnorm', parameter 3 'y': the .cgraph declares 'out y: f16*', which is '__half *'");
+  static_assert(cgc_kernel_param_is<3, uint32_t, A...>::value,
+                "kernel 'rmsnorm', parameter 4 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct rmsnorm<decltype(cgc_kernel_signature(&::rmsnorm, 0))>;
+template <class F> struct matvec {};
+template <class... A> struct matvec<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 5,
+                "kernel 'matvec': the .cgraph declares 5 parameters (in w: f16*, in x: f16*, out y: f16*, rows: u32, cols: u32), which in C++ are (const __half *, const __half *, __half *, uint32_t, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, const __half *, A...>::value,
+                "kernel 'matvec', parameter 1 'w': the .cgraph declares 'in w: f16*', which is 'const __half *'");
+  static_assert(cgc_kernel_param_is<1, const __half *, A...>::value,
+                "kernel 'matvec', parameter 2 'x': the .cgraph declares 'in x: f16*', which is 'const __half *'");
+  static_assert(cgc_kernel_param_is<2, __half *, A...>::value,
+                "kernel 'matvec', parameter 3 'y': the .cgraph declares 'out y: f16*', which is '__half *'");
+  static_assert(cgc_kernel_param_is<3, uint32_t, A...>::value,
+                "kernel 'matvec', parameter 4 'rows': the .cgraph declares 'rows: u32', which is 'uint32_t'");
+  static_assert(cgc_kernel_param_is<4, uint32_t, A...>::value,
+                "kernel 'matvec', parameter 5 'cols': the .cgraph declares 'cols: u32', which is 'uint32_t'");
+};
+template struct matvec<decltype(cgc_kernel_signature(&::matvec, 0))>;
+template <class F> struct kv_store {};
+template <class... A> struct kv_store<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 6,
+                "kernel 'kv_store': the .cgraph declares 6 parameters (in k: f16*, in v: f16*, inout kc: f16*, inout vc: f16*, in pos: u32*, n: u32), which in C++ are (const __half *, const __half *, __half *, __half *, const uint32_t *, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, const __half *, A...>::value,
+                "kernel 'kv_store', parameter 1 'k': the .cgraph declares 'in k: f16*', which is 'const __half *'");
+  static_assert(cgc_kernel_param_is<1, const __half *, A...>::value,
+                "kernel 'kv_store', parameter 2 'v': the .cgraph declares 'in v: f16*', which is 'const __half *'");
+  static_assert(cgc_kernel_param_is<2, __half *, A...>::value,
+                "kernel 'kv_store', parameter 3 'kc': the .cgraph declares 'inout kc: f16*', which is '__half *'");
+  static_assert(cgc_kernel_param_is<3, __half *, A...>::value,
+                "kernel 'kv_store', parameter 4 'vc': the .cgraph declares 'inout vc: f16*', which is '__half *'");
+  static_assert(cgc_kernel_param_is<4, const uint32_t *, A...>::value,
+                "kernel 'kv_store', parameter 5 'pos': the .cgraph declares 'in pos: u32*', which is 'const uint32_t *'");
+  static_assert(cgc_kernel_param_is<5, uint32_t, A...>::value,
+                "kernel 'kv_store', parameter 6 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct kv_store<decltype(cgc_kernel_signature(&::kv_store, 0))>;
+template <class F> struct attention {};
+template <class... A> struct attention<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 6,
+                "kernel 'attention': the .cgraph declares 6 parameters (in q: f16*, in kc: f16*, in vc: f16*, in nkeys: u32*, out o: f16*, n: u32), which in C++ are (const __half *, const __half *, const __half *, const uint32_t *, __half *, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, const __half *, A...>::value,
+                "kernel 'attention', parameter 1 'q': the .cgraph declares 'in q: f16*', which is 'const __half *'");
+  static_assert(cgc_kernel_param_is<1, const __half *, A...>::value,
+                "kernel 'attention', parameter 2 'kc': the .cgraph declares 'in kc: f16*', which is 'const __half *'");
+  static_assert(cgc_kernel_param_is<2, const __half *, A...>::value,
+                "kernel 'attention', parameter 3 'vc': the .cgraph declares 'in vc: f16*', which is 'const __half *'");
+  static_assert(cgc_kernel_param_is<3, const uint32_t *, A...>::value,
+                "kernel 'attention', parameter 4 'nkeys': the .cgraph declares 'in nkeys: u32*', which is 'const uint32_t *'");
+  static_assert(cgc_kernel_param_is<4, __half *, A...>::value,
+                "kernel 'attention', parameter 5 'o': the .cgraph declares 'out o: f16*', which is '__half *'");
+  static_assert(cgc_kernel_param_is<5, uint32_t, A...>::value,
+                "kernel 'attention', parameter 6 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct attention<decltype(cgc_kernel_signature(&::attention, 0))>;
+template <class F> struct add {};
+template <class... A> struct add<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 3,
+                "kernel 'add': the .cgraph declares 3 parameters (inout x: f16*, in y: f16*, n: u32), which in C++ are (__half *, const __half *, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, __half *, A...>::value,
+                "kernel 'add', parameter 1 'x': the .cgraph declares 'inout x: f16*', which is '__half *'");
+  static_assert(cgc_kernel_param_is<1, const __half *, A...>::value,
+                "kernel 'add', parameter 2 'y': the .cgraph declares 'in y: f16*', which is 'const __half *'");
+  static_assert(cgc_kernel_param_is<2, uint32_t, A...>::value,
+                "kernel 'add', parameter 3 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct add<decltype(cgc_kernel_signature(&::add, 0))>;
+}
 #endif

@@ -41,10 +41,97 @@ size_t g_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_pool *
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#ifndef CGC_KERNEL_CHECK
 extern "C" __global__ void route(const float *x, uint32_t *expert);
 extern "C" __global__ void expert_ffn(const float *x, const uint32_t *expert, float *y);
 extern "C" __global__ void at_pos(const float *x, const uint32_t *pos, float *y);
 extern "C" __global__ void at_pos_value(const float *x, uint32_t pos, float *y);
+#else
+/* The check of the definitions (section 6.1 of the language reference),
+ * which cgc_add_graph and cgc.build compile when a CUDA file fails: each
+ * kernel's name a host function of another type, so that a definition that
+ * differs is no error here; the checks at the end compare it. */
+#ifndef CGC_KERNEL_CHECK_HELPERS_
+#define CGC_KERNEL_CHECK_HELPERS_
+struct cgc_kernel_absent {};
+struct cgc_kernel_undefined {};
+template <class... A> struct cgc_kernel_params {};
+template <class... A>
+cgc_kernel_params<A...> cgc_kernel_signature(void (*)(A...), int);
+cgc_kernel_undefined cgc_kernel_signature(cgc_kernel_absent (*)(cgc_kernel_absent), long);
+template <class A, class B> struct cgc_kernel_same { static const bool value = false; };
+template <class A> struct cgc_kernel_same<A, A> { static const bool value = true; };
+/* Whether parameter I of A... is T; true where there is no parameter I. */
+template <unsigned I, class T, class... A> struct cgc_kernel_param_is {
+  static const bool value = true;
+};
+template <class T, class A0, class... A> struct cgc_kernel_param_is<0, T, A0, A...> {
+  static const bool value = cgc_kernel_same<T, A0>::value;
+};
+template <unsigned I, class T, class A0, class... A>
+struct cgc_kernel_param_is<I, T, A0, A...> {
+  static const bool value = cgc_kernel_param_is<I - 1, T, A...>::value;
+};
+#endif
+cgc_kernel_absent route(cgc_kernel_absent);
+cgc_kernel_absent expert_ffn(cgc_kernel_absent);
+cgc_kernel_absent at_pos(cgc_kernel_absent);
+cgc_kernel_absent at_pos_value(cgc_kernel_absent);
+#endif
 #endif
 
+#endif
+
+/* The check's end, included again after the definitions: each kernel's
+ * parameters against the declaration. */
+#if defined(__CUDACC__) && defined(CGC_KERNEL_CHECK_END) && !defined(SCALARS_GRAPH_H_CHECKED_)
+#define SCALARS_GRAPH_H_CHECKED_
+namespace cgc_kernel_check_SCALARS_GRAPH_H_ {
+template <class F> struct route {};
+template <class... A> struct route<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 2,
+                "kernel 'route': the .cgraph declares 2 parameters (in x: f32*, out expert: u32*), which in C++ are (const float *, uint32_t *)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'route', parameter 1 'x': the .cgraph declares 'in x: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, uint32_t *, A...>::value,
+                "kernel 'route', parameter 2 'expert': the .cgraph declares 'out expert: u32*', which is 'uint32_t *'");
+};
+template struct route<decltype(cgc_kernel_signature(&::route, 0))>;
+template <class F> struct expert_ffn {};
+template <class... A> struct expert_ffn<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 3,
+                "kernel 'expert_ffn': the .cgraph declares 3 parameters (in x: f32*, in expert: u32*, out y: f32*), which in C++ are (const float *, const uint32_t *, float *)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'expert_ffn', parameter 1 'x': the .cgraph declares 'in x: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, const uint32_t *, A...>::value,
+                "kernel 'expert_ffn', parameter 2 'expert': the .cgraph declares 'in expert: u32*', which is 'const uint32_t *'");
+  static_assert(cgc_kernel_param_is<2, float *, A...>::value,
+                "kernel 'expert_ffn', parameter 3 'y': the .cgraph declares 'out y: f32*', which is 'float *'");
+};
+template struct expert_ffn<decltype(cgc_kernel_signature(&::expert_ffn, 0))>;
+template <class F> struct at_pos {};
+template <class... A> struct at_pos<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 3,
+                "kernel 'at_pos': the .cgraph declares 3 parameters (in x: f32*, in pos: u32*, out y: f32*), which in C++ are (const float *, const uint32_t *, float *)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'at_pos', parameter 1 'x': the .cgraph declares 'in x: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, const uint32_t *, A...>::value,
+                "kernel 'at_pos', parameter 2 'pos': the .cgraph declares 'in pos: u32*', which is 'const uint32_t *'");
+  static_assert(cgc_kernel_param_is<2, float *, A...>::value,
+                "kernel 'at_pos', parameter 3 'y': the .cgraph declares 'out y: f32*', which is 'float *'");
+};
+template struct at_pos<decltype(cgc_kernel_signature(&::at_pos, 0))>;
+template <class F> struct at_pos_value {};
+template <class... A> struct at_pos_value<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 3,
+                "kernel 'at_pos_value': the .cgraph declares 3 parameters (in x: f32*, pos: u32, out y: f32*), which in C++ are (const float *, uint32_t, float *)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'at_pos_value', parameter 1 'x': the .cgraph declares 'in x: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, uint32_t, A...>::value,
+                "kernel 'at_pos_value', parameter 2 'pos': the .cgraph declares 'pos: u32', which is 'uint32_t'");
+  static_assert(cgc_kernel_param_is<2, float *, A...>::value,
+                "kernel 'at_pos_value', parameter 3 'y': the .cgraph declares 'out y: f32*', which is 'float *'");
+};
+template struct at_pos_value<decltype(cgc_kernel_signature(&::at_pos_value, 0))>;
+}
 #endif

@@ -52,8 +52,63 @@ size_t empty_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_po
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#ifndef CGC_KERNEL_CHECK
 extern "C" __global__ void produce(float *x);
 extern "C" __global__ void consume(const float *x);
+#else
+/* The check of the definitions (section 6.1 of the language reference),
+ * which cgc_add_graph and cgc.build compile when a CUDA file fails: each
+ * kernel's name a host function of another type, so that a definition that
+ * differs is no error here; the checks at the end compare it. */
+#ifndef CGC_KERNEL_CHECK_HELPERS_
+#define CGC_KERNEL_CHECK_HELPERS_
+struct cgc_kernel_absent {};
+struct cgc_kernel_undefined {};
+template <class... A> struct cgc_kernel_params {};
+template <class... A>
+cgc_kernel_params<A...> cgc_kernel_signature(void (*)(A...), int);
+cgc_kernel_undefined cgc_kernel_signature(cgc_kernel_absent (*)(cgc_kernel_absent), long);
+template <class A, class B> struct cgc_kernel_same { static const bool value = false; };
+template <class A> struct cgc_kernel_same<A, A> { static const bool value = true; };
+/* Whether parameter I of A... is T; true where there is no parameter I. */
+template <unsigned I, class T, class... A> struct cgc_kernel_param_is {
+  static const bool value = true;
+};
+template <class T, class A0, class... A> struct cgc_kernel_param_is<0, T, A0, A...> {
+  static const bool value = cgc_kernel_same<T, A0>::value;
+};
+template <unsigned I, class T, class A0, class... A>
+struct cgc_kernel_param_is<I, T, A0, A...> {
+  static const bool value = cgc_kernel_param_is<I - 1, T, A...>::value;
+};
+#endif
+cgc_kernel_absent produce(cgc_kernel_absent);
+cgc_kernel_absent consume(cgc_kernel_absent);
+#endif
 #endif
 
+#endif
+
+/* The check's end, included again after the definitions: each kernel's
+ * parameters against the declaration. */
+#if defined(__CUDACC__) && defined(CGC_KERNEL_CHECK_END) && !defined(SEVERAL_GRAPHS_GRAPH_H_CHECKED_)
+#define SEVERAL_GRAPHS_GRAPH_H_CHECKED_
+namespace cgc_kernel_check_SEVERAL_GRAPHS_GRAPH_H_ {
+template <class F> struct produce {};
+template <class... A> struct produce<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 1,
+                "kernel 'produce': the .cgraph declares 1 parameter (out x: f32*), which in C++ are (float *)");
+  static_assert(cgc_kernel_param_is<0, float *, A...>::value,
+                "kernel 'produce', parameter 1 'x': the .cgraph declares 'out x: f32*', which is 'float *'");
+};
+template struct produce<decltype(cgc_kernel_signature(&::produce, 0))>;
+template <class F> struct consume {};
+template <class... A> struct consume<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 1,
+                "kernel 'consume': the .cgraph declares 1 parameter (in x: f32*), which in C++ are (const float *)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'consume', parameter 1 'x': the .cgraph declares 'in x: f32*', which is 'const float *'");
+};
+template struct consume<decltype(cgc_kernel_signature(&::consume, 0))>;
+}
 #endif

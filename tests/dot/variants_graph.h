@@ -95,8 +95,75 @@ size_t step_8_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_p
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#ifndef CGC_KERNEL_CHECK
 extern "C" __global__ void rms(const float *x, float *y, uint32_t n);
 extern "C" __global__ void proj(const float *w, const float *y, float *z, uint32_t rows, uint32_t cols);
+#else
+/* The check of the definitions (section 6.1 of the language reference),
+ * which cgc_add_graph and cgc.build compile when a CUDA file fails: each
+ * kernel's name a host function of another type, so that a definition that
+ * differs is no error here; the checks at the end compare it. */
+#ifndef CGC_KERNEL_CHECK_HELPERS_
+#define CGC_KERNEL_CHECK_HELPERS_
+struct cgc_kernel_absent {};
+struct cgc_kernel_undefined {};
+template <class... A> struct cgc_kernel_params {};
+template <class... A>
+cgc_kernel_params<A...> cgc_kernel_signature(void (*)(A...), int);
+cgc_kernel_undefined cgc_kernel_signature(cgc_kernel_absent (*)(cgc_kernel_absent), long);
+template <class A, class B> struct cgc_kernel_same { static const bool value = false; };
+template <class A> struct cgc_kernel_same<A, A> { static const bool value = true; };
+/* Whether parameter I of A... is T; true where there is no parameter I. */
+template <unsigned I, class T, class... A> struct cgc_kernel_param_is {
+  static const bool value = true;
+};
+template <class T, class A0, class... A> struct cgc_kernel_param_is<0, T, A0, A...> {
+  static const bool value = cgc_kernel_same<T, A0>::value;
+};
+template <unsigned I, class T, class A0, class... A>
+struct cgc_kernel_param_is<I, T, A0, A...> {
+  static const bool value = cgc_kernel_param_is<I - 1, T, A...>::value;
+};
+#endif
+cgc_kernel_absent rms(cgc_kernel_absent);
+cgc_kernel_absent proj(cgc_kernel_absent);
+#endif
 #endif
 
+#endif
+
+/* The check's end, included again after the definitions: each kernel's
+ * parameters against the declaration. */
+#if defined(__CUDACC__) && defined(CGC_KERNEL_CHECK_END) && !defined(VARIANTS_GRAPH_H_CHECKED_)
+#define VARIANTS_GRAPH_H_CHECKED_
+namespace cgc_kernel_check_VARIANTS_GRAPH_H_ {
+template <class F> struct rms {};
+template <class... A> struct rms<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 3,
+                "kernel 'rms': the .cgraph declares 3 parameters (in x: f32*, out y: f32*, n: u32), which in C++ are (const float *, float *, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'rms', parameter 1 'x': the .cgraph declares 'in x: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, float *, A...>::value,
+                "kernel 'rms', parameter 2 'y': the .cgraph declares 'out y: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<2, uint32_t, A...>::value,
+                "kernel 'rms', parameter 3 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct rms<decltype(cgc_kernel_signature(&::rms, 0))>;
+template <class F> struct proj {};
+template <class... A> struct proj<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 5,
+                "kernel 'proj': the .cgraph declares 5 parameters (in w: f32*, in y: f32*, out z: f32*, rows: u32, cols: u32), which in C++ are (const float *, const float *, float *, uint32_t, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'proj', parameter 1 'w': the .cgraph declares 'in w: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, const float *, A...>::value,
+                "kernel 'proj', parameter 2 'y': the .cgraph declares 'in y: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<2, float *, A...>::value,
+                "kernel 'proj', parameter 3 'z': the .cgraph declares 'out z: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<3, uint32_t, A...>::value,
+                "kernel 'proj', parameter 4 'rows': the .cgraph declares 'rows: u32', which is 'uint32_t'");
+  static_assert(cgc_kernel_param_is<4, uint32_t, A...>::value,
+                "kernel 'proj', parameter 5 'cols': the .cgraph declares 'cols: u32', which is 'uint32_t'");
+};
+template struct proj<decltype(cgc_kernel_signature(&::proj, 0))>;
+}
 #endif

@@ -39,7 +39,57 @@ size_t conditions_pool_bytes(void); /* the memory of its owned buffers, for a cg
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#ifndef CGC_KERNEL_CHECK
 extern "C" __global__ void step(float *y, int32_t *left, uint32_t *done);
+#else
+/* The check of the definitions (section 6.1 of the language reference),
+ * which cgc_add_graph and cgc.build compile when a CUDA file fails: each
+ * kernel's name a host function of another type, so that a definition that
+ * differs is no error here; the checks at the end compare it. */
+#ifndef CGC_KERNEL_CHECK_HELPERS_
+#define CGC_KERNEL_CHECK_HELPERS_
+struct cgc_kernel_absent {};
+struct cgc_kernel_undefined {};
+template <class... A> struct cgc_kernel_params {};
+template <class... A>
+cgc_kernel_params<A...> cgc_kernel_signature(void (*)(A...), int);
+cgc_kernel_undefined cgc_kernel_signature(cgc_kernel_absent (*)(cgc_kernel_absent), long);
+template <class A, class B> struct cgc_kernel_same { static const bool value = false; };
+template <class A> struct cgc_kernel_same<A, A> { static const bool value = true; };
+/* Whether parameter I of A... is T; true where there is no parameter I. */
+template <unsigned I, class T, class... A> struct cgc_kernel_param_is {
+  static const bool value = true;
+};
+template <class T, class A0, class... A> struct cgc_kernel_param_is<0, T, A0, A...> {
+  static const bool value = cgc_kernel_same<T, A0>::value;
+};
+template <unsigned I, class T, class A0, class... A>
+struct cgc_kernel_param_is<I, T, A0, A...> {
+  static const bool value = cgc_kernel_param_is<I - 1, T, A...>::value;
+};
+#endif
+cgc_kernel_absent step(cgc_kernel_absent);
+#endif
 #endif
 
+#endif
+
+/* The check's end, included again after the definitions: each kernel's
+ * parameters against the declaration. */
+#if defined(__CUDACC__) && defined(CGC_KERNEL_CHECK_END) && !defined(CONDITIONS_GRAPH_H_CHECKED_)
+#define CONDITIONS_GRAPH_H_CHECKED_
+namespace cgc_kernel_check_CONDITIONS_GRAPH_H_ {
+template <class F> struct step {};
+template <class... A> struct step<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 3,
+                "kernel 'step': the .cgraph declares 3 parameters (inout y: f32*, inout left: i32*, inout done: u32*), which in C++ are (float *, int32_t *, uint32_t *)");
+  static_assert(cgc_kernel_param_is<0, float *, A...>::value,
+                "kernel 'step', parameter 1 'y': the .cgraph declares 'inout y: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<1, int32_t *, A...>::value,
+                "kernel 'step', parameter 2 'left': the .cgraph declares 'inout left: i32*', which is 'int32_t *'");
+  static_assert(cgc_kernel_param_is<2, uint32_t *, A...>::value,
+                "kernel 'step', parameter 3 'done': the .cgraph declares 'inout done: u32*', which is 'uint32_t *'");
+};
+template struct step<decltype(cgc_kernel_signature(&::step, 0))>;
+}
 #endif

@@ -61,11 +61,131 @@ size_t decode_step_pool_bytes(void); /* the memory of its owned buffers, for a c
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#ifndef CGC_KERNEL_CHECK
 extern "C" __global__ void rmsnorm(const float *x, const float *w, float *y, uint32_t n);
 extern "C" __global__ void matvec(const float *w, const float *x, float *y, uint32_t rows, uint32_t cols);
 extern "C" __global__ void kv_store(const float *k, const float *v, float *kc, float *vc, const uint32_t *pos, uint32_t n);
 extern "C" __global__ void attention(const float *q, const float *kc, const float *vc, const uint32_t *nkeys, float *o, uint32_t n);
 extern "C" __global__ void add(float *x, const float *y, uint32_t n);
+#else
+/* The check of the definitions (section 6.1 of the language reference),
+ * which cgc_add_graph and cgc.build compile when a CUDA file fails: each
+ * kernel's name a host function of another type, so that a definition that
+ * differs is no error here; the checks at the end compare it. */
+#ifndef CGC_KERNEL_CHECK_HELPERS_
+#define CGC_KERNEL_CHECK_HELPERS_
+struct cgc_kernel_absent {};
+struct cgc_kernel_undefined {};
+template <class... A> struct cgc_kernel_params {};
+template <class... A>
+cgc_kernel_params<A...> cgc_kernel_signature(void (*)(A...), int);
+cgc_kernel_undefined cgc_kernel_signature(cgc_kernel_absent (*)(cgc_kernel_absent), long);
+template <class A, class B> struct cgc_kernel_same { static const bool value = false; };
+template <class A> struct cgc_kernel_same<A, A> { static const bool value = true; };
+/* Whether parameter I of A... is T; true where there is no parameter I. */
+template <unsigned I, class T, class... A> struct cgc_kernel_param_is {
+  static const bool value = true;
+};
+template <class T, class A0, class... A> struct cgc_kernel_param_is<0, T, A0, A...> {
+  static const bool value = cgc_kernel_same<T, A0>::value;
+};
+template <unsigned I, class T, class A0, class... A>
+struct cgc_kernel_param_is<I, T, A0, A...> {
+  static const bool value = cgc_kernel_param_is<I - 1, T, A...>::value;
+};
+#endif
+cgc_kernel_absent rmsnorm(cgc_kernel_absent);
+cgc_kernel_absent matvec(cgc_kernel_absent);
+cgc_kernel_absent kv_store(cgc_kernel_absent);
+cgc_kernel_absent attention(cgc_kernel_absent);
+cgc_kernel_absent add(cgc_kernel_absent);
+#endif
 #endif
 
+#endif
+
+/* The check's end, included again after the definitions: each kernel's
+ * parameters against the declaration. */
+#if defined(__CUDACC__) && defined(CGC_KERNEL_CHECK_END) && !defined(DECODE_STEP_GRAPH_H_CHECKED_)
+#define DECODE_STEP_GRAPH_H_CHECKED_
+namespace cgc_kernel_check_DECODE_STEP_GRAPH_H_ {
+template <class F> struct rmsnorm {};
+template <class... A> struct rmsnorm<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 4,
+                "kernel 'rmsnorm': the .cgraph declares 4 parameters (in x: f32*, in w: f32*, out y: f32*, n: u32), which in C++ are (const float *, const float *, float *, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'rmsnorm', parameter 1 'x': the .cgraph declares 'in x: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, const float *, A...>::value,
+                "kernel 'rmsnorm', parameter 2 'w': the .cgraph declares 'in w: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<2, float *, A...>::value,
+                "kernel 'rmsnorm', parameter 3 'y': the .cgraph declares 'out y: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<3, uint32_t, A...>::value,
+                "kernel 'rmsnorm', parameter 4 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct rmsnorm<decltype(cgc_kernel_signature(&::rmsnorm, 0))>;
+template <class F> struct matvec {};
+template <class... A> struct matvec<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 5,
+                "kernel 'matvec': the .cgraph declares 5 parameters (in w: f32*, in x: f32*, out y: f32*, rows: u32, cols: u32), which in C++ are (const float *, const float *, float *, uint32_t, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'matvec', parameter 1 'w': the .cgraph declares 'in w: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, const float *, A...>::value,
+                "kernel 'matvec', parameter 2 'x': the .cgraph declares 'in x: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<2, float *, A...>::value,
+                "kernel 'matvec', parameter 3 'y': the .cgraph declares 'out y: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<3, uint32_t, A...>::value,
+                "kernel 'matvec', parameter 4 'rows': the .cgraph declares 'rows: u32', which is 'uint32_t'");
+  static_assert(cgc_kernel_param_is<4, uint32_t, A...>::value,
+                "kernel 'matvec', parameter 5 'cols': the .cgraph declares 'cols: u32', which is 'uint32_t'");
+};
+template struct matvec<decltype(cgc_kernel_signature(&::matvec, 0))>;
+template <class F> struct kv_store {};
+template <class... A> struct kv_store<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 6,
+                "kernel 'kv_store': the .cgraph declares 6 parameters (in k: f32*, in v: f32*, inout kc: f32*, inout vc: f32*, in pos: u32*, n: u32), which in C++ are (const float *, const float *, float *, float *, const uint32_t *, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'kv_store', parameter 1 'k': the .cgraph declares 'in k: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, const float *, A...>::value,
+                "kernel 'kv_store', parameter 2 'v': the .cgraph declares 'in v: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<2, float *, A...>::value,
+                "kernel 'kv_store', parameter 3 'kc': the .cgraph declares 'inout kc: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<3, float *, A...>::value,
+                "kernel 'kv_store', parameter 4 'vc': the .cgraph declares 'inout vc: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<4, const uint32_t *, A...>::value,
+                "kernel 'kv_store', parameter 5 'pos': the .cgraph declares 'in pos: u32*', which is 'const uint32_t *'");
+  static_assert(cgc_kernel_param_is<5, uint32_t, A...>::value,
+                "kernel 'kv_store', parameter 6 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct kv_store<decltype(cgc_kernel_signature(&::kv_store, 0))>;
+template <class F> struct attention {};
+template <class... A> struct attention<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 6,
+                "kernel 'attention': the .cgraph declares 6 parameters (in q: f32*, in kc: f32*, in vc: f32*, in nkeys: u32*, out o: f32*, n: u32), which in C++ are (const float *, const float *, const float *, const uint32_t *, float *, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'attention', parameter 1 'q': the .cgraph declares 'in q: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, const float *, A...>::value,
+                "kernel 'attention', parameter 2 'kc': the .cgraph declares 'in kc: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<2, const float *, A...>::value,
+                "kernel 'attention', parameter 3 'vc': the .cgraph declares 'in vc: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<3, const uint32_t *, A...>::value,
+                "kernel 'attention', parameter 4 'nkeys': the .cgraph declares 'in nkeys: u32*', which is 'const uint32_t *'");
+  static_assert(cgc_kernel_param_is<4, float *, A...>::value,
+                "kernel 'attention', parameter 5 'o': the .cgraph declares 'out o: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<5, uint32_t, A...>::value,
+                "kernel 'attention', parameter 6 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct attention<decltype(cgc_kernel_signature(&::attention, 0))>;
+template <class F> struct add {};
+template <class... A> struct add<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 3,
+                "kernel 'add': the .cgraph declares 3 parameters (inout x: f32*, in y: f32*, n: u32), which in C++ are (float *, const float *, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, float *, A...>::value,
+                "kernel 'add', parameter 1 'x': the .cgraph declares 'inout x: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<1, const float *, A...>::value,
+                "kernel 'add', parameter 2 'y': the .cgraph declares 'in y: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<2, uint32_t, A...>::value,
+                "kernel 'add', parameter 3 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct add<decltype(cgc_kernel_signature(&::add, 0))>;
+}
 #endif

@@ -39,9 +39,81 @@ size_t grids_pool_bytes(void); /* the memory of its owned buffers, for a cgrt_po
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#ifndef CGC_KERNEL_CHECK
 extern "C" __global__ void rows(float *y, uint32_t n);
 extern "C" __global__ void tiles(float *y, const uint32_t *n, int16_t k);
 extern "C" __global__ void step(float *y, const int32_t *left);
+#else
+/* The check of the definitions (section 6.1 of the language reference),
+ * which cgc_add_graph and cgc.build compile when a CUDA file fails: each
+ * kernel's name a host function of another type, so that a definition that
+ * differs is no error here; the checks at the end compare it. */
+#ifndef CGC_KERNEL_CHECK_HELPERS_
+#define CGC_KERNEL_CHECK_HELPERS_
+struct cgc_kernel_absent {};
+struct cgc_kernel_undefined {};
+template <class... A> struct cgc_kernel_params {};
+template <class... A>
+cgc_kernel_params<A...> cgc_kernel_signature(void (*)(A...), int);
+cgc_kernel_undefined cgc_kernel_signature(cgc_kernel_absent (*)(cgc_kernel_absent), long);
+template <class A, class B> struct cgc_kernel_same { static const bool value = false; };
+template <class A> struct cgc_kernel_same<A, A> { static const bool value = true; };
+/* Whether parameter I of A... is T; true where there is no parameter I. */
+template <unsigned I, class T, class... A> struct cgc_kernel_param_is {
+  static const bool value = true;
+};
+template <class T, class A0, class... A> struct cgc_kernel_param_is<0, T, A0, A...> {
+  static const bool value = cgc_kernel_same<T, A0>::value;
+};
+template <unsigned I, class T, class A0, class... A>
+struct cgc_kernel_param_is<I, T, A0, A...> {
+  static const bool value = cgc_kernel_param_is<I - 1, T, A...>::value;
+};
+#endif
+cgc_kernel_absent rows(cgc_kernel_absent);
+cgc_kernel_absent tiles(cgc_kernel_absent);
+cgc_kernel_absent step(cgc_kernel_absent);
+#endif
 #endif
 
+#endif
+
+/* The check's end, included again after the definitions: each kernel's
+ * parameters against the declaration. */
+#if defined(__CUDACC__) && defined(CGC_KERNEL_CHECK_END) && !defined(GRIDS_GRAPH_H_CHECKED_)
+#define GRIDS_GRAPH_H_CHECKED_
+namespace cgc_kernel_check_GRIDS_GRAPH_H_ {
+template <class F> struct rows {};
+template <class... A> struct rows<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 2,
+                "kernel 'rows': the .cgraph declares 2 parameters (out y: f32*, n: u32), which in C++ are (float *, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, float *, A...>::value,
+                "kernel 'rows', parameter 1 'y': the .cgraph declares 'out y: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<1, uint32_t, A...>::value,
+                "kernel 'rows', parameter 2 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct rows<decltype(cgc_kernel_signature(&::rows, 0))>;
+template <class F> struct tiles {};
+template <class... A> struct tiles<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 3,
+                "kernel 'tiles': the .cgraph declares 3 parameters (inout y: f32*, in n: u32*, k: i16), which in C++ are (float *, const uint32_t *, int16_t)");
+  static_assert(cgc_kernel_param_is<0, float *, A...>::value,
+                "kernel 'tiles', parameter 1 'y': the .cgraph declares 'inout y: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<1, const uint32_t *, A...>::value,
+                "kernel 'tiles', parameter 2 'n': the .cgraph declares 'in n: u32*', which is 'const uint32_t *'");
+  static_assert(cgc_kernel_param_is<2, int16_t, A...>::value,
+                "kernel 'tiles', parameter 3 'k': the .cgraph declares 'k: i16', which is 'int16_t'");
+};
+template struct tiles<decltype(cgc_kernel_signature(&::tiles, 0))>;
+template <class F> struct step {};
+template <class... A> struct step<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 2,
+                "kernel 'step': the .cgraph declares 2 parameters (inout y: f32*, in left: i32*), which in C++ are (float *, const int32_t *)");
+  static_assert(cgc_kernel_param_is<0, float *, A...>::value,
+                "kernel 'step', parameter 1 'y': the .cgraph declares 'inout y: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<1, const int32_t *, A...>::value,
+                "kernel 'step', parameter 2 'left': the .cgraph declares 'in left: i32*', which is 'const int32_t *'");
+};
+template struct step<decltype(cgc_kernel_signature(&::step, 0))>;
+}
 #endif

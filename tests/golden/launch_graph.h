@@ -45,8 +45,71 @@ cudaError_t stage(cudaStream_t cgc_stream, void *cgc_user, float *stream, uint32
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#ifndef CGC_KERNEL_CHECK
 extern "C" __global__ void scale(float *x, float s, uint32_t n);
 extern "C" __global__ void gather(const float *src, float *dst, uint32_t n);
+#else
+/* The check of the definitions (section 6.1 of the language reference),
+ * which cgc_add_graph and cgc.build compile when a CUDA file fails: each
+ * kernel's name a host function of another type, so that a definition that
+ * differs is no error here; the checks at the end compare it. */
+#ifndef CGC_KERNEL_CHECK_HELPERS_
+#define CGC_KERNEL_CHECK_HELPERS_
+struct cgc_kernel_absent {};
+struct cgc_kernel_undefined {};
+template <class... A> struct cgc_kernel_params {};
+template <class... A>
+cgc_kernel_params<A...> cgc_kernel_signature(void (*)(A...), int);
+cgc_kernel_undefined cgc_kernel_signature(cgc_kernel_absent (*)(cgc_kernel_absent), long);
+template <class A, class B> struct cgc_kernel_same { static const bool value = false; };
+template <class A> struct cgc_kernel_same<A, A> { static const bool value = true; };
+/* Whether parameter I of A... is T; true where there is no parameter I. */
+template <unsigned I, class T, class... A> struct cgc_kernel_param_is {
+  static const bool value = true;
+};
+template <class T, class A0, class... A> struct cgc_kernel_param_is<0, T, A0, A...> {
+  static const bool value = cgc_kernel_same<T, A0>::value;
+};
+template <unsigned I, class T, class A0, class... A>
+struct cgc_kernel_param_is<I, T, A0, A...> {
+  static const bool value = cgc_kernel_param_is<I - 1, T, A...>::value;
+};
+#endif
+cgc_kernel_absent scale(cgc_kernel_absent);
+cgc_kernel_absent gather(cgc_kernel_absent);
+#endif
 #endif
 
+#endif
+
+/* The check's end, included again after the definitions: each kernel's
+ * parameters against the declaration. */
+#if defined(__CUDACC__) && defined(CGC_KERNEL_CHECK_END) && !defined(LAUNCH_GRAPH_H_CHECKED_)
+#define LAUNCH_GRAPH_H_CHECKED_
+namespace cgc_kernel_check_LAUNCH_GRAPH_H_ {
+template <class F> struct scale {};
+template <class... A> struct scale<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 3,
+                "kernel 'scale': the .cgraph declares 3 parameters (inout x: f32*, s: f32, n: u32), which in C++ are (float *, float, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, float *, A...>::value,
+                "kernel 'scale', parameter 1 'x': the .cgraph declares 'inout x: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<1, float, A...>::value,
+                "kernel 'scale', parameter 2 's': the .cgraph declares 's: f32', which is 'float'");
+  static_assert(cgc_kernel_param_is<2, uint32_t, A...>::value,
+                "kernel 'scale', parameter 3 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct scale<decltype(cgc_kernel_signature(&::scale, 0))>;
+template <class F> struct gather {};
+template <class... A> struct gather<cgc_kernel_params<A...> > {
+  static_assert(sizeof...(A) == 3,
+                "kernel 'gather': the .cgraph declares 3 parameters (in src: f32*, out dst: f32*, n: u32), which in C++ are (const float *, float *, uint32_t)");
+  static_assert(cgc_kernel_param_is<0, const float *, A...>::value,
+                "kernel 'gather', parameter 1 'src': the .cgraph declares 'in src: f32*', which is 'const float *'");
+  static_assert(cgc_kernel_param_is<1, float *, A...>::value,
+                "kernel 'gather', parameter 2 'dst': the .cgraph declares 'out dst: f32*', which is 'float *'");
+  static_assert(cgc_kernel_param_is<2, uint32_t, A...>::value,
+                "kernel 'gather', parameter 3 'n': the .cgraph declares 'n: u32', which is 'uint32_t'");
+};
+template struct gather<decltype(cgc_kernel_signature(&::gather, 0))>;
+}
 #endif
