@@ -11,6 +11,7 @@
 #include "modules_graph.h"
 #include "check.h"
 #include "cgrt_testing.h"
+#include "gpu.h"
 #include "timing.h"
 
 #include <math.h>
@@ -36,6 +37,17 @@ static const void *fn(void (*f)(void)) {
 }
 
 typedef void (*Step)(void *ctx, cudaStream_t s);
+
+/* A way that is one of cgc's graphs, g, launched by its launch function. */
+typedef struct Graph {
+  void *g;
+  cgrt_status (*launch)(void *, cudaStream_t);
+} Graph;
+
+static void graph_step(void *ctx, cudaStream_t s) {
+  Graph *w = ctx;
+  CGRT(w->launch(w->g, s));
+}
 
 /* Times several ways of one step in turn, round after round and in a new
  * random order each round, so that drift in clocks or load and the effect
@@ -313,23 +325,20 @@ static void decode_graph(void *ctx, cudaStream_t s) {
   }
 }
 
-static void decode_cgc(void *ctx, cudaStream_t s) {
-  Decode *dc = ctx;
-  for (uint32_t p = 0; p < POSITIONS; p++) {
-    CGRT(decode_step_set_pos(dc->cgc, p));
-    CGRT(decode_step_set_nkeys(dc->cgc, p + 1));
-    CGRT(decode_step_launch(dc->cgc, s));
+/* A cgc way, FN: the graph GRAPH (its generated API's prefix) in the field
+ * FIELD of Decode, its scalars set before each of the 64 launches. */
+#define DECODE_CGC(fn, graph, field)                                                              \
+  static void fn(void *ctx, cudaStream_t s) {                                                     \
+    Decode *dc = ctx;                                                                             \
+    for (uint32_t p = 0; p < POSITIONS; p++) {                                                    \
+      CGRT(graph##_set_pos(dc->field, p));                                                        \
+      CGRT(graph##_set_nkeys(dc->field, p + 1));                                                  \
+      CGRT(graph##_launch(dc->field, s));                                                         \
+    }                                                                                             \
   }
-}
 
-static void decode_cgc_plain(void *ctx, cudaStream_t s) {
-  Decode *dc = ctx;
-  for (uint32_t p = 0; p < POSITIONS; p++) {
-    CGRT(decode_plain_set_pos(dc->plain, p));
-    CGRT(decode_plain_set_nkeys(dc->plain, p + 1));
-    CGRT(decode_plain_launch(dc->plain, s));
-  }
-}
+DECODE_CGC(decode_cgc, decode_step, cgc)
+DECODE_CGC(decode_cgc_plain, decode_plain, plain)
 
 static void decode_capture_kernels(void *ctx, cudaStream_t s) { decode_kernels(ctx, s); }
 
@@ -422,16 +431,6 @@ static void bench_decode(cudaStream_t s) {
 
 /* ---- programmatic dependent launch ---- */
 
-typedef struct Pdl {
-  void *g;
-  cgrt_status (*launch)(void *, cudaStream_t);
-} Pdl;
-
-static void pdl_step(void *ctx, cudaStream_t s) {
-  Pdl *p = ctx;
-  CGRT(p->launch(p->g, s));
-}
-
 #define LAUNCHER(name)                                                                     \
   static cgrt_status name##_l(void *g, cudaStream_t s) { return name##_launch(g, s); }
 LAUNCHER(chain33)
@@ -448,7 +447,7 @@ static void bench_pdl(cudaStream_t s) {
   static const char *const cases[] = {"small33", "small1000", "large33"};
   static const int nodes[] = {33, 1000, 33};
   for (int k = 0; k < 3; k++) {
-    Pdl p[2];
+    Graph p[2];
     switch (k) {
     case 0:
       CGRT(chain33_create((chain33 **)&p[0].g, &in_s));
@@ -466,7 +465,7 @@ static void bench_pdl(cudaStream_t s) {
       p[0].launch = big33_l, p[1].launch = pbig33_l;
       break;
     }
-    Step f[2] = {pdl_step, pdl_step};
+    Step f[2] = {graph_step, graph_step};
     void *ctx[2] = {&p[0], &p[1]};
     double t[2];
     time_interleaved(2, f, ctx, s, k == 1 ? 100 : 300, t);
@@ -899,16 +898,6 @@ static void bench_loops(cudaStream_t s) {
 /* The same chain of ticks with the kernel linked in and from a module (a
  * cubin of the same source): a launch costs what it costs whichever way
  * the kernel came, and create pays for loading the module. */
-typedef struct Module {
-  void *g;
-  cgrt_status (*launch)(void *, cudaStream_t);
-} Module;
-
-static void module_step(void *ctx, cudaStream_t s) {
-  Module *m = ctx;
-  CGRT(m->launch(m->g, s));
-}
-
 static cgrt_status l33(void *g, cudaStream_t s) { return linked33_launch(g, s); }
 static cgrt_status m33(void *g, cudaStream_t s) { return module33_launch(g, s); }
 static cgrt_status l1000(void *g, cudaStream_t s) { return linked1000_launch(g, s); }
@@ -941,9 +930,9 @@ static void bench_modules(cudaStream_t s) {
   CUDA(cudaMalloc((void **)&x, N * sizeof *x));
   for (int k = 0; k < 2; k++) {
     int n = k ? 1000 : 33, reps = n >= 1000 ? 100 : 400;
-    Module m[2] = {{create_chain(0, n, x, &in_s), k ? l1000 : l33},
+    Graph m[2] = {{create_chain(0, n, x, &in_s), k ? l1000 : l33},
                    {create_chain(1, n, x, &in_s), k ? m1000 : m33}};
-    Step f[2] = {module_step, module_step};
+    Step f[2] = {graph_step, graph_step};
     void *ctx[2] = {&m[0], &m[1]};
     double t[2];
     CUDA(cudaMemset(x, 0, N * sizeof *x));
@@ -1019,11 +1008,8 @@ static void bench_creation(cudaStream_t s) {
 }
 
 int main(void) {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    fprintf(stderr, "bench: no GPU\n");
+  if (bench_no_gpu("bench"))
     return 77;
-  }
   cudaStream_t s;
   CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   printf("section,case,way,metric,value\n");
