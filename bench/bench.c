@@ -448,23 +448,17 @@ static void bench_pdl(cudaStream_t s) {
   static const int nodes[] = {33, 1000, 33};
   for (int k = 0; k < 3; k++) {
     Graph p[2];
+/* The graph NAME into p[0] and its pdl twin, pNAME, into p[1]. */
+#define PDL_PAIR(name)                                                                     \
+  CGRT(name##_create((name **)&p[0].g, &in_s));                                            \
+  CGRT(p##name##_create((p##name **)&p[1].g, &in_s));                                      \
+  p[0].launch = name##_l, p[1].launch = p##name##_l
     switch (k) {
-    case 0:
-      CGRT(chain33_create((chain33 **)&p[0].g, &in_s));
-      CGRT(pchain33_create((pchain33 **)&p[1].g, &in_s));
-      p[0].launch = chain33_l, p[1].launch = pchain33_l;
-      break;
-    case 1:
-      CGRT(chain1000_create((chain1000 **)&p[0].g, &in_s));
-      CGRT(pchain1000_create((pchain1000 **)&p[1].g, &in_s));
-      p[0].launch = chain1000_l, p[1].launch = pchain1000_l;
-      break;
-    default:
-      CGRT(big33_create((big33 **)&p[0].g, &in_s));
-      CGRT(pbig33_create((pbig33 **)&p[1].g, &in_s));
-      p[0].launch = big33_l, p[1].launch = pbig33_l;
-      break;
+    case 0: PDL_PAIR(chain33); break;
+    case 1: PDL_PAIR(chain1000); break;
+    default: PDL_PAIR(big33); break;
     }
+#undef PDL_PAIR
     Step f[2] = {graph_step, graph_step};
     void *ctx[2] = {&p[0], &p[1]};
     double t[2];
@@ -613,29 +607,19 @@ static void bench_scalars(cudaStream_t s) {
       CUDA(cudaFree(x));
     }
     Scal cases[4] = {0};
+/* The bare, by-pointer and by-value graphs of n nodes into cases[0..2]. */
+#define SCALAR_GRAPHS(n)                                                                   \
+  CGRT(bare##n##_create((bare##n **)&cases[0].g, &in_s));                                  \
+  CGRT(ptr##n##_create((ptr##n **)&cases[1].g, &in_s));                                   \
+  CGRT(val##n##_create((val##n **)&cases[2].g, &in_s));                                   \
+  cases[0].launch = bare##n##_l, cases[1].launch = ptr##n##_l, cases[2].launch = val##n##_l; \
+  cases[1].set = ptr##n##_s, cases[2].set = val##n##_s
     switch (k) {
-    case 0:
-      CGRT(bare1_create((bare1 **)&cases[0].g, &in_s));
-      CGRT(ptr1_create((ptr1 **)&cases[1].g, &in_s));
-      CGRT(val1_create((val1 **)&cases[2].g, &in_s));
-      cases[0].launch = bare1_l, cases[1].launch = ptr1_l, cases[2].launch = val1_l;
-      cases[1].set = ptr1_s, cases[2].set = val1_s;
-      break;
-    case 1:
-      CGRT(bare10_create((bare10 **)&cases[0].g, &in_s));
-      CGRT(ptr10_create((ptr10 **)&cases[1].g, &in_s));
-      CGRT(val10_create((val10 **)&cases[2].g, &in_s));
-      cases[0].launch = bare10_l, cases[1].launch = ptr10_l, cases[2].launch = val10_l;
-      cases[1].set = ptr10_s, cases[2].set = val10_s;
-      break;
-    default:
-      CGRT(bare100_create((bare100 **)&cases[0].g, &in_s));
-      CGRT(ptr100_create((ptr100 **)&cases[1].g, &in_s));
-      CGRT(val100_create((val100 **)&cases[2].g, &in_s));
-      cases[0].launch = bare100_l, cases[1].launch = ptr100_l, cases[2].launch = val100_l;
-      cases[1].set = ptr100_s, cases[2].set = val100_s;
-      break;
+    case 0: SCALAR_GRAPHS(1); break;
+    case 1: SCALAR_GRAPHS(10); break;
+    default: SCALAR_GRAPHS(100); break;
     }
+#undef SCALAR_GRAPHS
     /* The by-value graph again with every node updated from the host (the
      * runtime's test hook), for the device updates against what they replace. */
     cgrt_test_device_updates(UINT32_MAX);
