@@ -11,6 +11,7 @@
 #include "modules_graph.h"
 #include "check.h"
 #include "cgrt_testing.h"
+#include "gpu.h"
 #include "timing.h"
 
 #include <math.h>
@@ -36,6 +37,17 @@ static const void *fn(void (*f)(void)) {
 }
 
 typedef void (*Step)(void *ctx, cudaStream_t s);
+
+/* A way that is one of cgc's graphs, g, launched by its launch function. */
+typedef struct Graph {
+  void *g;
+  cgrt_status (*launch)(void *, cudaStream_t);
+} Graph;
+
+static void graph_step(void *ctx, cudaStream_t s) {
+  Graph *w = ctx;
+  CGRT(w->launch(w->g, s));
+}
 
 /* Times several ways of one step in turn, round after round and in a new
  * random order each round, so that drift in clocks or load and the effect
@@ -313,23 +325,20 @@ static void decode_graph(void *ctx, cudaStream_t s) {
   }
 }
 
-static void decode_cgc(void *ctx, cudaStream_t s) {
-  Decode *dc = ctx;
-  for (uint32_t p = 0; p < POSITIONS; p++) {
-    CGRT(decode_step_set_pos(dc->cgc, p));
-    CGRT(decode_step_set_nkeys(dc->cgc, p + 1));
-    CGRT(decode_step_launch(dc->cgc, s));
+/* A cgc way, FN: the graph GRAPH (its generated API's prefix) in the field
+ * FIELD of Decode, its scalars set before each of the 64 launches. */
+#define DECODE_CGC(fn, graph, field)                                                              \
+  static void fn(void *ctx, cudaStream_t s) {                                                     \
+    Decode *dc = ctx;                                                                             \
+    for (uint32_t p = 0; p < POSITIONS; p++) {                                                    \
+      CGRT(graph##_set_pos(dc->field, p));                                                        \
+      CGRT(graph##_set_nkeys(dc->field, p + 1));                                                  \
+      CGRT(graph##_launch(dc->field, s));                                                         \
+    }                                                                                             \
   }
-}
 
-static void decode_cgc_plain(void *ctx, cudaStream_t s) {
-  Decode *dc = ctx;
-  for (uint32_t p = 0; p < POSITIONS; p++) {
-    CGRT(decode_plain_set_pos(dc->plain, p));
-    CGRT(decode_plain_set_nkeys(dc->plain, p + 1));
-    CGRT(decode_plain_launch(dc->plain, s));
-  }
-}
+DECODE_CGC(decode_cgc, decode_step, cgc)
+DECODE_CGC(decode_cgc_plain, decode_plain, plain)
 
 static void decode_capture_kernels(void *ctx, cudaStream_t s) { decode_kernels(ctx, s); }
 
@@ -422,16 +431,6 @@ static void bench_decode(cudaStream_t s) {
 
 /* ---- programmatic dependent launch ---- */
 
-typedef struct Pdl {
-  void *g;
-  cgrt_status (*launch)(void *, cudaStream_t);
-} Pdl;
-
-static void pdl_step(void *ctx, cudaStream_t s) {
-  Pdl *p = ctx;
-  CGRT(p->launch(p->g, s));
-}
-
 #define LAUNCHER(name)                                                                     \
   static cgrt_status name##_l(void *g, cudaStream_t s) { return name##_launch(g, s); }
 LAUNCHER(chain33)
@@ -448,25 +447,19 @@ static void bench_pdl(cudaStream_t s) {
   static const char *const cases[] = {"small33", "small1000", "large33"};
   static const int nodes[] = {33, 1000, 33};
   for (int k = 0; k < 3; k++) {
-    Pdl p[2];
+    Graph p[2];
+/* The graph NAME into p[0] and its pdl twin, pNAME, into p[1]. */
+#define PDL_PAIR(name)                                                                     \
+  CGRT(name##_create((name **)&p[0].g, &in_s));                                            \
+  CGRT(p##name##_create((p##name **)&p[1].g, &in_s));                                      \
+  p[0].launch = name##_l, p[1].launch = p##name##_l
     switch (k) {
-    case 0:
-      CGRT(chain33_create((chain33 **)&p[0].g, &in_s));
-      CGRT(pchain33_create((pchain33 **)&p[1].g, &in_s));
-      p[0].launch = chain33_l, p[1].launch = pchain33_l;
-      break;
-    case 1:
-      CGRT(chain1000_create((chain1000 **)&p[0].g, &in_s));
-      CGRT(pchain1000_create((pchain1000 **)&p[1].g, &in_s));
-      p[0].launch = chain1000_l, p[1].launch = pchain1000_l;
-      break;
-    default:
-      CGRT(big33_create((big33 **)&p[0].g, &in_s));
-      CGRT(pbig33_create((pbig33 **)&p[1].g, &in_s));
-      p[0].launch = big33_l, p[1].launch = pbig33_l;
-      break;
+    case 0: PDL_PAIR(chain33); break;
+    case 1: PDL_PAIR(chain1000); break;
+    default: PDL_PAIR(big33); break;
     }
-    Step f[2] = {pdl_step, pdl_step};
+#undef PDL_PAIR
+    Step f[2] = {graph_step, graph_step};
     void *ctx[2] = {&p[0], &p[1]};
     double t[2];
     time_interleaved(2, f, ctx, s, k == 1 ? 100 : 300, t);
@@ -614,29 +607,19 @@ static void bench_scalars(cudaStream_t s) {
       CUDA(cudaFree(x));
     }
     Scal cases[4] = {0};
+/* The bare, by-pointer and by-value graphs of n nodes into cases[0..2]. */
+#define SCALAR_GRAPHS(n)                                                                   \
+  CGRT(bare##n##_create((bare##n **)&cases[0].g, &in_s));                                  \
+  CGRT(ptr##n##_create((ptr##n **)&cases[1].g, &in_s));                                   \
+  CGRT(val##n##_create((val##n **)&cases[2].g, &in_s));                                   \
+  cases[0].launch = bare##n##_l, cases[1].launch = ptr##n##_l, cases[2].launch = val##n##_l; \
+  cases[1].set = ptr##n##_s, cases[2].set = val##n##_s
     switch (k) {
-    case 0:
-      CGRT(bare1_create((bare1 **)&cases[0].g, &in_s));
-      CGRT(ptr1_create((ptr1 **)&cases[1].g, &in_s));
-      CGRT(val1_create((val1 **)&cases[2].g, &in_s));
-      cases[0].launch = bare1_l, cases[1].launch = ptr1_l, cases[2].launch = val1_l;
-      cases[1].set = ptr1_s, cases[2].set = val1_s;
-      break;
-    case 1:
-      CGRT(bare10_create((bare10 **)&cases[0].g, &in_s));
-      CGRT(ptr10_create((ptr10 **)&cases[1].g, &in_s));
-      CGRT(val10_create((val10 **)&cases[2].g, &in_s));
-      cases[0].launch = bare10_l, cases[1].launch = ptr10_l, cases[2].launch = val10_l;
-      cases[1].set = ptr10_s, cases[2].set = val10_s;
-      break;
-    default:
-      CGRT(bare100_create((bare100 **)&cases[0].g, &in_s));
-      CGRT(ptr100_create((ptr100 **)&cases[1].g, &in_s));
-      CGRT(val100_create((val100 **)&cases[2].g, &in_s));
-      cases[0].launch = bare100_l, cases[1].launch = ptr100_l, cases[2].launch = val100_l;
-      cases[1].set = ptr100_s, cases[2].set = val100_s;
-      break;
+    case 0: SCALAR_GRAPHS(1); break;
+    case 1: SCALAR_GRAPHS(10); break;
+    default: SCALAR_GRAPHS(100); break;
     }
+#undef SCALAR_GRAPHS
     /* The by-value graph again with every node updated from the host (the
      * runtime's test hook), for the device updates against what they replace. */
     cgrt_test_device_updates(UINT32_MAX);
@@ -899,16 +882,6 @@ static void bench_loops(cudaStream_t s) {
 /* The same chain of ticks with the kernel linked in and from a module (a
  * cubin of the same source): a launch costs what it costs whichever way
  * the kernel came, and create pays for loading the module. */
-typedef struct Module {
-  void *g;
-  cgrt_status (*launch)(void *, cudaStream_t);
-} Module;
-
-static void module_step(void *ctx, cudaStream_t s) {
-  Module *m = ctx;
-  CGRT(m->launch(m->g, s));
-}
-
 static cgrt_status l33(void *g, cudaStream_t s) { return linked33_launch(g, s); }
 static cgrt_status m33(void *g, cudaStream_t s) { return module33_launch(g, s); }
 static cgrt_status l1000(void *g, cudaStream_t s) { return linked1000_launch(g, s); }
@@ -941,9 +914,9 @@ static void bench_modules(cudaStream_t s) {
   CUDA(cudaMalloc((void **)&x, N * sizeof *x));
   for (int k = 0; k < 2; k++) {
     int n = k ? 1000 : 33, reps = n >= 1000 ? 100 : 400;
-    Module m[2] = {{create_chain(0, n, x, &in_s), k ? l1000 : l33},
+    Graph m[2] = {{create_chain(0, n, x, &in_s), k ? l1000 : l33},
                    {create_chain(1, n, x, &in_s), k ? m1000 : m33}};
-    Step f[2] = {module_step, module_step};
+    Step f[2] = {graph_step, graph_step};
     void *ctx[2] = {&m[0], &m[1]};
     double t[2];
     CUDA(cudaMemset(x, 0, N * sizeof *x));
@@ -1019,11 +992,8 @@ static void bench_creation(cudaStream_t s) {
 }
 
 int main(void) {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    fprintf(stderr, "bench: no GPU\n");
+  if (bench_no_gpu("bench"))
     return 77;
-  }
   cudaStream_t s;
   CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   printf("section,case,way,metric,value\n");

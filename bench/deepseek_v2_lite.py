@@ -188,40 +188,14 @@ def measure_torch(keys_list=(512, 4096)):
         tok = torch.tensor([7], device="cuda")
         pos = torch.tensor([keys - 1], device="cuda")
         with torch.no_grad():
-            for _ in range(3):
-                model.step(tok, pos, keys)
-            torch.cuda.synchronize()
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            times = []
-            for _ in range(5):
-                e0.record()
-                model.step(tok, pos, keys)
-                e1.record()
-                torch.cuda.synchronize()
-                times.append(e0.elapsed_time(e1) * 1e3)
+            step = lambda: model.step(tok, pos, keys)
             rows.append(dict(section=SECTION, case="keys%d" % keys, way="torch_eager",
-                             metric="us_a_token", value=sorted(times)[len(times) // 2]))
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(2):
-                    model.step(tok, pos, keys)
-            torch.cuda.current_stream().wait_stream(s)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                model.step(tok, pos, keys)
-            for _ in range(3):
-                graph.replay()
-            torch.cuda.synchronize()
-            times = []
-            for _ in range(20):
-                e0.record()
-                graph.replay()
-                e1.record()
-                torch.cuda.synchronize()
-                times.append(e0.elapsed_time(e1) * 1e3)
+                             metric="us_a_token",
+                             value=rows_io.event_us(torch, step, rounds=5, warm_up=3)))
+            graph = rows_io.torch_graph(torch, step)
             rows.append(dict(section=SECTION, case="keys%d" % keys, way="torch_graph",
-                             metric="us_a_token", value=sorted(times)[len(times) // 2]))
+                             metric="us_a_token",
+                             value=rows_io.event_us(torch, graph.replay, rounds=20, warm_up=3)))
             del graph
         print("deepseek_v2_lite.py: torch at %d keys: eager %.0f us, graph %.0f us a token" % (
             keys, rows[-2]["value"], rows[-1]["value"]), flush=True)

@@ -50,29 +50,15 @@ def run_torch():
         copies = max(2, -(-(512 << 20) // bytes_))
         ws = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16) * 0.02 for _ in range(copies)]
         x = torch.randn(1, k, device="cuda", dtype=torch.bfloat16)
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for i in range(3):
-                torch.matmul(x, ws[i % copies].T)
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
+
+        def calls():
             for i in range(CALLS):
                 torch.matmul(x, ws[i % copies].T)
-        for _ in range(3):
-            g.replay()
-        torch.cuda.synchronize()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(15):
-            e0.record()
-            g.replay()
-            e1.record()
-            torch.cuda.synchronize()
-            times.append(e0.elapsed_time(e1) * 1e3 / CALLS)
+
+        g = rows_io.torch_graph(torch, calls)
+        us = rows_io.event_us(torch, g.replay, rounds=15, warm_up=3) / CALLS
         rows.append(dict(section="kernels", case=case, way="torch_matmul", metric="us",
-                         value="%.4f" % sorted(times)[len(times) // 2]))
+                         value="%.4f" % us))
         del g, ws
         torch.cuda.empty_cache()
     return rows

@@ -37,24 +37,20 @@ from rows import build as build_targets
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-_spec = importlib.util.spec_from_file_location("dense_block", os.path.join(HERE, "dense_block.py"))
-dense_block = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(dense_block)
-_spec = importlib.util.spec_from_file_location("tensor_parallel",
-                                               os.path.join(HERE, "tensor_parallel.py"))
-tensor_parallel = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tensor_parallel)
-_spec = importlib.util.spec_from_file_location("python_launch",
-                                               os.path.join(HERE, "python_launch.py"))
-python_launch = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(python_launch)
-_spec = importlib.util.spec_from_file_location("llm_kernels", os.path.join(HERE, "llm_kernels.py"))
-llm_kernels = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(llm_kernels)
-_spec = importlib.util.spec_from_file_location("deepseek_v2_lite",
-                                               os.path.join(HERE, "deepseek_v2_lite.py"))
-deepseek_v2_lite = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(deepseek_v2_lite)
+
+def _sibling(name):
+    """bench/NAME.py, loaded as a module of its own (not put in sys.modules)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+dense_block = _sibling("dense_block")
+tensor_parallel = _sibling("tensor_parallel")
+python_launch = _sibling("python_launch")
+llm_kernels = _sibling("llm_kernels")
+deepseek_v2_lite = _sibling("deepseek_v2_lite")
 
 
 def build(build_dir, arch):

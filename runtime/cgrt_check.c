@@ -61,14 +61,14 @@ static int is_arg_kind(uint8_t kind) {
  * malformed: why", or without a node "its description is malformed: why". */
 static cgrt_status malformed(const cgrt_graph_desc *d, const cgrt_node_desc *nd, const char *fmt,
                              ...) {
-  char why[256];
+  char at[512];
+  snprintf(at, sizeof at, "%s%s%sits description is malformed: ", nd ? "node " : "",
+           nd ? nd->name : "", nd ? ": " : "");
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(why, sizeof why, fmt, ap);
+  cgrt_status st = vinvalid(d, at, fmt, ap);
   va_end(ap);
-  if (nd)
-    return invalid(d, "node %s: its description is malformed: %s", nd->name, why);
-  return invalid(d, "its description is malformed: %s", why);
+  return st;
 }
 
 /* A kernel node's grid program, well formed: in the table, its operands

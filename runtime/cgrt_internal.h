@@ -305,17 +305,27 @@ static inline cgrt_status fail(const cgrt_graph_desc *d, const char *call, cudaE
   return fail_node(d, NULL, call, err);
 }
 
-static inline cgrt_status invalid(const cgrt_graph_desc *d, const char *fmt, ...) {
+/* CGRT_ERROR_INVALID, the error text "SOURCE: graph NAME: " (where d is
+ * given), then `at`, then what fmt formats from ap. */
+static inline cgrt_status vinvalid(const cgrt_graph_desc *d, const char *at, const char *fmt,
+                                   va_list ap) {
   char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
+  size_t n = strlen(at) < sizeof msg ? strlen(at) : sizeof msg - 1;
+  memcpy(msg, at, n);
+  vsnprintf(msg + n, sizeof msg - n, fmt, ap);
   if (d)
     snprintf(cgrt_error_text, sizeof cgrt_error_text, "%s: graph %s: %s", d->source, d->name, msg);
   else
     snprintf(cgrt_error_text, sizeof cgrt_error_text, "%s", msg);
   return CGRT_ERROR_INVALID;
+}
+
+static inline cgrt_status invalid(const cgrt_graph_desc *d, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  cgrt_status st = vinvalid(d, "", fmt, ap);
+  va_end(ap);
+  return st;
 }
 
 static inline cgrt_status no_memory(const cgrt_graph_desc *d) {

@@ -20,6 +20,7 @@
 #include "check.h"
 #include "dense_block.h"
 #include "dense_block_graph.h"
+#include "gpu.h"
 #include "timing.h"
 
 #include <stdio.h>
@@ -91,39 +92,14 @@ static cudaGraphExec_t capture(cudaError_t (*issue)(const DenseState *, cudaStre
   return exec;
 }
 
+static void step_way(void *ctx, int w, cudaStream_t s) {
+  Way *ways = ctx;
+  ways[w].step(&ways[w], s);
+}
+
 /* us a step of each way: k steps between two events, in shuffled rounds. */
 static void time_ways(Way *ways, int k, cudaStream_t s, double *out) {
-  double *t = malloc((size_t)ROUNDS * WAYS * sizeof *t);
-  cudaEvent_t e0, e1;
-  CUDA(cudaEventCreate(&e0));
-  CUDA(cudaEventCreate(&e1));
-  for (int w = 0; w < WAYS; w++)
-    for (int i = 0; i < 10; i++)
-      ways[w].step(&ways[w], s);
-  CUDA(cudaStreamSynchronize(s));
-  uint64_t rng = BENCH_SEED;
-  int order[WAYS];
-  for (int w = 0; w < WAYS; w++)
-    order[w] = w;
-  for (int r = 0; r < ROUNDS; r++) {
-    bench_shuffle(order, WAYS, &rng);
-    for (int i = 0; i < WAYS; i++) {
-      Way *w = &ways[order[i]];
-      float ms;
-      CUDA(cudaEventRecord(e0, s));
-      for (int j = 0; j < k; j++)
-        w->step(w, s);
-      CUDA(cudaEventRecord(e1, s));
-      CUDA(cudaEventSynchronize(e1));
-      CUDA(cudaEventElapsedTime(&ms, e0, e1));
-      t[order[i] * ROUNDS + r] = 1000.0 * ms / k;
-    }
-  }
-  for (int w = 0; w < WAYS; w++)
-    out[w] = bench_median(t + w * ROUNDS, ROUNDS);
-  CUDA(cudaEventDestroy(e0));
-  CUDA(cudaEventDestroy(e1));
-  free(t);
+  bench_event_ways(WAYS, k, ROUNDS, step_way, NULL, ways, s, out);
 }
 
 /* Host time of issuing one step: `steps` issued without waiting. */
@@ -141,11 +117,8 @@ static double host_cost(Way *w, int steps, cudaStream_t s) {
 }
 
 int main(void) {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    fprintf(stderr, "bench_dense: no GPU\n");
+  if (bench_no_gpu("bench_dense"))
     return 77;
-  }
   cudaStream_t s;
   CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   DenseWeights w;

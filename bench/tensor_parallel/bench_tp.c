@@ -22,6 +22,7 @@
  * ranks. */
 #include "cgrt_nccl.h"
 #include "check.h"
+#include "gpu.h"
 #include "ranks.h"
 #include "tensor_parallel.h"
 #include "tensor_parallel_graph.h"
@@ -83,42 +84,21 @@ static void row(const char *way, const char *metric, double value) {
   bench_row("tp", name, way, metric, value);
 }
 
+static void step_way(void *ctx, int w, cudaStream_t s) {
+  Way *ways = ctx;
+  (void)s; /* stream, which the steps launch on */
+  ways[w].step(&ways[w]);
+}
+
+static void line_up_ranks(void *ctx) {
+  (void)ctx;
+  barrier();
+}
+
 /* us a step of each way: k steps between two events, in rounds shuffled
  * alike on every rank; lined up first when `line_up`. */
 static void time_ways(Way *ways, int n, int k, int line_up, double *out) {
-  double *t = malloc((size_t)ROUNDS * n * sizeof *t);
-  int order[WAYS + 1];
-  cudaEvent_t e0, e1;
-  CUDA(cudaEventCreate(&e0));
-  CUDA(cudaEventCreate(&e1));
-  for (int w = 0; w < n; w++)
-    for (int i = 0; i < 10; i++)
-      ways[w].step(&ways[w]);
-  CUDA(cudaStreamSynchronize(stream));
-  uint64_t rng = BENCH_SEED;
-  for (int w = 0; w < n; w++)
-    order[w] = w;
-  for (int r = 0; r < ROUNDS; r++) {
-    bench_shuffle(order, n, &rng);
-    for (int i = 0; i < n; i++) {
-      Way *w = &ways[order[i]];
-      float ms;
-      if (line_up)
-        barrier();
-      CUDA(cudaEventRecord(e0, stream));
-      for (int j = 0; j < k; j++)
-        w->step(w);
-      CUDA(cudaEventRecord(e1, stream));
-      CUDA(cudaEventSynchronize(e1));
-      CUDA(cudaEventElapsedTime(&ms, e0, e1));
-      t[order[i] * ROUNDS + r] = 1000.0 * ms / k;
-    }
-  }
-  for (int w = 0; w < n; w++)
-    out[w] = bench_median(t + w * ROUNDS, ROUNDS);
-  CUDA(cudaEventDestroy(e0));
-  CUDA(cudaEventDestroy(e1));
-  free(t);
+  bench_event_ways(n, k, ROUNDS, step_way, line_up ? line_up_ranks : NULL, ways, stream, out);
 }
 
 static cudaGraphExec_t instantiate(cudaGraph_t graph) {

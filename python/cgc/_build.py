@@ -558,32 +558,28 @@ def _link_inputs(link_flags, nvcc):
     beside nvcc.  A library found nowhere there (a system library) is not
     followed."""
     words, libdirs, names = [], [], []
+    # nvcc's options that take a value: the short and the long spelling
+    # (the value the next flag), the long one's "--long=VALUE", the short
+    # one's joined form, where the value goes, and whether it is a comma list.
+    options = (("-Xlinker", "--linker-options", "-Wl,", words, True),
+               ("-L", "--library-path", "-L", libdirs, False),
+               ("-l", "--library", "-l", names, False))
     i = 0
     while i < len(link_flags):
         f = link_flags[i]
         nxt = link_flags[i + 1] if i + 1 < len(link_flags) else None
-        if f in ("-Xlinker", "--linker-options") and nxt is not None:
-            words += nxt.split(",")
-            i += 2
-            continue
-        if f.startswith("-Wl,"):
-            words += f[4:].split(",")
-        elif f.startswith("--linker-options="):
-            words += f[len("--linker-options="):].split(",")
-        elif f in ("-L", "--library-path") and nxt is not None:
-            libdirs.append(nxt)
-            i += 1
-        elif f.startswith("--library-path="):
-            libdirs.append(f[len("--library-path="):])
-        elif f.startswith("-L"):
-            libdirs.append(f[2:])
-        elif f in ("-l", "--library") and nxt is not None:
-            names.append(nxt)
-            i += 1
-        elif f.startswith("--library="):
-            names.append(f[len("--library="):])
-        elif f.startswith("-l"):
-            names.append(f[2:])
+        for short, long_, joined, into, is_list in options:
+            if f in (short, long_) and nxt is not None:
+                value = nxt
+                i += 1
+            elif f.startswith(long_ + "="):
+                value = f[len(long_) + 1:]
+            elif f.startswith(joined):
+                value = f[len(joined):]
+            else:
+                continue
+            into += value.split(",") if is_list else [value]
+            break
         else:
             words.append(f)
         i += 1
