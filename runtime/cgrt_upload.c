@@ -324,6 +324,9 @@ cgrt_status cgrt_write_updates(cgrt_graph *g) {
       (err = CU(cudaMemcpy(g->updates, buf, g->updates_bytes, cudaMemcpyHostToDevice))) !=
           cudaSuccess)
     s = fail(d, "cudaMemcpy (device updates)", err);
+  /* landed before any launch, on whatever stream (as in cgrt_init_memory) */
+  if (s == CGRT_OK && (err = CU(cudaStreamSynchronize(0))) != cudaSuccess)
+    s = fail(d, "cudaStreamSynchronize (device updates)", err);
   xfree(buf);
   xfree(fill);
   return s;
@@ -407,11 +410,19 @@ static cgrt_status upload_slow(cgrt_graph *g) {
   cudaError_t err;
   if (g->launches && (err = CU(cudaStreamSynchronize(g->last_stream))) != cudaSuccess)
     return fail(d, "cudaStreamSynchronize (more scalars set than one upload holds)", err);
+  int copied = 0;
   for (uint32_t i = 0; i < d->nscalars; i++)
-    if (g->pending[i / 64] >> (i % 64) & 1 &&
-        (err = CU(cudaMemcpy(g->dmem + g->slots + 8 * (uint64_t)i, &g->values[i], 8,
-                             cudaMemcpyHostToDevice))) != cudaSuccess)
-      return fail(d, "cudaMemcpy (more scalars set than one upload holds)", err);
+    if (g->pending[i / 64] >> (i % 64) & 1) {
+      if ((err = CU(cudaMemcpy(g->dmem + g->slots + 8 * (uint64_t)i, &g->values[i], 8,
+                               cudaMemcpyHostToDevice))) != cudaSuccess)
+        return fail(d, "cudaMemcpy (more scalars set than one upload holds)", err);
+      copied = 1;
+    }
+  /* From pageable memory a copy returns before its DMA lands, on the
+   * legacy stream, which a launch on a non-blocking stream does not wait
+   * for: the launch could read the slots before (gpu.updates, under load). */
+  if (copied && (err = CU(cudaStreamSynchronize(0))) != cudaSuccess)
+    return fail(d, "cudaStreamSynchronize (more scalars set than one upload holds)", err);
   /* The nodes the upload would have written these into: from the host,
    * with nothing in flight, and the graph uploaded again before the
    * launch (cgrt_launch). */

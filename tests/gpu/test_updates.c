@@ -112,7 +112,9 @@ static void test_grids(cudaStream_t stream, volatile uint32_t *gate, volatile ui
     EXPECT(s == CGRT_ERROR_INVALID && strstr(cgrt_last_error(), "node off: grid extent x is -1 "
                                                                 "when n = 0"),
            "%s: a grid of -1: status %d, %s", configs[c].name, (int)s, cgrt_last_error());
-    CUDA(cudaMemset(dlogs, 0, 6 * (ROW - 1) * sizeof *dlogs));
+    /* on the stream: the legacy stream's work does not order a non-blocking
+     * stream's launches */
+    CUDA(cudaMemsetAsync(dlogs, 0, 6 * (ROW - 1) * sizeof *dlogs, stream));
     CGRT(grids_set_n(g, 130));
     CGRT(grids_set_seq(g, 0));
     CGRT(grids_launch(g, stream));
@@ -136,7 +138,7 @@ static void test_grids(cudaStream_t stream, volatile uint32_t *gate, volatile ui
   unsigned on_device = cgrt_test_device_grids((const struct cgrt_graph *)g);
   EXPECT(on_device == 0, "many: %u grids set on the device, expected none", on_device);
   uint32_t *dlogs = many_buffer_logs(g);
-  CUDA(cudaMemset(dlogs, 0, 50 * 4 * sizeof *dlogs));
+  CUDA(cudaMemsetAsync(dlogs, 0, 50 * 4 * sizeof *dlogs, stream));
   static const uint32_t sizes[4] = {64, 200, 1, 4096};
   for (uint32_t i = 0; i < 4; i++) {
     CGRT(many_set_n(g, sizes[i]));
