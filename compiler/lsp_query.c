@@ -487,19 +487,28 @@ static cJSON *location(const char *uri, cJSON *range) {
   return l;
 }
 
+/* The name under the request's position, [*lo, *hi) of the document, and
+ * what sema recorded it stands for (NULL: nothing); false, after replying
+ * null, where there is no analysis or no name there. */
+static bool name_at(Request *r, size_t *lo, size_t *hi, const Use **u) {
+  Doc *d = r->doc;
+  if (!d->an || !word_at(d->text, d->len, r->off, lo, hi)) {
+    reply(r->id, NULL);
+    return false;
+  }
+  *u = use_at(d->an, pos_of_offset(d->text, d->len, d->an->file, *lo));
+  return true;
+}
+
 void on_hover(Request *r) {
-  if (!get_position(r))
+  size_t lo, hi;
+  const Use *u;
+  if (!get_position(r) || !name_at(r, &lo, &hi, &u))
     return;
   Doc *d = r->doc;
-  size_t lo, hi;
-  if (!d->an || !word_at(d->text, d->len, r->off, &lo, &hi)) {
-    reply(r->id, NULL);
-    return;
-  }
   char word[MAX_IDENT_LEN + 1];
   memcpy(word, d->text + lo, hi - lo);
   word[hi - lo] = 0;
-  const Use *u = use_at(d->an, pos_of_offset(d->text, d->len, d->an->file, lo));
   cJSON *h = hover_text(d->an, u, word);
   if (h)
     cJSON_AddItemToObject(
@@ -566,17 +575,15 @@ void on_definition(Request *r) {
   if (!get_position(r))
     return;
   Doc *d = r->doc;
-  size_t lo, hi;
   cJSON *inc = d->an ? include_target(r->s, d, r->off) : NULL;
   if (inc) {
     reply(r->id, inc);
     return;
   }
-  if (!d->an || !word_at(d->text, d->len, r->off, &lo, &hi)) {
-    reply(r->id, NULL);
+  size_t lo, hi;
+  const Use *u;
+  if (!name_at(r, &lo, &hi, &u))
     return;
-  }
-  const Use *u = use_at(d->an, pos_of_offset(d->text, d->len, d->an->file, lo));
   reply(r->id, u ? decl_location(r->s, d, decl_pos(u), hi - lo) : NULL);
 }
 
