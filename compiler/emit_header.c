@@ -92,7 +92,7 @@ static void emit_kernel_declaration(FILE *h, const Item *k) {
 }
 
 /* A parameter's C++ type, as the kernel's declaration spells it. */
-static void emit_param_cxx_type(FILE *h, const Param *p) {
+void emit_param_cxx_type(FILE *h, const Param *p) {
   fprintf(h, "%s%s%s", p->pointer && p->mode == MODE_IN ? "const " : "", cuda_type(p->type),
           p->pointer ? " *" : "");
 }
@@ -105,13 +105,13 @@ static void emit_param_cgraph(FILE *h, const Param *p) {
           p->pointer ? "*" : "");
 }
 
-/* What the check of the definitions shares, once whichever headers a
- * translation unit includes: the stand-in's type, and the parameter types
- * of the function that a kernel's name names: cgc_kernel_signature(&k, 0)
- * deduces them from the unit's definition (the stand-in returns another
- * type, so it cannot deduce), and takes the stand-in only when the unit
- * does not define the kernel. */
-static void emit_check_helpers(FILE *h) {
+/* What the check of the definitions shares, once whichever headers (and
+ * companion, emit_templates.c) a translation unit includes: the stand-in's
+ * type, and the parameter types of the function that a kernel's name
+ * names: cgc_kernel_signature(&k, 0) deduces them from the unit's
+ * definition (the stand-in returns another type, so it cannot deduce), and
+ * takes the stand-in only when the unit does not define the kernel. */
+void emit_check_helpers(FILE *h) {
   fprintf(h,
           "#ifndef CGC_KERNEL_CHECK_HELPERS_\n#define CGC_KERNEL_CHECK_HELPERS_\n"
           "struct cgc_kernel_absent {};\nstruct cgc_kernel_undefined {};\n"
@@ -131,11 +131,12 @@ static void emit_check_helpers(FILE *h) {
           "#endif\n");
 }
 
-/* A kernel's check: its definition's parameters against the declaration,
+/* A kernel's check, the class template NAME: NAME<cgc_kernel_params<A...> >
+ * compares the parameters A... of its definition with the declaration,
  * each with a message that names the kernel, the parameter and the type
- * the .cgraph means. */
-static void emit_kernel_check(FILE *h, const Item *k) {
-  const char *name = kernel_c_name(k);
+ * the .cgraph means; NAME of any other type checks nothing.  The caller
+ * instantiates it. */
+void emit_kernel_check(FILE *h, const Item *k, const char *name) {
   fprintf(h, "template <class F> struct %s {};\ntemplate <class... A> struct %s<cgc_kernel_params<A...> > {\n",
           name, name);
   fprintf(h, "  static_assert(sizeof...(A) == %d,\n                \"kernel '%s': the .cgraph declares %d parameter%s (",
@@ -162,7 +163,7 @@ static void emit_kernel_check(FILE *h, const Item *k) {
     emit_param_cxx_type(h, p);
     fprintf(h, "'\");\n");
   }
-  fprintf(h, "};\ntemplate struct %s<decltype(cgc_kernel_signature(&::%s, 0))>;\n", name, name);
+  fprintf(h, "};\n");
 }
 
 /* The header: the ABI it was written for, each graph's declarations, the
@@ -219,8 +220,11 @@ void emit_header(FILE *h, Compiler *cc, const Program *p, const char *source,
                "#define %sCHECKED_\nnamespace cgc_kernel_check_%s {\n",
             guard, guard, guard);
     for (size_t i = 0; i < cc->items.n; i++)
-      if (is_linked_kernel(cc->items.v[i]))
-        emit_kernel_check(h, cc->items.v[i]);
+      if (is_linked_kernel(cc->items.v[i])) {
+        const char *name = kernel_c_name(cc->items.v[i]);
+        emit_kernel_check(h, cc->items.v[i], name);
+        fprintf(h, "template struct %s<decltype(cgc_kernel_signature(&::%s, 0))>;\n", name, name);
+      }
     fprintf(h, "}\n#endif\n");
   }
 }

@@ -37,9 +37,13 @@ Kernels used_kernels(Compiler *cc, const Program *p, NodeKind kind);
 size_t kernel_index(const Kernels *k, const Item *kernel);
 bool all_linked(const Kernels *k);
 
-/* ---- emit_header.c ---- */
+/* ---- emit_header.c: the header, and the check of the kernels'
+ * definitions, which the companion (emit_templates.c) shares ---- */
 void emit_header(FILE *h, Compiler *cc, const Program *p, const char *source,
                  const char *header);
+void emit_param_cxx_type(FILE *h, const Param *p);
+void emit_check_helpers(FILE *h);
+void emit_kernel_check(FILE *h, const Item *k, const char *name);
 
 /* ---- emit_kernels.c: the kernel table (returns the number of modules
  * embedded) and the capture callers ---- */

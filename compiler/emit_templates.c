@@ -19,12 +19,27 @@ bool uses_templates(Compiler *cc, const Program *p) {
  * define a macro of a parameter's name). */
 static void emit_param_types(FILE *f, const Item *k) {
   for (int i = 0; i < k->nparams; i++) {
-    const Param *pa = &k->params[i];
-    fprintf(f, "%s%s%s%s", i ? ", " : "", pa->pointer && pa->mode == MODE_IN ? "const " : "",
-            cuda_type(pa->type), pa->pointer ? " *" : "");
+    fprintf(f, "%s", i ? ", " : "");
+    emit_param_cxx_type(f, &k->params[i]);
   }
   if (!k->nparams)
     fprintf(f, "void");
+}
+
+/* The check of the instantiations: the header's helpers (emit_header.c),
+ * and cgc_kernel_template_signature<D>(&t<ARGS>, 0), the parameter types of
+ * the instantiation when its template arguments name one function
+ * (cgc_kernel_params<A...>), or cgc_kernel_unchecked when they leave some to
+ * be deduced from the declared pointer type D, which the accessor's pointer
+ * then does. */
+static void emit_template_check_helpers(FILE *cu) {
+  emit_check_helpers(cu);
+  fprintf(cu, "#ifndef CGC_TEMPLATE_CHECK_HELPERS_\n#define CGC_TEMPLATE_CHECK_HELPERS_\n"
+              "struct cgc_kernel_unchecked {};\n"
+              "template <class D, class... A>\n"
+              "cgc_kernel_params<A...> cgc_kernel_template_signature(void (*)(A...), int);\n"
+              "template <class D> cgc_kernel_unchecked cgc_kernel_template_signature(D, long);\n"
+              "#endif\n");
 }
 
 void emit_templates(FILE *cu, Compiler *cc, const Program *p, const char *source,
@@ -43,8 +58,9 @@ void emit_templates(FILE *cu, Compiler *cc, const Program *p, const char *source
   }
   fprintf(cu, "/* The template kernels.  Each accessor gives the address of its\n"
               " * instantiation's host stub (taking it instantiates the template, and nvcc\n"
-              " * registers the kernel), through a pointer of the declared signature, so\n"
-              " * that nvcc checks the template's parameters against the declaration. */\n"
+              " * registers the kernel), through a pointer of the declared signature; before\n"
+              " * it, static_asserts compare the instantiation's parameters with the\n"
+              " * declaration, each naming the kernel and the parameter that differs. */\n"
               "#include \"%s\"\n\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <stdint.h>\n\n",
           base);
   /* Each header once, in the order the kernels name them. */
@@ -55,11 +71,19 @@ void emit_templates(FILE *cu, Compiler *cc, const Program *p, const char *source
     if (j == i)
       fprintf(cu, "#include \"%s\"\n", k.v[i]->header);
   }
+  fprintf(cu, "\n");
+  emit_template_check_helpers(cu);
   char name[CNAME_SIZE];
   for (size_t i = 0; i < n; i++) {
     const Item *t = k.v[i];
-    fprintf(cu, "\n/* %s */\nextern \"C\" __attribute__((weak)) const void *%s(void) {\n  void (*cgc_kernel)(",
-            t->name->name, template_c_name(name, t));
+    template_c_name(name, t);
+    fprintf(cu, "\n/* %s */\nnamespace cgc_template_check {\n", t->name->name);
+    emit_kernel_check(cu, t, name);
+    fprintf(cu, "template struct %s<decltype(cgc_kernel_template_signature<void (*)(", name);
+    emit_param_types(cu, t);
+    fprintf(cu, ")>(&%s<%s>, 0))>;\n}\n", t->template_name->name, t->template_args);
+    fprintf(cu, "extern \"C\" __attribute__((weak)) const void *%s(void) {\n  void (*cgc_kernel)(",
+            name);
     emit_param_types(cu, t);
     fprintf(cu, ") = %s<%s>;\n  return (const void *)cgc_kernel;\n}\n", t->template_name->name,
             t->template_args);

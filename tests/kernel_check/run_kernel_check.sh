@@ -4,6 +4,8 @@
 # that names the kernel, the parameter and the type the .cgraph means
 # (doc/language.md, section 6.1), through the check that cgc_add_graph's
 # launcher runs (cmake/CgcGraph.cmake); one that matches compiles cleanly.
+# The same for a template kernel (section 6.5), which the companion file
+# OUT_templates.cu checks itself.
 # Compile only: no GPU.  Skipped (77) without nvcc.
 cgc=$1 script=$2 runtime=$3 nvcc=$4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,6 +65,62 @@ mismatch missing \
 mismatch bf16 \
   'extern "C" __global__ void residual(__nv_bfloat16 *x, const __half *y, uint32_t n) {}' \
   "kernel 'residual', parameter 1 'x': the .cgraph declares 'inout x: f16*', which is '__half *'"
+
+# template NAME TEMPLATES EXPECTED...: the companion of templates.cgraph,
+# with TEMPLATES in templates.cuh, compiles cleanly (no EXPECTED) or fails
+# with each EXPECTED, nvcc's static assertion, after which the launcher
+# says it again.  The accessors are defined either way.
+template() {
+  name=$1 templates=$2
+  shift 2
+  mkdir "$dir/$name"
+  cp "$here/templates.cgraph" "$dir/$name/templates.cgraph"
+  printf '#include <stdint.h>\n#include <cuda_fp16.h>\n%s\n' "$templates" >"$dir/$name/templates.cuh"
+  (cd "$dir/$name" && "$cgc" templates.cgraph) || { fail=1; return; }
+  out=$dir/$name/templates_graph_templates
+  cmake -DCGC_CHECK_DIR="$dir/$name" -P "$script" -- "$nvcc" -arch=sm_75 -I"$dir/$name" \
+    -I"$runtime" -x cu -c "$out.cu" -o "$out.o" >"$out.out" 2>&1
+  rc=$?
+  if [ $# = 0 ]; then
+    if [ $rc != 0 ] || [ -s "$out.out" ]; then
+      echo "FAIL $name: a matching template does not compile cleanly:"
+      cat "$out.out"
+      fail=1
+    elif [ "$(nm "$out.o" | grep -c ' W cgc_template_\(res\|deduced\)_')" != 2 ]; then
+      echo "FAIL $name: the accessors are not both defined:"
+      nm "$out.o"
+      fail=1
+    fi
+    return
+  fi
+  if [ $rc = 0 ]; then
+    echo "FAIL $name: compiled: $templates"
+    fail=1
+    return
+  fi
+  for want in "$@"; do
+    if ! grep -qF "error: static assertion failed with \"$want\"" "$out.out" ||
+       ! grep -qF "$out.cu: error: $want" "$out.out"; then
+      echo "FAIL $name: no '$want' (nvcc's, then the launcher's) in:"
+      cat "$out.out"
+      fail=1
+    fi
+  done
+}
+
+n_deduced='template <class T, class N> __global__ void residual_n(T *x, const T *y, N n) {}'
+template template_match \
+  "template <class T, int K> __global__ void residual(T *__restrict__ x, const T y[], const uint32_t n) {}
+$n_deduced"
+template template_in_not_const \
+  "template <class T, int K> __global__ void residual(T *x, T *y, int n) {}
+$n_deduced" \
+  "kernel 'res', parameter 2 'y': the .cgraph declares 'in y: f16*', which is 'const __half *'" \
+  "kernel 'res', parameter 3 'n': the .cgraph declares 'n: u32', which is 'uint32_t'"
+template template_missing \
+  "template <class T, int K> __global__ void residual(T *x, const T *y) {}
+$n_deduced" \
+  "kernel 'res': the .cgraph declares 3 parameters (inout x: f16*, in y: f16*, n: u32), which in C++ are (__half *, const __half *, uint32_t)"
 
 [ $fail = 0 ] && echo "kernel_check: PASS"
 exit $fail
