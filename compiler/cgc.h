@@ -337,19 +337,38 @@ typedef enum ExprKind {
 typedef struct Expr Expr;
 typedef VEC(Expr *) ExprVec;
 
+/* An expression.  Only its kind's part of the union is allocated
+ * (new_expr): a literal or a name takes 32 bytes, a view, a negation or a
+ * binary operation 40, a slice or a call 48; code reads the union only as
+ * its kind says.  Its text starts where its leftmost operand's does (a
+ * view's base, a binary operation's left side) or else at pos, and ends at
+ * hi, exclusive (expr_span). */
 struct Expr {
   uint8_t kind;   /* ExprKind */
-  char op;
+  char op;        /* EX_BIN: the operator; EX_INT: EXPR_REPLACED, or 0 */
   int16_t depth;  /* height of this tree, bounded by MAX_EXPR_DEPTH */
   Pos pos;
-  int32_t lo_line, lo_col, hi_line, hi_col; /* its text, hi exclusive (expr_span) */
+  int32_t hi_line, hi_col;
   union {
     int64_t ival;
     double fval;
     Sym *name;
     struct {
-      Expr *a, *b, *c;
+      Expr *a, *b, *c; /* NEG: a; INDEX, BIN: a, b; SLICE: all three */
     };
+    struct {
+      Sym *fn;
+      Expr **args;
+      int nargs;
+    };
+    struct { /* EX_INT with op EXPR_REPLACED: the zero that stands for an
+                expression nested too deep, and where that one's text starts */
+      int64_t zero;
+      int32_t lo_line, lo_col;
+    } replaced;
+  };
+};
+enum { EXPR_REPLACED = 'r' };
     struct {
       Sym *fn;
       Expr **args;
