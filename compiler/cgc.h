@@ -800,14 +800,16 @@ typedef struct Arg {
   Pos pos;
   int res; /* ARG_VIEW, ARG_SCALAR_*: index into Graph.res */
   int64_t bytes;
-  int64_t count;  /* elements */
   union {
     int64_t offset; /* ARG_VIEW: bytes from the buffer's start */
     int64_t ival;   /* ARG_INT */
     double fval;    /* ARG_FLOAT */
   };
-  uint64_t bits;  /* ARG_INT, ARG_FLOAT: the value as the parameter's or the
-                     filled element's bits */
+  union {
+    int64_t count; /* ARG_VIEW, ARG_SCALAR_*: elements */
+    uint64_t bits; /* ARG_INT, ARG_FLOAT: the value as the parameter's or the
+                      filled element's bits */
+  };
 } Arg;
 
 typedef enum AccessMode { ACC_READ = 1, ACC_WRITE = 2, ACC_RW = 3 } AccessMode;
@@ -885,15 +887,15 @@ typedef struct Node {
   const char *name; /* "norm[0]" */
   Pos pos;
   NodeKind kind;
-  bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
   int32_t scope;     /* the control node whose body holds this one, or -1 */
   int32_t branch;    /* which body of it: 0, or 1 for else, or a case's index */
   int nargs;
   int nacc;
+  bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
+  Pos block_pos;     /* NK_KERNEL: its block(...) */
   Item *kernel; /* NK_KERNEL, NK_CAPTURE: the kernel or capture function */
   Arg *args;
   Access *acc;
-  Pos block_pos; /* NK_KERNEL: its block(...) */
   union {
     const Launch *launch;   /* NK_KERNEL */
     Control *control;       /* NK_WHILE, NK_IF, NK_SWITCH */

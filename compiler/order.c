@@ -702,14 +702,16 @@ static void reduce(Compiler *c, Graph *g, const Edge *e, size_t m, const uint32_
       if (!found[i])
         vec_push(&g->edges, e[p.start[v] + i]);
   }
-  if (g->edges.n)
-    qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
   free(cand);
   free(from);
   free(found);
   search_free(&s);
   labels_free(&lab);
   free(p.start);
+  /* Sorted once the search's arrays are given back: the sort's own copy
+   * of the edges need not lie beside them. */
+  if (g->edges.n)
+    qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
 }
 
 /* In an explicit graph every conflicting pair must be ordered by written

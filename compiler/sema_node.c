@@ -1071,6 +1071,18 @@ const char *node_name(Sema *s, Pos p, Sym *base, int depth) {
  * which an edge cannot spell; its later namesakes (copy_2) it can. */
 bool keyword_named(const Stmt *st) { return !st->name && !strchr(st->base->name, '_'); }
 
+/* Room for the accesses a kernel node's arguments can make: one for each
+ * pointer parameter and each value written as a name or a view (which may
+ * name a scalar); a literal or an arithmetic expression makes none. */
+static int access_room(const Item *k, const Stmt *st) {
+  int room = 0;
+  for (int i = 0; i < k->nparams; i++) {
+    ExprKind e = (ExprKind)st->args[i]->kind;
+    room += k->params[i].pointer || e == EX_NAME || e == EX_INDEX || e == EX_SLICE;
+  }
+  return room;
+}
+
 /* A kernel node's kernel and arguments; false after an error. */
 static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   Global *gl = map_get(&s->globals, st->kernel);
@@ -1113,7 +1125,7 @@ static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   }
   n->nargs = k->nparams;
   n->args = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->args);
-  n->acc = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->acc);
+  n->acc = arena_alloc(s->c->arena, (size_t)access_room(k, st) * sizeof *n->acc);
   bool ok = true;
   for (int i = 0; i < n->nargs; i++)
     ok &= check_kernel_arg(s, n, &k->params[i], st->args[i], &n->args[i]);
