@@ -30,6 +30,13 @@ void *xrealloc(void *p, size_t size) {
   return q;
 }
 
+void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p)
+    out_of_memory();
+  return p;
+}
+
 Arena *arena_new(void) {
   Arena *a = calloc(1, sizeof *a);
   if (!a)

@@ -58,6 +58,9 @@ char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void *xrealloc(void *p, size_t size); /* heap, aborts on OOM */
+/* Zeroed heap memory, aborts on OOM: fresh pages from the system are not
+ * cleared again, so a large table costs only the pages it touches. */
+void *xcalloc(size_t n, size_t size);
 
 /* A growable array of pointers or plain values, on the heap. */
 #define VEC(T)                                                                 \
@@ -369,13 +372,6 @@ struct Expr {
   };
 };
 enum { EXPR_REPLACED = 'r' };
-    struct {
-      Sym *fn;
-      Expr **args;
-      int nargs;
-    };
-  };
-};
 
 typedef enum Mode { MODE_NONE = 0, MODE_IN = 1, MODE_OUT = 2, MODE_INOUT = 3 } Mode;
 
@@ -686,6 +682,10 @@ typedef struct ParseState {
   bool stop;          /* input too deep to go on: no more syntax errors */
   bool depth_error;   /* an expression too deep was reported */
   char last[48];      /* the text of the last token, clipped, for messages */
+  /* The reserved words by their first byte: those that start with byte b
+   * are word_order[word_start[b] .. word_start[b + 1]) (words_index). */
+  uint8_t word_start[257];
+  uint8_t word_order[64];
   int lex_error_line; /* the line of the last error the scanner reported */
   bool lone_cr;       /* a lone CR was reported */
   int kernel_words;   /* `kernel NAME = TEMPLATE` read so far: 4 when a '<'

@@ -111,6 +111,8 @@ void no_bound(Sema *s, Expr *e, const Resource *r, const char *what);
 bool eval_int(Sema *s, Expr *e, int64_t *out);
 bool eval(Sema *s, Expr *e, Value *out);
 bool check_fits(Sema *s, Span p, Value v, Type t, const char *what);
+/* Whether check_fits would take the value without a word (nothing reported). */
+bool value_fits(Value v, Type t);
 const char *shape_text(Sema *s, Type t, const int64_t *dims, int ndims);
 
 /* sema_node.c */

@@ -354,10 +354,12 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   Value v;
   if (!eval(s, e, &v))
     return false;
-  char what[300];
-  snprintf(what, sizeof what, "parameter '%s' of '%s'", p->name->name, kname);
-  if (!check_fits(s, expr_span(e), v, p->type, what))
+  if (!value_fits(v, p->type)) { /* the use named only for the message */
+    char what[300];
+    snprintf(what, sizeof what, "parameter '%s' of '%s'", p->name->name, kname);
+    check_fits(s, expr_span(e), v, p->type, what);
     return false;
+  }
   arg->pos = e->pos;
   arg->bits = value_bits(p->type, v.is_float, v.i, v.f);
   if (v.is_float) {
