@@ -1172,7 +1172,6 @@ void add_node(Sema *s, Stmt *st) {
   }
   vec_push(&s->g->nodes, n);
   vec_push(&s->subtree_end, 0);
-  map_put(&s->node_index, n.name, (void *)(uintptr_t)s->g->nodes.n);
 }
 
 /* A scalar a kernel writes cannot also be a by-value argument. */
