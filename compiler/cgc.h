@@ -676,6 +676,8 @@ struct List;
 typedef struct ParseState {
   Compiler *c;
   int file;
+  const char *input; /* the file's text, which the scanner reads a buffer at a time */
+  size_t input_len, input_at;
   ItemVec *items;
   int line, col;      /* where the scanner is */
   int nesting;        /* open brackets, bounded by MAX_NESTING */
