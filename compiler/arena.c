@@ -3,19 +3,27 @@
 #include "cgc.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-enum { CHUNK_SIZE = 1 << 20 };
+/* A compilation that has taken SMALL_CHUNKS chunks is a large one: its
+ * further chunks are HUGE_CHUNK_SIZE, aligned to it, which the kernel may
+ * back with one huge page each.  Faulting in fresh pages was half of
+ * `cgc --check`'s time on a graph of 100,000 nodes (BENCHMARKS.md). */
+enum { CHUNK_SIZE = 1 << 20, HUGE_CHUNK_SIZE = 2 << 20, SMALL_CHUNKS = 4 };
 
 typedef struct Chunk {
   struct Chunk *next;
   size_t used, size;
+  bool mapped; /* a huge chunk, mapped for itself (munmap, not free) */
   _Alignas(16) unsigned char data[];
 } Chunk;
 
 struct Arena {
   Chunk *head;
+  int nchunks; /* chunks of CHUNK_SIZE made so far */
 };
 
 static void out_of_memory(void) {
@@ -30,6 +38,13 @@ void *xrealloc(void *p, size_t size) {
   return q;
 }
 
+void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p)
+    out_of_memory();
+  return p;
+}
+
 Arena *arena_new(void) {
   Arena *a = calloc(1, sizeof *a);
   if (!a)
@@ -42,9 +57,52 @@ void arena_free(Arena *a) {
     return;
   for (Chunk *c = a->head, *next; c; c = next) {
     next = c->next;
-    free(c);
+    if (c->mapped)
+      munmap(c, HUGE_CHUNK_SIZE);
+    else
+      free(c);
   }
   free(a);
+}
+
+/* A chunk of HUGE_CHUNK_SIZE bytes at an address aligned to it, with
+ * MADV_HUGEPAGE; NULL where the system has no such advice or no memory
+ * (a plain chunk is made instead).  Fresh from mmap, it is zero. */
+static Chunk *huge_chunk(void) {
+#ifdef MADV_HUGEPAGE
+  size_t size = HUGE_CHUNK_SIZE;
+  unsigned char *p =
+      mmap(NULL, 2 * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return NULL;
+  unsigned char *q = (unsigned char *)(((uintptr_t)p + size - 1) & ~(uintptr_t)(size - 1));
+  if (q > p)
+    munmap(p, (size_t)(q - p));
+  munmap(q + size, size - (size_t)(q - p));
+  madvise(q, size, MADV_HUGEPAGE); /* advice: without it, small pages */
+  Chunk *c = (Chunk *)q;
+  c->mapped = true;
+  c->size = size - sizeof *c;
+  return c;
+#else
+  return NULL;
+#endif
+}
+
+/* A chunk with room for `want` bytes (or more). */
+static Chunk *chunk_new(Arena *a, size_t want) {
+  Chunk *c = NULL;
+  if (want == CHUNK_SIZE && a->nchunks++ >= SMALL_CHUNKS)
+    c = huge_chunk();
+  if (c)
+    return c;
+  /* calloc: memory fresh from the system is zero already, and nothing in
+   * a chunk is handed out twice, so no allocation is cleared again. */
+  c = calloc(1, sizeof *c + want);
+  if (!c)
+    out_of_memory();
+  c->size = want;
+  return c;
 }
 
 void *arena_alloc(Arena *a, size_t size) {
@@ -52,13 +110,7 @@ void *arena_alloc(Arena *a, size_t size) {
   Chunk *c = a->head;
   if (!c || c->size - c->used < size) {
     size_t want = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;
-    /* calloc: memory fresh from the system is zero already, and nothing
-     * in a chunk is handed out twice, so no allocation is cleared again. */
-    c = calloc(1, sizeof *c + want);
-    if (!c)
-      out_of_memory();
-    c->used = 0;
-    c->size = want;
+    c = chunk_new(a, want);
     if (want == size && a->head) {
       /* A large block: keep the current chunk for small ones. */
       c->next = a->head->next;

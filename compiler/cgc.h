@@ -58,6 +58,9 @@ char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void *xrealloc(void *p, size_t size); /* heap, aborts on OOM */
+/* Zeroed heap memory, aborts on OOM: fresh pages from the system are not
+ * cleared again, so a large table costs only the pages it touches. */
+void *xcalloc(size_t n, size_t size);
 
 /* A growable array of pointers or plain values, on the heap. */
 #define VEC(T)                                                                 \
@@ -337,26 +340,38 @@ typedef enum ExprKind {
 typedef struct Expr Expr;
 typedef VEC(Expr *) ExprVec;
 
+/* An expression.  Only its kind's part of the union is allocated
+ * (new_expr): a literal or a name takes 32 bytes, a view, a negation or a
+ * binary operation 40, a slice or a call 48; code reads the union only as
+ * its kind says.  Its text starts where its leftmost operand's does (a
+ * view's base, a binary operation's left side) or else at pos, and ends at
+ * hi, exclusive (expr_span). */
 struct Expr {
   uint8_t kind;   /* ExprKind */
-  char op;
+  char op;        /* EX_BIN: the operator; EX_INT: EXPR_REPLACED, or 0 */
   int16_t depth;  /* height of this tree, bounded by MAX_EXPR_DEPTH */
   Pos pos;
-  int32_t lo_line, lo_col, hi_line, hi_col; /* its text, hi exclusive (expr_span) */
+  int32_t hi_line, hi_col;
   union {
     int64_t ival;
     double fval;
     Sym *name;
     struct {
-      Expr *a, *b, *c;
+      Expr *a, *b, *c; /* NEG: a; INDEX, BIN: a, b; SLICE: all three */
     };
     struct {
       Sym *fn;
       Expr **args;
       int nargs;
     };
+    struct { /* EX_INT with op EXPR_REPLACED: the zero that stands for an
+                expression nested too deep, and where that one's text starts */
+      int64_t zero;
+      int32_t lo_line, lo_col;
+    } replaced;
   };
 };
+enum { EXPR_REPLACED = 'r' };
 
 typedef enum Mode { MODE_NONE = 0, MODE_IN = 1, MODE_OUT = 2, MODE_INOUT = 3 } Mode;
 
@@ -661,12 +676,18 @@ struct List;
 typedef struct ParseState {
   Compiler *c;
   int file;
+  const char *input; /* the file's text, which the scanner reads a buffer at a time */
+  size_t input_len, input_at;
   ItemVec *items;
   int line, col;      /* where the scanner is */
   int nesting;        /* open brackets, bounded by MAX_NESTING */
   bool stop;          /* input too deep to go on: no more syntax errors */
   bool depth_error;   /* an expression too deep was reported */
   char last[48];      /* the text of the last token, clipped, for messages */
+  /* The reserved words by their first byte: those that start with byte b
+   * are word_order[word_start[b] .. word_start[b + 1]) (words_index). */
+  uint8_t word_start[257];
+  uint8_t word_order[64];
   int lex_error_line; /* the line of the last error the scanner reported */
   bool lone_cr;       /* a lone CR was reported */
   int kernel_words;   /* `kernel NAME = TEMPLATE` read so far: 4 when a '<'
@@ -781,14 +802,16 @@ typedef struct Arg {
   Pos pos;
   int res; /* ARG_VIEW, ARG_SCALAR_*: index into Graph.res */
   int64_t bytes;
-  int64_t count;  /* elements */
   union {
     int64_t offset; /* ARG_VIEW: bytes from the buffer's start */
     int64_t ival;   /* ARG_INT */
     double fval;    /* ARG_FLOAT */
   };
-  uint64_t bits;  /* ARG_INT, ARG_FLOAT: the value as the parameter's or the
-                     filled element's bits */
+  union {
+    int64_t count; /* ARG_VIEW, ARG_SCALAR_*: elements */
+    uint64_t bits; /* ARG_INT, ARG_FLOAT: the value as the parameter's or the
+                      filled element's bits */
+  };
 } Arg;
 
 typedef enum AccessMode { ACC_READ = 1, ACC_WRITE = 2, ACC_RW = 3 } AccessMode;
@@ -866,15 +889,15 @@ typedef struct Node {
   const char *name; /* "norm[0]" */
   Pos pos;
   NodeKind kind;
-  bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
   int32_t scope;     /* the control node whose body holds this one, or -1 */
   int32_t branch;    /* which body of it: 0, or 1 for else, or a case's index */
   int nargs;
   int nacc;
+  bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
+  Pos block_pos;     /* NK_KERNEL: its block(...) */
   Item *kernel; /* NK_KERNEL, NK_CAPTURE: the kernel or capture function */
   Arg *args;
   Access *acc;
-  Pos block_pos; /* NK_KERNEL: its block(...) */
   union {
     const Launch *launch;   /* NK_KERNEL */
     Control *control;       /* NK_WHILE, NK_IF, NK_SWITCH */

@@ -168,13 +168,14 @@ static void put_expr(CharVec *out, Analysis *a, const Expr *e) {
   if (!e || e->pos.file < 0)
     return;
   const Source *src = source_get(a->c.diag, e->pos.file);
-  Pos lo = {.file = e->pos.file, .line = e->lo_line, .col = e->lo_col};
-  Pos hi = {.file = e->pos.file, .line = e->hi_line, .col = e->hi_col};
-  if (!e->lo_line)
+  Span sp = expr_span(e);
+  Pos lo = {.file = e->pos.file, .line = sp.lo_line, .col = sp.lo_col};
+  Pos hi = {.file = e->pos.file, .line = sp.hi_line, .col = sp.hi_col};
+  if (!sp.lo_line)
     lo = e->pos;
   const Server *s = a->c.overlay_ctx; /* the server that made the analysis */
   size_t i = offset_of(s, src->text, src->len, lo);
-  size_t j = e->hi_line ? offset_of(s, src->text, src->len, hi) : i;
+  size_t j = sp.hi_line ? offset_of(s, src->text, src->len, hi) : i;
   if (j <= i)
     j = i, (void)word_at(src->text, src->len, i, &i, &j);
   for (size_t k = i; k < j; k++)

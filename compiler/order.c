@@ -652,9 +652,27 @@ static void search_free(Search *s) {
 
 #define SEARCH_SPENT "ordering graph '%s' spent the program's %lld steps of search"
 
-/* The transitive reduction of a DAG whose edges are sorted by (to, from). */
-static void reduce(Compiler *c, Graph *g, const Edge *e, size_t m, const uint32_t *topo) {
-  size_t n = g->nodes.n;
+/* Keeps in `all` those of its edges that `keep` marks, in their order. */
+static void keep_marked(EdgeVec *all, const bool *keep) {
+  size_t k = 0;
+  for (size_t i = 0; i < all->n; i++)
+    if (keep[i])
+      all->v[k++] = all->v[i];
+  all->n = k;
+  if (k)
+    vec_fit(all);
+  else
+    vec_free(all);
+}
+
+/* The transitive reduction of a DAG whose edges, in `all`, are sorted by
+ * (to, from): what it keeps of them, in that order, becomes g->edges (which
+ * is empty), and `all` is left empty.  The edges are not copied: those
+ * kept are marked while the searches read them all, then moved down. */
+static void reduce(Compiler *c, Graph *g, EdgeVec *all, const uint32_t *topo) {
+  size_t n = g->nodes.n, m = all->n;
+  const Edge *e = all->v;
+  bool *keep = xcalloc(m + 1, sizeof *keep);
   Preds p = preds_build(n, e, m);
   Labels lab = labels_new(n, e, m);
   Search s = search_new(c, &p, topo, &lab, n, m);
@@ -699,17 +717,18 @@ static void reduce(Compiler *c, Graph *g, const Edge *e, size_t m, const uint32_
       }
     }
     for (size_t i = 0; i < k; i++)
-      if (!found[i])
-        vec_push(&g->edges, e[p.start[v] + i]);
+      keep[p.start[v] + i] = !found[i];
   }
-  if (g->edges.n)
-    qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
   free(cand);
   free(from);
   free(found);
   search_free(&s);
   labels_free(&lab);
   free(p.start);
+  keep_marked(all, keep);
+  free(keep);
+  g->edges = *all;
+  *all = (EdgeVec){0};
 }
 
 /* In an explicit graph every conflicting pair must be ordered by written
@@ -928,7 +947,11 @@ static void order_flat(Compiler *c, Graph *g, bool top, Seg **roots) {
         check_hazards(c, g, order, topo, all.v, all.n, need.v, need.n);
       vec_free(&need);
     }
-    reduce(c, g, all.v, all.n, topo);
+    reduce(c, g, &all, topo);
+    /* Sorted once the reduction's arrays are given back: the sort's own
+     * copy of the edges need not lie beside them. */
+    if (g->edges.n)
+      qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
     mark_programmatic(g);
     if (top)
       find_loads(g, order);

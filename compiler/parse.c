@@ -447,23 +447,39 @@ Cond *cond_join(ParseState *ps, Pos p, CondKind kind, Cond *a, Cond *b) {
   return cond_bounded(ps, c, d + 1);
 }
 
+/* The bytes an expression of the kind takes: its kind's part of the union. */
+static size_t expr_size(ExprKind kind) {
+  switch (kind) {
+  case EX_INT:
+  case EX_FLOAT:
+  case EX_NAME: return offsetof(Expr, ival) + sizeof(int64_t);
+  case EX_INDEX:
+  case EX_NEG:
+  case EX_BIN: return offsetof(Expr, c);
+  case EX_SLICE:
+  case EX_CALL: return sizeof(Expr);
+  }
+  return sizeof(Expr);
+}
+
 Expr *new_expr(Arena *a, ExprKind kind, Pos pos) {
-  Expr *e = arena_alloc(a, sizeof *e);
+  Expr *e = arena_alloc(a, expr_size(kind));
   e->kind = kind;
   e->pos = pos;
   e->depth = 1;
-  e->lo_line = e->hi_line = pos.line;
-  e->lo_col = pos.col;
+  e->hi_line = pos.line;
   e->hi_col = pos.col + 1;
   return e;
 }
 
 Span expr_span(const Expr *e) {
-  return (Span){.at = e->pos,
-                .lo_line = e->lo_line,
-                .lo_col = e->lo_col,
-                .hi_line = e->hi_line,
-                .hi_col = e->hi_col};
+  Span sp = {.at = e->pos, .hi_line = e->hi_line, .hi_col = e->hi_col};
+  while (e->kind == EX_INDEX || e->kind == EX_SLICE || e->kind == EX_BIN)
+    e = e->a;
+  bool replaced = e->kind == EX_INT && e->op == EXPR_REPLACED;
+  sp.lo_line = replaced ? e->replaced.lo_line : e->pos.line;
+  sp.lo_col = replaced ? e->replaced.lo_col : e->pos.col;
+  return sp;
 }
 
 /* Where the token that starts at p ends, from the tokens just scanned. */
@@ -494,11 +510,8 @@ static void end_at_token(const ParseState *ps, Expr *e, int close, int32_t line,
     e->hi_line = best->end_line, e->hi_col = best->end_col;
 }
 
-/* e's text runs from a's start to b's end. */
-static void span_from(Expr *e, const Expr *a, const Expr *b) {
-  e->lo_line = a->lo_line, e->lo_col = a->lo_col;
-  e->hi_line = b->hi_line, e->hi_col = b->hi_col;
-}
+/* e's text ends where b's does (it starts where its left operand's does). */
+static void end_with(Expr *e, const Expr *b) { e->hi_line = b->hi_line, e->hi_col = b->hi_col; }
 
 /* Bounds the height of every tree, so that the recursive walks of sema.c
  * cannot exhaust the stack on hostile input such as 100,000 unary minuses
@@ -512,8 +525,14 @@ static Expr *bounded(ParseState *ps, Expr *e, int depth) {
     error_at(ps->c->diag, e->pos, "expression nested more than %d deep",
              MAX_EXPR_DEPTH);
   ps->depth_error = true;
-  Expr *zero = new_expr(ps->c->arena, EX_INT, e->pos);
-  span_from(zero, e, e);
+  Span sp = expr_span(e);
+  Expr *zero = arena_alloc(ps->c->arena, sizeof *zero);
+  zero->kind = EX_INT;
+  zero->op = EXPR_REPLACED;
+  zero->depth = 1;
+  zero->pos = e->pos;
+  zero->replaced.lo_line = sp.lo_line, zero->replaced.lo_col = sp.lo_col;
+  end_with(zero, e);
   return zero;
 }
 
@@ -551,7 +570,7 @@ Expr *expr_index(ParseState *ps, Pos p, Expr *base, Expr *index) {
   Expr *e = new_expr(ps->c->arena, EX_INDEX, p);
   e->a = base;
   e->b = index;
-  span_from(e, base, index);
+  end_with(e, index);
   end_at_token(ps, e, ']', index->hi_line, index->hi_col);
   return bounded(ps, e, max_depth(base, index) + 1);
 }
@@ -561,7 +580,7 @@ Expr *expr_slice(ParseState *ps, Pos p, Expr *base, Expr *lo, Expr *hi) {
   e->a = base;
   e->b = lo;
   e->c = hi;
-  span_from(e, base, hi);
+  end_with(e, hi);
   end_at_token(ps, e, ']', hi->hi_line, hi->hi_col);
   int d = max_depth(base, lo);
   return bounded(ps, e, (hi->depth > d ? hi->depth : d) + 1);
@@ -593,7 +612,7 @@ Expr *expr_bin(ParseState *ps, Pos p, char op, Expr *a, Expr *b) {
   e->op = op;
   e->a = a;
   e->b = b;
-  span_from(e, a, b);
+  end_with(e, b);
   return bounded(ps, e, max_depth(a, b) + 1);
 }
 

@@ -679,6 +679,8 @@ static void add_edges(Sema *s, Stmt *st) {
 
 static void resolve_edges(Sema *s) {
   Graph *g = s->g;
+  for (size_t i = 0; i < g->nodes.n && s->pending.n; i++) /* a later namesake wins */
+    map_put(&s->node_index, g->nodes.v[i].name, (void *)(uintptr_t)(i + 1));
   for (size_t i = 0; i < s->pending.n; i++) {
     PendingEdge *pe = &s->pending.v[i];
     uintptr_t from = (uintptr_t)map_get(&s->node_index, pe->from);
@@ -819,6 +821,7 @@ static void name_nodes(Sema *s, Stmt **body, int n, Stmt *parent, int depth, Stm
     if (st->kind == ST_FOR)
       name_nodes(s, st->body, st->nbody, st, depth + 1, anon);
     if (st->kind == ST_WHILE || st->kind == ST_IF || st->kind == ST_SWITCH) {
+      s->node_stmts += depth == 0;
       if (!st->name)
         vec_push(anon, st); /* named while, if, switch, ... */
       else
@@ -832,6 +835,7 @@ static void name_nodes(Sema *s, Stmt **body, int n, Stmt *parent, int depth, Stm
     }
     if (st->kind != ST_NODE)
       continue;
+    s->node_stmts += depth == 0;
     if (!st->name) {
       vec_push(anon, st);
       continue;
@@ -883,9 +887,13 @@ static void check_graph(Sema *s, Item *it, Sym *name, Sym *var, int64_t value) {
     push_local(s, (Binding){.kind = B_CONST, .name = var, .pos = it->variant_pos, .value = value,
                             .valid = true});
   StmtVec anon = {0};
+  s->node_stmts = 0;
   name_nodes(s, it->body, it->nbody, NULL, 0, &anon);
   name_anonymous(s, &anon);
   vec_free(&anon);
+  /* Room for the nodes made once: the array does not grow by copies. */
+  g->nodes.v = xrealloc(NULL, (s->node_stmts ? s->node_stmts : 1) * sizeof *g->nodes.v);
+  g->nodes.cap = s->node_stmts ? s->node_stmts : 1;
   walk(s, it->body, it->nbody);
   vec_fit(&g->nodes); /* all made: no room to grow is kept */
   resolve_edges(s);

@@ -338,7 +338,6 @@ void walk_control(Sema *s, Stmt *st) {
   vec_push(&g->nodes, n);
   vec_push(&s->subtree_end, 0);
   int32_t self = (int32_t)g->nodes.n - 1;
-  map_put(&s->node_index, g->nodes.v[self].name, (void *)(uintptr_t)g->nodes.n);
   int32_t scope = s->scope, branch = s->branch;
   s->scope = self;
   s->blocks++;

@@ -280,11 +280,23 @@ static uint64_t float_inf_bits(Type t) {
   }
 }
 
+bool value_fits(Value v, Type t) {
+  if (!v.is_float)
+    return int_fits(t, v.i);
+  if (!type_is_float(t))
+    return false;
+  uint64_t sign = (uint64_t)1 << (8 * type_size(t) - 1);
+  uint64_t bits = value_bits(t, true, 0, v.f) & ~sign;
+  return bits != float_inf_bits(t) && (bits != 0 || v.f == 0);
+}
+
 /* Checks that a constant fits an element type; `what` names the use.  A
  * floating-point value is rounded to the type to nearest even, as the
  * generated code stores it: it must neither overflow to infinity nor,
  * unless it is zero, underflow to zero. */
 bool check_fits(Sema *s, Span p, Value v, Type t, const char *what) {
+  if (value_fits(v, t))
+    return true;
   if (v.is_float) {
     if (!type_is_float(t)) {
       error_span(s->d, p, "%s is %s; a floating-point value does not fit", what, type_name(t));

@@ -64,7 +64,8 @@ typedef struct Sema {
   Map names;         /* Sym -> Binding, graph level */
   Map later;         /* Sym -> Stmt, every graph-level declaration */
   Map node_decls;    /* Sym (base name) -> Stmt */
-  Map node_index;    /* node name -> index + 1 */
+  size_t node_stmts; /* statements that make a node, outside every for */
+  Map node_index;    /* node name -> index + 1, made for written edges only */
   VEC(Binding) locals; /* loop variables and loop-body constants */
   Map local_index;     /* Sym -> index + 1 of its innermost local */
   VEC(uint32_t) subtree_end; /* per node: a control node's end of its bodies' nodes */
@@ -111,6 +112,8 @@ void no_bound(Sema *s, Expr *e, const Resource *r, const char *what);
 bool eval_int(Sema *s, Expr *e, int64_t *out);
 bool eval(Sema *s, Expr *e, Value *out);
 bool check_fits(Sema *s, Span p, Value v, Type t, const char *what);
+/* Whether check_fits would take the value without a word (nothing reported). */
+bool value_fits(Value v, Type t);
 const char *shape_text(Sema *s, Type t, const int64_t *dims, int ndims);
 
 /* sema_node.c */

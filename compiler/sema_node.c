@@ -354,10 +354,12 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   Value v;
   if (!eval(s, e, &v))
     return false;
-  char what[300];
-  snprintf(what, sizeof what, "parameter '%s' of '%s'", p->name->name, kname);
-  if (!check_fits(s, expr_span(e), v, p->type, what))
+  if (!value_fits(v, p->type)) { /* the use named only for the message */
+    char what[300];
+    snprintf(what, sizeof what, "parameter '%s' of '%s'", p->name->name, kname);
+    check_fits(s, expr_span(e), v, p->type, what);
     return false;
+  }
   arg->pos = e->pos;
   arg->bits = value_bits(p->type, v.is_float, v.i, v.f);
   if (v.is_float) {
@@ -1071,6 +1073,18 @@ const char *node_name(Sema *s, Pos p, Sym *base, int depth) {
  * which an edge cannot spell; its later namesakes (copy_2) it can. */
 bool keyword_named(const Stmt *st) { return !st->name && !strchr(st->base->name, '_'); }
 
+/* Room for the accesses a kernel node's arguments can make: one for each
+ * pointer parameter and each value written as a name or a view (which may
+ * name a scalar); a literal or an arithmetic expression makes none. */
+static int access_room(const Item *k, const Stmt *st) {
+  int room = 0;
+  for (int i = 0; i < k->nparams; i++) {
+    ExprKind e = (ExprKind)st->args[i]->kind;
+    room += k->params[i].pointer || e == EX_NAME || e == EX_INDEX || e == EX_SLICE;
+  }
+  return room;
+}
+
 /* A kernel node's kernel and arguments; false after an error. */
 static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   Global *gl = map_get(&s->globals, st->kernel);
@@ -1113,7 +1127,7 @@ static bool check_kernel_node(Sema *s, Node *n, Stmt *st) {
   }
   n->nargs = k->nparams;
   n->args = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->args);
-  n->acc = arena_alloc(s->c->arena, (size_t)n->nargs * sizeof *n->acc);
+  n->acc = arena_alloc(s->c->arena, (size_t)access_room(k, st) * sizeof *n->acc);
   bool ok = true;
   for (int i = 0; i < n->nargs; i++)
     ok &= check_kernel_arg(s, n, &k->params[i], st->args[i], &n->args[i]);
@@ -1158,7 +1172,6 @@ void add_node(Sema *s, Stmt *st) {
   }
   vec_push(&s->g->nodes, n);
   vec_push(&s->subtree_end, 0);
-  map_put(&s->node_index, n.name, (void *)(uintptr_t)s->g->nodes.n);
 }
 
 /* A scalar a kernel writes cannot also be a by-value argument. */

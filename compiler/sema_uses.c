@@ -88,10 +88,12 @@ static void note_expr(Sema *s, Expr *e) {
   case EX_INDEX:
   case EX_SLICE:
   case EX_NEG:
-  case EX_BIN:
+  case EX_BIN: /* only its kind's operands are allocated */
     note_expr(s, e->a);
-    note_expr(s, e->b);
-    note_expr(s, e->c);
+    if (e->kind != EX_NEG)
+      note_expr(s, e->b);
+    if (e->kind == EX_SLICE)
+      note_expr(s, e->c);
     break;
   case EX_CALL:
     for (int i = 0; i < e->nargs; i++)

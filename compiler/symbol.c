@@ -22,8 +22,7 @@ SymTab *symtab_new(Arena *a) {
   SymTab *t = arena_alloc(a, sizeof *t);
   t->arena = a;
   t->cap = 1024;
-  t->slots = xrealloc(NULL, t->cap * sizeof *t->slots);
-  memset(t->slots, 0, t->cap * sizeof *t->slots);
+  t->slots = xcalloc(t->cap, sizeof *t->slots);
   return t;
 }
 
@@ -34,8 +33,7 @@ void symtab_free(SymTab *t) {
 
 static void symtab_grow(SymTab *t) {
   size_t cap = t->cap * 2;
-  Sym **slots = xrealloc(NULL, cap * sizeof *slots);
-  memset(slots, 0, cap * sizeof *slots);
+  Sym **slots = xcalloc(cap, sizeof *slots);
   for (size_t i = 0; i < t->cap; i++) {
     Sym *s = t->slots[i];
     if (!s)
@@ -106,8 +104,7 @@ static void map_insert(MapEntry *slots, size_t cap, const Map *m,
 void map_put(Map *m, const void *key, void *value) {
   if ((m->n + 1) * 2 > m->cap) {
     size_t cap = m->cap ? m->cap * 2 : 16;
-    MapEntry *slots = xrealloc(NULL, cap * sizeof *slots);
-    memset(slots, 0, cap * sizeof *slots);
+    MapEntry *slots = xcalloc(cap, sizeof *slots);
     size_t n = 0;
     for (size_t i = 0; i < m->cap; i++)
       if (m->slots[i].key)
