@@ -471,8 +471,10 @@ static void sweep(const char *name, int n, int k) {
   sweep_one<2, 4, 2>(name, w, n, k);
 }
 
-// Attention over `keys` keys for m tokens: prep, decode, combine.
-static void attention_case(int keys, int m, int splits) {
+// Attention over `keys` keys for m tokens: prep, decode, combine; the
+// decode in clusters of `cluster` blocks where it is past 1 (each joining
+// its splits: splits / cluster partial results for the combine).
+static void attention_case(int keys, int m, int splits, unsigned cluster) {
   const int maxpos = keys;
   bf16 *cache = random_bf16((size_t)m * maxpos * MLA_CH, 1);
   Copies w_ukt((size_t)MLA_H * MLA_KVR * MLA_NOPE);
@@ -492,9 +494,11 @@ static void attention_case(int keys, int m, int splits) {
   // 4096 keys and 8 tokens it is 38 MB, so L2 holds part of it).
   double us = time_calls([&](int i) {
     (void)i;
-    launch(llm_mla_decode, dim3(splits, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true, q_lat, q_pe,
-           cache, dpos, part, ml, m, maxpos, 0.1147f);
-    launch(llm_mla_combine, dim3(MLA_H * MLA_KVR / MLA_COMBINE_THREADS, m), dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, splits, m);
+    launch_clusters(llm_mla_decode, dim3(splits, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true,
+                    cluster > 1 ? cluster : 0, q_lat, q_pe, cache, dpos, part, ml, m, maxpos,
+                    0.1147f);
+    launch(llm_mla_combine, dim3(MLA_H * MLA_KVR / MLA_COMBINE_THREADS, m),
+           dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, splits / (int)cluster, m);
   });
   double prep = time_calls([&](int i) {
     launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / GEMV_ROWS + 1), dim3(THREADS),
@@ -502,7 +506,10 @@ static void attention_case(int keys, int m, int splits) {
            maxpos, 1e-6f, 1.0f);
   });
   char name[64];
-  snprintf(name, sizeof name, "keys%d_m%d_splits%d", keys, m, splits);
+  if (cluster > 1)
+    snprintf(name, sizeof name, "keys%d_m%d_splits%d_cluster%u", keys, m, splits, cluster);
+  else
+    snprintf(name, sizeof name, "keys%d_m%d_splits%d", keys, m, splits);
   const size_t bytes = (size_t)m * keys * MLA_CH * 2;
   bench_row("attention", name, "bytes", "MB", bytes / 1e6);
   bench_row("attention", name, "decode_combine", "us", us);
@@ -646,7 +653,10 @@ static void moe_case(int m, bool overlap) {
 // first 1, 2, ... 8 kernels (what each adds where it stands in the chain),
 // and the chain with the experts' down as it was before (down_before).
 static void layer_case(int keys) {
-  const int E = 64, FE = 1408, FS = 2816, D = 2048, TOPK = 6, SPLITS = 64, m = 1;
+  // The attention as the sample runs it for one sequence: 64 splits, not in
+  // clusters (JOINED 1), so 64 partial results.
+  const int E = 64, FE = 1408, FS = 2816, D = 2048, TOPK = 6, SPLITS = 64, JOINED = 1,
+            PARTS = SPLITS / JOINED, m = 1;
   Copies wqkv((size_t)MLA_QKV * D), wukt((size_t)MLA_H * MLA_KVR * MLA_NOPE),
       wuv((size_t)MLA_H * MLA_VD * MLA_KVR), wo((size_t)D * MLA_H * MLA_VD), router((size_t)E * D),
       gu((size_t)E * 2 * FE * D, 0.02f), down((size_t)E * D * FE, 0.02f), sgu((size_t)2 * FS * D),
@@ -679,16 +689,16 @@ static void layer_case(int keys) {
            true, wukt[i], qkv, kvn, inv, pos, q_lat, q_pe, cache, m, keys, 1e-6f, 1.0f);
   };
   const Step attend = [&](int) {
-    launch(llm_mla_decode, dim3(SPLITS, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true, q_lat,
-           q_pe, cache, pos, part, ml, m, keys, 0.1147f);
+    launch_clusters(llm_mla_decode, dim3(SPLITS, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true,
+                    JOINED > 1 ? JOINED : 0, q_lat, q_pe, cache, pos, part, ml, m, keys, 0.1147f);
   };
   const Step combine_up = [&](int i) {
     launch(llm_mla_combine_up, dim3(MLA_H * MLA_VD / R), dim3(THREADS), (size_t)MLA_KVR * 2,
-           true, wuv[i], part, ml, attn, SPLITS, m);
+           true, wuv[i], part, ml, attn, PARTS, m);
   };
   const Step combine = [&](int) {
     launch(llm_mla_combine, dim3(MLA_H * MLA_KVR / MLA_COMBINE_THREADS, m),
-           dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, SPLITS, m);
+           dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, PARTS, m);
   };
   const Step v_up = [&](int i) {
     launch(llm_gemv_grouped, dim3(MLA_H * MLA_VD / R), dim3(THREADS), (size_t)MLA_KVR * 2, true,
@@ -835,9 +845,10 @@ int main(int argc, char **argv) {
   }
   for (int m : {1, 8}) {
     if (want("attention")) {
-      attention_case(4096, m, 64);
-      attention_case(4096, m, 128);
-      attention_case(512, m, 64);
+      attention_case(4096, m, 64, 1);
+      attention_case(4096, m, 64, 8);
+      attention_case(512, m, 64, 1);
+      attention_case(512, m, 64, 8);
     }
     if (want("moe")) {
       moe_case(m, false);

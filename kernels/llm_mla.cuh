@@ -8,6 +8,8 @@
 #ifndef LLM_MLA_CUH
 #define LLM_MLA_CUH
 
+#include <cooperative_groups.h>
+
 #include "llm_gemv.cuh"
 
 namespace llm {
@@ -20,13 +22,17 @@ constexpr int MLA_TILE = 32;                                             // keys
 constexpr int MLA_THREADS = 128;                                         // mla_decode's block
 constexpr int MLA_MIN_KEYS = 32;   // keys a split takes at least (a tile): fewer splits for short contexts
 constexpr int MLA_MAX_SPLITS = 256;
+constexpr int MLA_MAX_CLUSTER = 8; // mla_decode's blocks that join their splits (the portable cluster)
 constexpr int MLA_COMBINE_THREADS = 128;                                 // mla_combine's block
 constexpr int MLA_PAD = MLA_CH + 8;           // a row in shared memory: no bank conflicts
 constexpr int MLA_PPAD = MLA_TILE + 8;
+constexpr int MLA_OPAD = MLA_KVR + 8;         // a head's output row, for the cluster's join
 constexpr size_t MLA_DECODE_SMEM = (size_t)(MLA_H + MLA_TILE) * MLA_PAD * 2 +
                                    (size_t)MLA_H * MLA_TILE * 4 + (size_t)MLA_H * MLA_PPAD * 2 +
                                    3 * MLA_H * 4;
 static_assert(MLA_THREADS / 32 * 128 == MLA_KVR, "a warp's share of the latent output");
+static_assert((size_t)MLA_H * MLA_OPAD * 4 <= (size_t)(MLA_H + MLA_TILE) * MLA_PAD * 2,
+              "the output for the cluster's join fits where the queries and keys were");
 
 // RoPE with precomputed frequencies on one 64-value vector, as DeepSeek-V2's
 // published code applies it: the pairs (x[2i], x[2i + 1]) are first laid out
@@ -43,18 +49,61 @@ __device__ __forceinline__ void rope64(const bf16 *in, bf16 *out, float p, const
   out[MLA_ROPE / 2 + i] = to_bf(round_bf(x2 * cb) + round_bf(x1 * sb));
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// Block `rank` of a cluster of C joins latent values [rank * KVR / C,
+// (rank + 1) * KVR / C) of every head: each block's outputs (os, [H][OPAD]
+// in each block's shared memory) weighed by wgt ([C][H]; a block past the
+// keys has zeros and weighs 0).  Every load a thread makes (16 of 16 bytes,
+// whatever C) is in flight before any is summed.
+template <int C>
+__device__ inline void mla_cluster_join(cooperative_groups::cluster_group &cluster, float *os,
+                                        const float *wgt, float *part, int rank) {
+  constexpr int QUADS = MLA_KVR / C / 4, TASKS = MLA_H * QUADS / MLA_THREADS;
+  static_assert(MLA_H * QUADS % MLA_THREADS == 0, "a thread's share of the cluster's join");
+  float4 v[TASKS][C];
+#pragma unroll
+  for (int k = 0; k < TASKS; k++) {
+    const int i = (int)threadIdx.x + k * MLA_THREADS, h = i / QUADS;
+    const int c = (rank * QUADS + i % QUADS) * 4;
+#pragma unroll
+    for (int r = 0; r < C; r++)
+      v[k][r] = *reinterpret_cast<const float4 *>(cluster.map_shared_rank(os, r) + h * MLA_OPAD + c);
+  }
+#pragma unroll
+  for (int k = 0; k < TASKS; k++) {
+    const int i = (int)threadIdx.x + k * MLA_THREADS, h = i / QUADS;
+    const int c = (rank * QUADS + i % QUADS) * 4;
+    float4 sum = make_float4(0, 0, 0, 0);
+#pragma unroll
+    for (int r = 0; r < C; r++) {
+      const float w = wgt[r * MLA_H + h];
+      sum.x = fmaf(w, v[k][r].x, sum.x);
+      sum.y = fmaf(w, v[k][r].y, sum.y);
+      sum.z = fmaf(w, v[k][r].z, sum.z);
+      sum.w = fmaf(w, v[k][r].w, sum.w);
+    }
+    *reinterpret_cast<float4 *>(part + (size_t)h * MLA_KVR + c) = sum;
+  }
+}
+#endif
+
 // ---------------------------------------------------------------------------
 // mla_decode: one block a (split of the keys, token).  Token t attends to
 // its pos[t] + 1 keys (at most maxpos); gridDim.x splits share them, a split
-// a contiguous range.  A block writes its unnormalised output (H x KVR), its
-// running maximum and its sum of exponentials; mla_combine joins the splits.
+// a contiguous range.  A block's result is its unnormalised output (H x
+// KVR), its running maximum and its sum of exponentials; mla_combine joins
+// them.  Launched in clusters of C blocks along x (compute capability 9.0),
+// the C splits of a cluster join their results through distributed shared
+// memory first, each block taking KVR / C of the latent values, so that
+// gridDim.x / C partial results a token go through global memory instead of
+// gridDim.x: the join after reads C times fewer.
 struct MlaDecodeArgs {
   const bf16 *q_lat;  // [m][H][KVR]
   const bf16 *q_pe;   // [m][H][ROPE], RoPE applied
   const bf16 *cache;  // [m][maxpos][KVR + ROPE]
   const uint32_t *pos;
-  float *part;        // [m][splits][H][KVR]
-  float *ml;          // [m][splits][H][2]
+  float *part;        // [m][gridDim.x / C][H][KVR]
+  float *ml;          // [m][gridDim.x / C][H][2]
   int m, maxpos;
   float scale;        // the softmax scale
 };
@@ -71,30 +120,72 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
 
   const int t = blockIdx.y, s = blockIdx.x, splits = gridDim.x;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, q = lane & 3;
+  int csize = 1; // the blocks of this block's cluster, along x
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  csize = (int)cluster.dim_blocks().x;
+  if (cluster.dim_blocks().y != 1 || cluster.dim_blocks().z != 1 || csize > MLA_MAX_CLUSTER ||
+      MLA_KVR % csize != 0)
+    __trap();
+#endif
+  // Before the wait: the split's first tile of keys but the newest, pos[t]
+  // (the kernel before, llm_mla_prep, writes that row).  pos and the rows
+  // before pos[t] were written before the kernel before started, so they
+  // are complete when it lets this one start.
+  const bf16 *cache = a.cache + (size_t)t * a.maxpos * MLA_CH;
+  const auto load_tile = [&](int kt, int nt, int skip) {
+    for (int c = tid; c < MLA_TILE * (MLA_CH / 8); c += MLA_THREADS) {
+      const int j = c / (MLA_CH / 8), i = c % (MLA_CH / 8);
+      uint4 *dst = reinterpret_cast<uint4 *>(ks + j * MLA_PAD) + i;
+      if (j >= nt)
+        *dst = make_uint4(0, 0, 0, 0);
+      else if (kt + j != skip)
+        cp_async16(dst, reinterpret_cast<const uint4 *>(cache + (size_t)(kt + j) * MLA_CH) + i);
+    }
+  };
+  int nk = 0, per = MLA_MIN_KEYS, k0 = 0, k1 = 0;
+  if (t < a.m) {
+    nk = min((int)a.pos[t] + 1, a.maxpos);
+    per = max(MLA_MIN_KEYS, (nk + splits - 1) / splits);
+    k0 = min(s * per, nk);
+    k1 = min(k0 + per, nk);
+  }
+  const int nt0 = min(MLA_TILE, k1 - k0);
+  if (k0 < k1)
+    load_tile(k0, nt0, nk - 1);
   wait();
   trigger();
-  if (t >= a.m)
+  if (t >= a.m) // the same for every block of a cluster (clusters are along x)
     return;
-  const int nk = min((int)a.pos[t] + 1, a.maxpos);
-  const int per = max(MLA_MIN_KEYS, (nk + splits - 1) / splits);
-  const int k0 = min(s * per, nk), k1 = min(k0 + per, nk);
-  if (k0 >= k1) { // a split past the keys: its sum is 0, and mla_combine stops before it
-    if (tid < MLA_H) {
-      float *ml = a.ml + (((size_t)t * splits + s) * MLA_H + tid) * 2;
+  const int first = s - s % csize, parts = splits / csize, pi = s / csize;
+  if (min(first * per, nk) >= nk) {
+    // A cluster past the keys (no copies in flight): its sum is 0, and the
+    // join stops before it.
+    if (s == first && tid < MLA_H) {
+      float *ml = a.ml + (((size_t)t * parts + pi) * MLA_H + tid) * 2;
       ml[0] = -INFINITY;
       ml[1] = 0;
     }
     return;
   }
 
-  // The queries: latent then RoPE part, a row a head.
-  for (int c = tid; c < MLA_H * (MLA_CH / 8); c += MLA_THREADS) {
-    const int h = c / (MLA_CH / 8), j = c % (MLA_CH / 8);
-    const uint4 *src = j < MLA_KVR / 8
-                           ? reinterpret_cast<const uint4 *>(a.q_lat + ((size_t)t * MLA_H + h) * MLA_KVR) + j
-                           : reinterpret_cast<const uint4 *>(a.q_pe + ((size_t)t * MLA_H + h) * MLA_ROPE) +
-                                 (j - MLA_KVR / 8);
-    cp_async16(reinterpret_cast<uint4 *>(qs + h * MLA_PAD) + j, src);
+  // The queries: latent then RoPE part, a row a head; and the newest key if
+  // it is in the first tile.  (A block past the keys in a cluster that has
+  // some only takes part in the join.)
+  if (k0 < k1) {
+    for (int c = tid; c < MLA_H * (MLA_CH / 8); c += MLA_THREADS) {
+      const int h = c / (MLA_CH / 8), j = c % (MLA_CH / 8);
+      const uint4 *src = j < MLA_KVR / 8
+                             ? reinterpret_cast<const uint4 *>(a.q_lat + ((size_t)t * MLA_H + h) * MLA_KVR) + j
+                             : reinterpret_cast<const uint4 *>(a.q_pe + ((size_t)t * MLA_H + h) * MLA_ROPE) +
+                                   (j - MLA_KVR / 8);
+      cp_async16(reinterpret_cast<uint4 *>(qs + h * MLA_PAD) + j, src);
+    }
+    if (nk - 1 < k0 + nt0)
+      for (int i = tid; i < MLA_CH / 8; i += MLA_THREADS)
+        cp_async16(reinterpret_cast<uint4 *>(ks + (nk - 1 - k0) * MLA_PAD) + i,
+                   reinterpret_cast<const uint4 *>(cache + (size_t)(nk - 1) * MLA_CH) + i);
   }
   if (tid < MLA_H) {
     m_run[tid] = -INFINITY;
@@ -106,18 +197,11 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
 #pragma unroll
     for (int i = 0; i < 4; i++)
       o[n][i] = 0;
-
-  const bf16 *cache = a.cache + (size_t)t * a.maxpos * MLA_CH;
   for (int kt = k0; kt < k1; kt += MLA_TILE) {
     const int nt = min(MLA_TILE, k1 - kt);
-    __syncthreads(); // the tile before is read
-    for (int c = tid; c < MLA_TILE * (MLA_CH / 8); c += MLA_THREADS) {
-      const int j = c / (MLA_CH / 8), i = c % (MLA_CH / 8);
-      uint4 *dst = reinterpret_cast<uint4 *>(ks + j * MLA_PAD) + i;
-      if (j < nt)
-        cp_async16(dst, reinterpret_cast<const uint4 *>(cache + (size_t)(kt + j) * MLA_CH) + i);
-      else
-        *dst = make_uint4(0, 0, 0, 0);
+    if (kt != k0) {
+      __syncthreads(); // the tile before is read
+      load_tile(kt, nt, -1);
     }
     cp_async_wait(); // the queries' copies too, the first time
     __syncthreads();
@@ -199,19 +283,81 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
   }
   __syncthreads();
 
-  float *part = a.part + (((size_t)t * splits + s) * MLA_H) * MLA_KVR;
+  if (csize == 1) {
+    float *part = a.part + (((size_t)t * splits + s) * MLA_H) * MLA_KVR;
+#pragma unroll
+    for (int n = 0; n < 16; n++) {
+      const int c = warp * 128 + n * 8 + 2 * q;
+      *reinterpret_cast<float2 *>(part + (size_t)g * MLA_KVR + c) = make_float2(o[n][0], o[n][1]);
+      *reinterpret_cast<float2 *>(part + (size_t)(g + 8) * MLA_KVR + c) =
+          make_float2(o[n][2], o[n][3]);
+    }
+    if (tid < MLA_H) {
+      float *ml = a.ml + (((size_t)t * splits + s) * MLA_H + tid) * 2;
+      ml[0] = m_run[tid];
+      ml[1] = l_run[tid];
+    }
+    return;
+  }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // The cluster's join: every block's output into its shared memory (where
+  // the queries and keys were), then block r joins latent values
+  // [r * KVR / C, (r + 1) * KVR / C) of every head as mla_combine joins
+  // splits: each block's output weighted by exp(its maximum - the largest).
+  float *os = reinterpret_cast<float *>(llm_smem); // [H][OPAD]
 #pragma unroll
   for (int n = 0; n < 16; n++) {
     const int c = warp * 128 + n * 8 + 2 * q;
-    *reinterpret_cast<float2 *>(part + (size_t)g * MLA_KVR + c) = make_float2(o[n][0], o[n][1]);
-    *reinterpret_cast<float2 *>(part + (size_t)(g + 8) * MLA_KVR + c) =
-        make_float2(o[n][2], o[n][3]);
+    *reinterpret_cast<float2 *>(os + g * MLA_OPAD + c) = make_float2(o[n][0], o[n][1]);
+    *reinterpret_cast<float2 *>(os + (g + 8) * MLA_OPAD + c) = make_float2(o[n][2], o[n][3]);
   }
+  cluster.sync(); // every block's output, maximum and sum are in its shared memory
+  // Each block's maximum and sum of each head, a thread each; then each
+  // block's weight, head by head, and the cluster's maximum and sum.
+  float *mls = ss;                                        // [2][C][H]
+  float *wgt = reinterpret_cast<float *>(ps);             // [C][H]
+  float *joined = wgt + MLA_MAX_CLUSTER * MLA_H;          // [2][H]
+  static_assert(2 * MLA_MAX_CLUSTER * MLA_H <= MLA_H * MLA_TILE &&
+                    (MLA_MAX_CLUSTER + 2) * MLA_H * 4 <= MLA_H * MLA_PPAD * 2 &&
+                    MLA_MAX_CLUSTER * MLA_H <= MLA_THREADS,
+                "the cluster's maxima, sums and weights fit where the scores were");
+  if (tid < csize * MLA_H) {
+    const int r = tid / MLA_H, h = tid % MLA_H;
+    mls[tid] = *cluster.map_shared_rank(m_run + h, r);
+    mls[csize * MLA_H + tid] = *cluster.map_shared_rank(l_run + h, r);
+  }
+  __syncthreads();
   if (tid < MLA_H) {
-    float *ml = a.ml + (((size_t)t * splits + s) * MLA_H + tid) * 2;
-    ml[0] = m_run[tid];
-    ml[1] = l_run[tid];
+    const float *mr = mls, *lr = mls + csize * MLA_H;
+    float mx = -INFINITY, den = 0;
+    for (int r = 0; r < csize; r++)
+      if (lr[r * MLA_H + tid] > 0.0f)
+        mx = fmaxf(mx, mr[r * MLA_H + tid]);
+    for (int r = 0; r < csize; r++) {
+      const float l = lr[r * MLA_H + tid];
+      const float w = l > 0.0f ? __expf(mr[r * MLA_H + tid] - mx) : 0.0f;
+      wgt[r * MLA_H + tid] = w;
+      den += w * l;
+    }
+    joined[tid] = mx;
+    joined[MLA_H + tid] = den;
   }
+  __syncthreads();
+  const int rank = (int)cluster.block_rank();
+  float *part = a.part + (((size_t)t * parts + pi) * MLA_H) * MLA_KVR;
+  if (csize == 2)
+    mla_cluster_join<2>(cluster, os, wgt, part, rank);
+  else if (csize == 4)
+    mla_cluster_join<4>(cluster, os, wgt, part, rank);
+  else
+    mla_cluster_join<8>(cluster, os, wgt, part, rank);
+  if (rank == 0 && tid < MLA_H) {
+    float *ml = a.ml + (((size_t)t * parts + pi) * MLA_H + tid) * 2;
+    ml[0] = joined[tid];
+    ml[1] = joined[MLA_H + tid];
+  }
+  cluster.sync(); // no block leaves while another reads its shared memory
+#endif
 }
 
 // Joining the splits of token t, head h: one warp finds each split's weight
@@ -252,7 +398,11 @@ __device__ __forceinline__ bf16 mla_join_value(const float *part, int t, int h, 
   const float *p = part + ((size_t)t * splits * MLA_H + h) * MLA_KVR + c;
   const size_t stride = (size_t)MLA_H * MLA_KVR;
   float num = 0;
-#pragma unroll 8
+  // Unrolled 16 times (8 before run R): a sequence's 16 splits over 512
+  // keys are one round of loads.  Loading 16 at a time explicitly, with the
+  // loads past `used` predicated off, was faster in llm_mla_combine but
+  // slower in llm_mla_combine_up, and so in the model (run S).
+#pragma unroll 16
   for (int s = 0; s < j.used; s++)
     num += wgt[s] * p[(size_t)s * stride];
   return to_bf(num * j.inv_den);
@@ -316,35 +466,82 @@ struct StageJoin {
 
 // mla_prep's last block: the compressed KV of each token normalised and its
 // shared RoPE key rotated, both written to the cache at pos[t]; each head's
-// query RoPE part rotated into q_pe.
+// query RoPE part rotated into q_pe.  What it reads is staged in shared
+// memory first, in one round of copies for every token, and each
+// (position, frequency)'s cosine and sine computed once for every head.
 __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
                                      const uint32_t *pos, bf16 *q_pe, bf16 *cache, int m,
                                      int maxpos, float eps, float mscale) {
+  constexpr int KV_CH = (MLA_KVR + MLA_ROPE) / 8; // a token's 16-byte chunks: latent and key
+  constexpr int Q_CH = MLA_ROPE / 8;              // and each head's query RoPE part
+  constexpr int IN = MLA_KVR + MLA_ROPE + MLA_H * MLA_ROPE;
+  __shared__ __align__(16) bf16 in[MAX_TOKENS][IN]; // [latent | key | the heads' RoPE parts]
+  __shared__ __align__(16) bf16 gain[MLA_KVR];
+  __shared__ float r_tok[MAX_TOKENS], cs[MAX_TOKENS][MLA_ROPE / 2], sn[MAX_TOKENS][MLA_ROPE / 2];
+  __shared__ int p_tok[MAX_TOKENS];
   __shared__ float red[WARPS];
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  for (int t = 0; t < m; t++) {
-    const int p = (int)pos[t];
-    const bf16 *row = qkv + (size_t)t * MLA_QKV;
-    const bf16 *ckv = row + MLA_H * MLA_QK;
-    float ss = 0;
-    for (int i = threadIdx.x; i < MLA_KVR; i += blockDim.x)
-      ss = fmaf(bf(ckv[i]), bf(ckv[i]), ss);
-    const float r = rsqrtf(block_sum(ss, red) / (float)MLA_KVR + eps);
-    // A position past the cache has no row to write (the graph was made for
-    // fewer positions); the queries' RoPE is still done.
-    bf16 *dst = p < maxpos ? cache + ((size_t)t * maxpos + p) * MLA_CH : nullptr;
-    if (dst)
-      for (int i = threadIdx.x; i < MLA_KVR; i += blockDim.x)
-        dst[i] = to_bf(bf(kv_norm[i]) * round_bf(bf(ckv[i]) * r));
-    // warp 0: the shared key; warps 1.. : the heads' queries
-    for (int h = warp - 1; h < MLA_H; h += WARPS) {
-      if (h < 0) {
-        if (dst)
-          rope64(ckv + MLA_KVR, dst + MLA_KVR, (float)p, inv_freq, mscale, lane);
-      } else
-        rope64(row + h * MLA_QK + MLA_NOPE, q_pe + ((size_t)t * MLA_H + h) * MLA_ROPE, (float)p,
-               inv_freq, mscale, lane);
+  const int tid = threadIdx.x;
+  for (int c = tid; c < m * (KV_CH + MLA_H * Q_CH) + MLA_KVR / 8; c += blockDim.x) {
+    if (c >= m * (KV_CH + MLA_H * Q_CH)) {
+      const int j = c - m * (KV_CH + MLA_H * Q_CH);
+      cp_async16(reinterpret_cast<uint4 *>(gain) + j, reinterpret_cast<const uint4 *>(kv_norm) + j);
+      continue;
     }
+    const int t = c / (KV_CH + MLA_H * Q_CH), j = c % (KV_CH + MLA_H * Q_CH);
+    const bf16 *row = qkv + (size_t)t * MLA_QKV;
+    const bf16 *src = j < KV_CH ? row + MLA_H * MLA_QK + j * 8
+                                : row + ((j - KV_CH) / Q_CH) * MLA_QK + MLA_NOPE +
+                                      ((j - KV_CH) % Q_CH) * 8;
+    cp_async16(reinterpret_cast<uint4 *>(in[t]) + j, src);
+  }
+  for (int c = tid; c < m * (MLA_ROPE / 2); c += blockDim.x) {
+    const int t = c / (MLA_ROPE / 2), i = c % (MLA_ROPE / 2);
+    const int p = (int)pos[t];
+    float sv, cv;
+    sincosf((float)p * inv_freq[i], &sv, &cv);
+    cs[t][i] = round_bf(cv * mscale);
+    sn[t][i] = round_bf(sv * mscale);
+    if (i == 0)
+      p_tok[t] = p;
+  }
+  cp_async_wait();
+  __syncthreads();
+  // Each token's RMS, summed as block_sum sums a block's values.
+  for (int t = 0; t < m; t++) {
+    float ss = 0;
+    for (int i = tid; i < MLA_KVR; i += blockDim.x)
+      ss = fmaf(bf(in[t][i]), bf(in[t][i]), ss);
+    const float r = rsqrtf(block_sum(ss, red) / (float)MLA_KVR + eps);
+    if (tid == 0)
+      r_tok[t] = r;
+  }
+  __syncthreads();
+  // A position past the cache has no row to write (the graph was made for
+  // fewer positions); the queries' RoPE is still done.
+  for (int c = tid; c < m * MLA_KVR; c += blockDim.x) {
+    const int t = c / MLA_KVR, i = c % MLA_KVR;
+    if (p_tok[t] < maxpos)
+      cache[((size_t)t * maxpos + p_tok[t]) * MLA_CH + i] =
+          to_bf(bf(gain[i]) * round_bf(bf(in[t][i]) * r_tok[t]));
+  }
+  // RoPE as rope64: the pairs (x[2i], x[2i + 1]) laid out as (x'[i],
+  // x'[32 + i]), then x' * cos + rotate_half(x') * sin, each product and the
+  // sum rounded to bf16.  v = 0: the shared key, into the cache; v > 0: head
+  // v - 1's query, into q_pe.
+  for (int c = tid; c < m * (MLA_H + 1) * (MLA_ROPE / 2); c += blockDim.x) {
+    const int i = c % (MLA_ROPE / 2), v = c / (MLA_ROPE / 2) % (MLA_H + 1);
+    const int t = c / (MLA_ROPE / 2) / (MLA_H + 1);
+    const bf16 *x = in[t] + MLA_KVR + v * MLA_ROPE;
+    bf16 *out;
+    if (v == 0) {
+      if (p_tok[t] >= maxpos)
+        continue;
+      out = cache + ((size_t)t * maxpos + p_tok[t]) * MLA_CH + MLA_KVR;
+    } else
+      out = q_pe + ((size_t)t * MLA_H + v - 1) * MLA_ROPE;
+    const float cb = cs[t][i], sb = sn[t][i], x1 = bf(x[2 * i]), x2 = bf(x[2 * i + 1]);
+    out[i] = to_bf(round_bf(x1 * cb) + round_bf(-x2 * sb));
+    out[MLA_ROPE / 2 + i] = to_bf(round_bf(x2 * cb) + round_bf(x1 * sb));
   }
 }
 

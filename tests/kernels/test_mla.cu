@@ -15,6 +15,13 @@ const float EPS = 1e-6f;
 
 auto B(bf16_bits *p) { return reinterpret_cast<__nv_bfloat16 *>(p); }
 
+int compute_major() {
+  int dev = 0, major = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return major;
+}
+
 // As tests/kernels/test_norm.cu's ref_rope: rope64's formula.
 void ref_rope(const float *in, float *out, uint32_t pos, const float *inv_freq, float mscale) {
   for (int i = 0; i < 32; i++) {
@@ -124,7 +131,9 @@ void check_combine_up(Dev<bf16_bits> &o, Dev<float> &part, Dev<float> &ml, unsig
          (size_t)(std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin()));
 }
 
-// llm_mla_decode over `splits` blocks a token, then llm_mla_combine, for
+// llm_mla_decode over `splits` blocks a token (in clusters of `cluster`
+// blocks when it is past 1, whose splits are joined in the cluster: splits
+// / cluster partial results a token), then llm_mla_combine, for
 // tokens at positions pos (pos[t] + 1 live keys each) in a cache of maxpos
 // rows.  Rows past pos[t] hold NaN: a kernel that reads one fails.  With
 // `count`, the queries are 0 (every live key weighs the same) and the
@@ -133,11 +142,12 @@ void check_combine_up(Dev<bf16_bits> &o, Dev<float> &part, Dev<float> &ml, unsig
 // twice shows.
 // combine_grid: llm_mla_combine's grid.x (0: one pass).
 void run_decode(const std::vector<uint32_t> &pos, unsigned maxpos, unsigned splits, float scale,
-                bool count, unsigned combine_grid = 0) {
-  const unsigned m = (unsigned)pos.size();
+                bool count, unsigned combine_grid = 0, unsigned cluster = 1) {
+  const unsigned m = (unsigned)pos.size(), parts = splits / cluster;
   const unsigned cgrid = combine_grid ? combine_grid : H * KVR / COMBINE_THREADS;
-  printf("llm_mla_decode + llm_mla_combine%s: m=%u keys=%u.. splits=%u maxpos=%u combine grid=%u\n",
-         count ? " (counting keys)" : "", m, pos[0] + 1, splits, maxpos, cgrid);
+  printf("llm_mla_decode + llm_mla_combine%s: m=%u keys=%u.. splits=%u cluster=%u maxpos=%u "
+         "combine grid=%u\n",
+         count ? " (counting keys)" : "", m, pos[0] + 1, splits, cluster, maxpos, cgrid);
   std::vector<bf16_bits> qlat = rand_bf16((size_t)m * H * KVR, 1.0f);
   std::vector<bf16_bits> qpe = rand_bf16((size_t)m * H * ROPE, 1.0f);
   std::vector<bf16_bits> cache = rand_bf16((size_t)m * maxpos * CH, 1.0f);
@@ -157,17 +167,33 @@ void run_decode(const std::vector<uint32_t> &pos, unsigned maxpos, unsigned spli
   Dev<bf16_bits> dqlat(qlat.size()), dqpe(qpe.size()), dcache(cache.size()),
       dout((size_t)m * H * KVR);
   Dev<uint32_t> dpos(m);
+  // A partial result past the ones the decode writes is NaN: a join that
+  // read one would show it.
   Dev<float> dpart((size_t)m * splits * H * KVR), dml((size_t)m * splits * H * 2);
+  dpart.put(std::vector<float>(dpart.n, NAN));
+  dml.put(std::vector<float>(dml.n, NAN));
   dqlat.put(qlat);
   dqpe.put(qpe);
   dcache.put(cache);
   dpos.put(pos);
   dout.put(std::vector<bf16_bits>(dout.n, 0x7fc1));
   allow_smem(llm_mla_decode, LLM_MLA_SMEM);
-  llm_mla_decode<<<dim3(splits, m), LLM_MLA_THREADS, LLM_MLA_SMEM>>>(
-      B(dqlat.d), B(dqpe.d), B(dcache.d), dpos.d, dpart.d, dml.d, m, maxpos, scale);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(splits, m);
+  cfg.blockDim = dim3(LLM_MLA_THREADS);
+  cfg.dynamicSmemBytes = LLM_MLA_SMEM;
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = cluster > 1 ? 1 : 0;
+  CK(cudaLaunchKernelEx(&cfg, llm_mla_decode, (const __nv_bfloat16 *)B(dqlat.d),
+                        (const __nv_bfloat16 *)B(dqpe.d), (const __nv_bfloat16 *)B(dcache.d),
+                        (const uint32_t *)dpos.d, dpart.d, dml.d, m, maxpos, scale));
   CK_LAUNCH();
-  llm_mla_combine<<<dim3(cgrid, m), COMBINE_THREADS>>>(dpart.d, dml.d, B(dout.d), splits, m);
+  llm_mla_combine<<<dim3(cgrid, m), COMBINE_THREADS>>>(dpart.d, dml.d, B(dout.d), parts, m);
   CK_LAUNCH();
 
   // scores_h(j) = scale (q_lat[h] . c[j][:KVR] + q_pe[h] . c[j][KVR:]),
@@ -204,7 +230,7 @@ void run_decode(const std::vector<uint32_t> &pos, unsigned maxpos, unsigned spli
   // output's rounding (2^-8 of it) and f32 division remain.
   const std::vector<bf16_bits> o = dout.get();
   expect_close_bf16("o", o, ref, TOL_REL, count ? 0.0 : 1e-3, &extra);
-  check_combine_up(dout, dpart, dml, splits, m, combine_grid);
+  check_combine_up(dout, dpart, dml, parts, m, combine_grid);
 }
 
 } // namespace
@@ -235,6 +261,21 @@ int main() {
             pos.push_back(t == 0 ? keys - 1 : rand_below(keys));
           run_decode(pos, keys + 3, splits, scale, count);
         }
+  // Clusters (compute capability 9.0): the sample's 64 splits in clusters
+  // of 8, clusters wholly and partly past the keys, and clusters of 2.
+  if (compute_major() >= 9) {
+    for (unsigned keys : {1u, 37u, 300u, 4096u})
+      for (unsigned m : {1u, 8u})
+        for (bool count : {false, true}) {
+          std::vector<uint32_t> pos;
+          for (unsigned t = 0; t < m; t++)
+            pos.push_back(t == 0 ? keys - 1 : rand_below(keys));
+          run_decode(pos, keys + 3, 64, scale, count, 0, 8);
+          run_decode(pos, keys + 3, 6, scale, count, 0, 2);
+        }
+    run_decode({4095, 100, 4000}, 4096, 256, scale, false, 5, 8);
+  } else
+    printf("llm_mla_decode in clusters: skipped (compute capability %d)\n", compute_major());
   // llm_mla_combine with fewer blocks than units (any grid.x is correct)
   run_decode({4095, 100, 4000}, 4096, 64, scale, false, 3);
   run_decode({4095}, 4096, 5, scale, true, 1);
