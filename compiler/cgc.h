@@ -711,9 +711,11 @@ typedef struct ParseState {
     Sym *sym;                  /* an identifier's */
   } tokens[4];
   unsigned ntokens;
-  /* Lists and launch items whose contents were copied out, kept to be used
-   * again (parse.c): a node statement makes four lists and its launch
-   * items, which would otherwise stay in the arena unused. */
+  /* Every list made, whose elements grow on the heap until parse_source
+   * frees them; those whose contents were copied out, and launch items,
+   * kept to be used again (parse.c): a node statement makes four lists and
+   * its launch items, which would otherwise stay in the arena unused. */
+  VEC(struct List *) lists;
   VEC(struct List *) spare_lists;
   VEC(LaunchItem *) spare_launches;
 } ParseState;

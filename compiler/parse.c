@@ -19,19 +19,17 @@ static void list_recycle(ParseState *ps, List *l) {
 static List *list_new(ParseState *ps) {
   if (ps->spare_lists.n)
     return ps->spare_lists.v[--ps->spare_lists.n];
-  return arena_alloc(ps->c->arena, sizeof(List));
+  List *l = arena_alloc(ps->c->arena, sizeof(List));
+  vec_push(&ps->lists, l);
+  return l;
 }
 
 List *list_push(ParseState *ps, List *l, void *x) {
   if (!l)
     l = list_new(ps);
   if (l->n == l->cap) {
-    int cap = l->cap ? l->cap * 2 : 4;
-    void **v = arena_alloc(ps->c->arena, (size_t)cap * sizeof *v);
-    if (l->n)
-      memcpy(v, l->v, (size_t)l->n * sizeof *v);
-    l->v = v;
-    l->cap = cap;
+    l->cap = l->cap ? l->cap * 2 : 4;
+    l->v = xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
   }
   l->v[l->n++] = x;
   return l;
@@ -377,9 +375,7 @@ Stmt *stmt_named(Stmt *control, Sym *name, Pos np) {
   return control;
 }
 
-List *else_body(ParseState *ps, List *body) {
-  return body ? body : arena_alloc(ps->c->arena, sizeof(List));
-}
+List *else_body(ParseState *ps, List *body) { return body ? body : list_new(ps); }
 
 Stmt *stmt_if(ParseState *ps, Pos p, Cond *cond, List *then_body, List *else_list) {
   Stmt *s = new_stmt(ps, ST_IF, p);
