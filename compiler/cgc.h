@@ -341,34 +341,46 @@ typedef struct Expr Expr;
 typedef VEC(Expr *) ExprVec;
 
 /* An expression.  Only its kind's part of the union is allocated
- * (new_expr): a literal or a name takes 32 bytes, a view, a negation or a
+ * (new_expr): a literal or a name takes 24 bytes, a view, a negation or a
  * binary operation 40, a slice or a call 48; code reads the union only as
  * its kind says.  Its text starts where its leftmost operand's does (a
  * view's base, a binary operation's left side) or else at pos, and ends at
- * hi, exclusive (expr_span). */
+ * hi, exclusive (expr_span); a literal's or a name's, one token, ends len
+ * bytes after pos, or, where len is 0, at end. */
 struct Expr {
-  uint8_t kind;   /* ExprKind */
-  char op;        /* EX_BIN: the operator; EX_INT: EXPR_REPLACED, or 0 */
-  int16_t depth;  /* height of this tree, bounded by MAX_EXPR_DEPTH */
-  Pos pos;
-  int32_t hi_line, hi_col;
+  uint8_t kind; /* ExprKind */
+  char op;      /* EX_BIN: the operator; EX_INT: EXPR_REPLACED, or 0 */
   union {
-    int64_t ival;
-    double fval;
-    Sym *name;
-    struct {
-      Expr *a, *b, *c; /* NEG: a; INDEX, BIN: a, b; SLICE: all three */
+    int16_t depth; /* height of this tree, bounded by MAX_EXPR_DEPTH (a
+                      literal's or a name's is 1) */
+    uint16_t len;  /* EX_INT, EX_FLOAT, EX_NAME: its token's bytes, or 0 */
+  };
+  Pos pos;
+  union {
+    struct { /* EX_INT, EX_FLOAT, EX_NAME */
+      union {
+        int64_t ival;
+        double fval;
+        Sym *name;
+      };
+      /* Allocated only where len is 0: a token too long for len, or the
+       * zero (EX_INT, EXPR_REPLACED) that stands for an expression nested
+       * too deep, and where that one's text starts (lo) and ends. */
+      int32_t lo_line, lo_col, end_line, end_col;
     };
-    struct {
-      Sym *fn;
-      Expr **args;
-      int nargs;
+    struct { /* the others */
+      int32_t hi_line, hi_col;
+      union {
+        struct {
+          Expr *a, *b, *c; /* NEG: a; INDEX, BIN: a, b; SLICE: all three */
+        };
+        struct {
+          Sym *fn;
+          Expr **args;
+          int nargs;
+        };
+      };
     };
-    struct { /* EX_INT with op EXPR_REPLACED: the zero that stands for an
-                expression nested too deep, and where that one's text starts */
-      int64_t zero;
-      int32_t lo_line, lo_col;
-    } replaced;
   };
 };
 enum { EXPR_REPLACED = 'r' };
