@@ -404,12 +404,21 @@ typedef enum BufferKind {
 
 typedef enum LaunchKey { LK_GRID, LK_BLOCK, LK_SMEM, LK_CLUSTER, LK_PRIORITY, LK_COUNT } LaunchKey;
 
+/* grid(...), block(...), smem(...), cluster(...) or priority(...) of a
+ * node statement.  An item of one argument, the usual, holds it without
+ * an array (launch_arg reads either). */
 typedef struct LaunchItem {
-  LaunchKey key;
   Pos pos;
-  Expr **args;
-  int nargs;
+  uint32_t key : 3;    /* LaunchKey */
+  uint32_t nargs : 29; /* a file of MAX_FILE_SIZE bytes holds fewer */
+  union {
+    Expr *arg;    /* nargs 1 */
+    Expr **args;  /* otherwise */
+  };
 } LaunchItem;
+static inline Expr *launch_arg(const LaunchItem *l, int i) {
+  return l->nargs == 1 ? l->arg : l->args[i];
+}
 
 typedef enum StmtKind {
   ST_CONST,  /* const name = value; */
@@ -506,20 +515,19 @@ typedef struct EdgeGroup {
   bool programmatic; /* that arrow is '=>' */
 } EdgeGroup;
 
-/* A statement.  Its fields are ordered so that none is padded, and an
- * if's and a switch's own parts share their room: a node statement, the
- * most common by far, takes 120 bytes. */
+/* A statement.  Its fields are ordered so that none is padded, and only
+ * its kind's part of the union is allocated (new_stmt): a node statement,
+ * the most common by far, takes 104 bytes. */
 struct Stmt {
   StmtKind kind;
   int loop_depth; /* sema: enclosing for loops */
   NodeKind node_kind; /* node, while, if, switch: the kind of node it makes */
-  int nbody;
   Pos pos;
   Pos name_pos;
+  Pos callee_pos;          /* node */
   Sym *name;               /* const, scalar, buffer, node (NULL: anonymous), for var */
   Sym *base;               /* sema: a node's name or the anonymous name given it */
   struct Stmt *parent_for; /* sema: innermost enclosing for, or NULL */
-  Stmt **body;             /* for, while, if (its then-body) */
   union {
     struct { /* ST_CONST, ST_SCALAR, ST_BUFFER */
       Expr *value; /* const value; scalar and buffer initialiser */
@@ -531,33 +539,38 @@ struct Stmt {
       Pos type_pos; /* scalar: its type */
     };
     struct { /* ST_NODE */
-      Pos callee_pos;
       int nargs;
+      int nlaunch;
       Sym *kernel; /* NK_KERNEL */
       Expr **args;
       LaunchItem *launch;
-      int nlaunch;
     };
     struct { /* ST_EDGE */
       EdgeGroup *groups;
       int ngroups;
     };
-    struct { /* ST_FOR */
-      Expr *lo, *hi;
-    };
-    struct { /* ST_WHILE, ST_IF, ST_SWITCH */
-      Cond *cond;       /* while, if */
-      Expr *max_iter;   /* while: NULL unless `max` */
+    struct { /* ST_FOR, ST_WHILE, ST_IF, ST_SWITCH */
+      Stmt **body; /* for, while, if (its then-body); a switch's is empty */
+      int nbody;
       union {
-        struct { /* if */
-          Stmt **else_body;
-          int nelse;
-          bool has_else;
+        struct { /* ST_FOR */
+          Expr *lo, *hi;
         };
-        struct { /* switch */
-          Expr *selector;
-          CaseItem *cases;
-          int ncases;
+        struct { /* ST_WHILE, ST_IF, ST_SWITCH */
+          Cond *cond;       /* while, if */
+          Expr *max_iter;   /* while: NULL unless `max` */
+          union {
+            struct { /* if */
+              Stmt **else_body;
+              int nelse;
+              bool has_else;
+            };
+            struct { /* switch */
+              Expr *selector;
+              CaseItem *cases;
+              int ncases;
+            };
+          };
         };
       };
     };

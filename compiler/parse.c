@@ -232,8 +232,24 @@ void item_variants(ParseState *ps, Item *graph, Sym *var, Pos vp, List *values) 
   graph->variants = list_array(ps, values, &graph->nvariants);
 }
 
+/* The bytes a statement of the kind takes: its kind's part of the union. */
+static size_t stmt_size(StmtKind kind) {
+  switch (kind) {
+  case ST_CONST:
+  case ST_SCALAR:
+  case ST_BUFFER: return offsetof(Stmt, type_pos) + sizeof(Pos);
+  case ST_NODE: return offsetof(Stmt, launch) + sizeof(LaunchItem *);
+  case ST_EDGE: return offsetof(Stmt, ngroups) + sizeof(int);
+  case ST_FOR: return offsetof(Stmt, hi) + sizeof(Expr *);
+  case ST_WHILE:
+  case ST_IF:
+  case ST_SWITCH: return sizeof(Stmt);
+  }
+  return sizeof(Stmt);
+}
+
 static Stmt *new_stmt(ParseState *ps, StmtKind kind, Pos p) {
-  Stmt *s = arena_alloc(ps->c->arena, sizeof *s);
+  Stmt *s = arena_alloc(ps->c->arena, stmt_size(kind));
   s->kind = kind;
   s->pos = p;
   return s;
@@ -299,7 +315,14 @@ LaunchItem *launch_new(ParseState *ps, Pos p, LaunchKey key, List *args) {
                                        : arena_alloc(ps->c->arena, sizeof *l);
   l->key = key;
   l->pos = p;
-  l->args = list_array(ps, args, &l->nargs);
+  l->nargs = args ? args->n : 0;
+  if (l->nargs == 1) {
+    l->arg = args->v[0];
+    list_recycle(ps, args);
+  } else {
+    int n;
+    l->args = list_array(ps, args, &n);
+  }
   return l;
 }
 
