@@ -824,11 +824,14 @@ typedef enum ArgKind {
   ARG_HANDLE,       /* a while's handle: res is the while's index in Graph.nodes */
 } ArgKind;
 
+/* A node's argument: 32 bytes, its kind packed beside its resource (a
+ * program runs at most MAX_EXPANSION statements, so it has fewer resources,
+ * and MAX_NODES nodes, than 29 bits count); the bytes it covers follow from
+ * its count and type (arg_bytes). */
 typedef struct Arg {
-  ArgKind kind;
   Pos pos;
-  int res; /* ARG_VIEW, ARG_SCALAR_*: index into Graph.res */
-  int64_t bytes;
+  int32_t res : 29; /* ARG_VIEW, ARG_SCALAR_*: index into Graph.res */
+  ArgKind kind : 3;
   union {
     int64_t offset; /* ARG_VIEW: bytes from the buffer's start */
     int64_t ival;   /* ARG_INT */
@@ -954,6 +957,20 @@ typedef struct Graph {
   EdgeVec edges;       /* order.c: the reduced edges, sorted by (from, to) */
   VEC(uint32_t) loads; /* order.c: the nodes that follow the scalar upload */
 } Graph;
+
+/* The bytes an argument covers: a view's elements, a scalar, a handle (8);
+ * a constant covers none. */
+static inline int64_t arg_bytes(const Graph *g, const Arg *a) {
+  switch (a->kind) {
+  case ARG_VIEW:
+  case ARG_SCALAR_PTR:
+  case ARG_SCALAR_VALUE: return a->count * type_size(g->res.v[a->res].type);
+  case ARG_HANDLE: return 8;
+  case ARG_INT:
+  case ARG_FLOAT: break;
+  }
+  return 0;
+}
 
 /* What a name in the text stands for, as sema resolved it (kept when
  * Compiler.keep_uses asks, for cgc lsp): the declaration of each use of

@@ -41,7 +41,6 @@ bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
       return false;
     }
     arg->kind = ARG_SCALAR_PTR;
-    arg->bytes = r->bytes;
     arg->count = 1;
     return true;
   }
@@ -89,7 +88,6 @@ bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
   if (dim >= r->ndims)
     arg->count = 1;
   arg->offset = offset * type_size(r->type);
-  arg->bytes = arg->count * type_size(r->type);
   return true;
 }
 
@@ -115,7 +113,7 @@ static void add_access(Sema *s, Node *n, const Arg *a, AccessMode mode) {
   Access *acc = &n->acc[n->nacc++];
   acc->res = a->res;
   acc->lo = a->kind == ARG_VIEW ? a->offset : 0;
-  acc->hi = acc->lo + a->bytes;
+  acc->hi = acc->lo + arg_bytes(s->g, a);
   acc->mode = mode;
   (void)s;
 }
@@ -276,7 +274,6 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   arg->kind = ARG_HANDLE;
   arg->pos = e->pos;
   arg->res = w;
-  arg->bytes = 8;
   return true;
 }
 
@@ -413,7 +410,7 @@ static void check_copy(Sema *s, Node *n, Stmt *st) {
   }
   int64_t dlo = dst->kind == ARG_VIEW ? dst->offset : 0;
   int64_t slo = src->kind == ARG_VIEW ? src->offset : 0;
-  if (dst->res == src->res && dlo < slo + src->bytes && slo < dlo + dst->bytes) {
+  if (dst->res == src->res && dlo < slo + arg_bytes(s->g, src) && slo < dlo + arg_bytes(s->g, dst)) {
     error_at(s->d, st->callee_pos, "the source and destination of this copy overlap in '%s'",
              rd->name->name);
     return;
@@ -564,7 +561,7 @@ static void check_collective(Sema *s, Node *n, Stmt *st, int c) {
   }
   int64_t dlo = dst->kind == ARG_VIEW ? dst->offset : 0;
   int64_t slo = src->kind == ARG_VIEW ? src->offset : 0;
-  if (!in_place && dst->res == src->res && dlo < slo + src->bytes && slo < dlo + dst->bytes) {
+  if (!in_place && dst->res == src->res && dlo < slo + arg_bytes(s->g, src) && slo < dlo + arg_bytes(s->g, dst)) {
     error_at(s->d, st->callee_pos,
              "the source and destination of %s overlap in '%s'; for the in-place form name one "
              "buffer",
