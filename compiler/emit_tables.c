@@ -132,10 +132,12 @@ static void emit_node_launch(FILE *c, const Graph *g, const Node *n) {
       fprintf(c, ".priority = %lld, ", (long long)l->priority);
     break;
   }
-  case NK_COPY: fprintf(c, ".bytes = UINT64_C(%lld), ", (long long)arg_bytes(g, &n->args[0])); break;
+  case NK_COPY:
+    fprintf(c, ".bytes = UINT64_C(%lld), ", (long long)arg_bytes(g, &n->args[0]));
+    break;
   case NK_FILL:
-    fprintf(c, ".bytes = UINT64_C(%lld), .value = UINT64_C(0x%llx), ", (long long)arg_bytes(g, &n->args[0]),
-            (unsigned long long)n->args[1].bits);
+    fprintf(c, ".bytes = UINT64_C(%lld), .value = UINT64_C(0x%llx), ",
+            (long long)arg_bytes(g, &n->args[0]), (unsigned long long)n->args[1].bits);
     break;
   case NK_WHILE:
     if (n->control->max_iter)

@@ -476,7 +476,8 @@ static size_t expr_size(ExprKind kind, bool with_end) {
   switch (kind) {
   case EX_INT:
   case EX_FLOAT:
-  case EX_NAME: return with_end ? offsetof(Expr, end_col) + sizeof(int32_t) : offsetof(Expr, lo_line);
+  case EX_NAME:
+    return with_end ? offsetof(Expr, end_col) + sizeof(int32_t) : offsetof(Expr, lo_line);
   case EX_INDEX:
   case EX_NEG:
   case EX_BIN: return offsetof(Expr, c);

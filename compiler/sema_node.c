@@ -410,7 +410,8 @@ static void check_copy(Sema *s, Node *n, Stmt *st) {
   }
   int64_t dlo = dst->kind == ARG_VIEW ? dst->offset : 0;
   int64_t slo = src->kind == ARG_VIEW ? src->offset : 0;
-  if (dst->res == src->res && dlo < slo + arg_bytes(s->g, src) && slo < dlo + arg_bytes(s->g, dst)) {
+  if (dst->res == src->res && dlo < slo + arg_bytes(s->g, src) &&
+      slo < dlo + arg_bytes(s->g, dst)) {
     error_at(s->d, st->callee_pos, "the source and destination of this copy overlap in '%s'",
              rd->name->name);
     return;
@@ -561,7 +562,8 @@ static void check_collective(Sema *s, Node *n, Stmt *st, int c) {
   }
   int64_t dlo = dst->kind == ARG_VIEW ? dst->offset : 0;
   int64_t slo = src->kind == ARG_VIEW ? src->offset : 0;
-  if (!in_place && dst->res == src->res && dlo < slo + arg_bytes(s->g, src) && slo < dlo + arg_bytes(s->g, dst)) {
+  if (!in_place && dst->res == src->res && dlo < slo + arg_bytes(s->g, src) &&
+      slo < dlo + arg_bytes(s->g, dst)) {
     error_at(s->d, st->callee_pos,
              "the source and destination of %s overlap in '%s'; for the in-place form name one "
              "buffer",
