@@ -8,6 +8,24 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* Under ASan, the room of a chunk not handed out is poisoned, and each
+ * allocation is unpoisoned to its exact size, so that reading past the
+ * part of a struct that was allocated (an Expr's kind, a Stmt's) is an
+ * error instead of a read of its neighbour. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CGC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CGC_ASAN 1
+#endif
+#endif
+#ifdef CGC_ASAN
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#endif
+
 /* A compilation that has taken SMALL_CHUNKS chunks is a large one: its
  * further chunks are HUGE_CHUNK_SIZE, aligned to it, which the kernel may
  * back with one huge page each.  Faulting in fresh pages was half of
@@ -57,6 +75,7 @@ void arena_free(Arena *a) {
     return;
   for (Chunk *c = a->head, *next; c; c = next) {
     next = c->next;
+    ASAN_UNPOISON_MEMORY_REGION(c->data, c->size);
     if (c->mapped)
       munmap(c, HUGE_CHUNK_SIZE);
     else
@@ -106,11 +125,13 @@ static Chunk *chunk_new(Arena *a, size_t want) {
 }
 
 void *arena_alloc(Arena *a, size_t size) {
+  size_t asked = size;
   size = (size + 7) & ~(size_t)7;
   Chunk *c = a->head;
   if (!c || c->size - c->used < size) {
     size_t want = size > CHUNK_SIZE / 4 ? size : CHUNK_SIZE;
     c = chunk_new(a, want);
+    ASAN_POISON_MEMORY_REGION(c->data, c->size);
     if (want == size && a->head) {
       /* A large block: keep the current chunk for small ones. */
       c->next = a->head->next;
@@ -122,6 +143,7 @@ void *arena_alloc(Arena *a, size_t size) {
   }
   void *p = c->data + c->used;
   c->used += size;
+  ASAN_UNPOISON_MEMORY_REGION(p, asked);
   return p;
 }
 

@@ -341,34 +341,46 @@ typedef struct Expr Expr;
 typedef VEC(Expr *) ExprVec;
 
 /* An expression.  Only its kind's part of the union is allocated
- * (new_expr): a literal or a name takes 32 bytes, a view, a negation or a
+ * (new_expr): a literal or a name takes 24 bytes, a view, a negation or a
  * binary operation 40, a slice or a call 48; code reads the union only as
  * its kind says.  Its text starts where its leftmost operand's does (a
  * view's base, a binary operation's left side) or else at pos, and ends at
- * hi, exclusive (expr_span). */
+ * hi, exclusive (expr_span); a literal's or a name's, one token, ends len
+ * bytes after pos, or, where len is 0, at end. */
 struct Expr {
-  uint8_t kind;   /* ExprKind */
-  char op;        /* EX_BIN: the operator; EX_INT: EXPR_REPLACED, or 0 */
-  int16_t depth;  /* height of this tree, bounded by MAX_EXPR_DEPTH */
-  Pos pos;
-  int32_t hi_line, hi_col;
+  uint8_t kind; /* ExprKind */
+  char op;      /* EX_BIN: the operator; EX_INT: EXPR_REPLACED, or 0 */
   union {
-    int64_t ival;
-    double fval;
-    Sym *name;
-    struct {
-      Expr *a, *b, *c; /* NEG: a; INDEX, BIN: a, b; SLICE: all three */
+    int16_t depth; /* height of this tree, bounded by MAX_EXPR_DEPTH (a
+                      literal's or a name's is 1) */
+    uint16_t len;  /* EX_INT, EX_FLOAT, EX_NAME: its token's bytes, or 0 */
+  };
+  Pos pos;
+  union {
+    struct { /* EX_INT, EX_FLOAT, EX_NAME */
+      union {
+        int64_t ival;
+        double fval;
+        Sym *name;
+      };
+      /* Allocated only where len is 0: a token too long for len, or the
+       * zero (EX_INT, EXPR_REPLACED) that stands for an expression nested
+       * too deep, and where that one's text starts (lo) and ends. */
+      int32_t lo_line, lo_col, end_line, end_col;
     };
-    struct {
-      Sym *fn;
-      Expr **args;
-      int nargs;
+    struct { /* the others */
+      int32_t hi_line, hi_col;
+      union {
+        struct {
+          Expr *a, *b, *c; /* NEG: a; INDEX, BIN: a, b; SLICE: all three */
+        };
+        struct {
+          Sym *fn;
+          Expr **args;
+          int nargs;
+        };
+      };
     };
-    struct { /* EX_INT with op EXPR_REPLACED: the zero that stands for an
-                expression nested too deep, and where that one's text starts */
-      int64_t zero;
-      int32_t lo_line, lo_col;
-    } replaced;
   };
 };
 enum { EXPR_REPLACED = 'r' };
@@ -392,12 +404,21 @@ typedef enum BufferKind {
 
 typedef enum LaunchKey { LK_GRID, LK_BLOCK, LK_SMEM, LK_CLUSTER, LK_PRIORITY, LK_COUNT } LaunchKey;
 
+/* grid(...), block(...), smem(...), cluster(...) or priority(...) of a
+ * node statement.  An item of one argument, the usual, holds it without
+ * an array (launch_arg reads either). */
 typedef struct LaunchItem {
-  LaunchKey key;
   Pos pos;
-  Expr **args;
-  int nargs;
+  uint32_t key : 3;    /* LaunchKey */
+  uint32_t nargs : 29; /* a file of MAX_FILE_SIZE bytes holds fewer */
+  union {
+    Expr *arg;    /* nargs 1 */
+    Expr **args;  /* otherwise */
+  };
 } LaunchItem;
+static inline Expr *launch_arg(const LaunchItem *l, int i) {
+  return l->nargs == 1 ? l->arg : l->args[i];
+}
 
 typedef enum StmtKind {
   ST_CONST,  /* const name = value; */
@@ -494,20 +515,19 @@ typedef struct EdgeGroup {
   bool programmatic; /* that arrow is '=>' */
 } EdgeGroup;
 
-/* A statement.  Its fields are ordered so that none is padded, and an
- * if's and a switch's own parts share their room: a node statement, the
- * most common by far, takes 120 bytes. */
+/* A statement.  Its fields are ordered so that none is padded, and only
+ * its kind's part of the union is allocated (new_stmt): a node statement,
+ * the most common by far, takes 104 bytes. */
 struct Stmt {
   StmtKind kind;
   int loop_depth; /* sema: enclosing for loops */
   NodeKind node_kind; /* node, while, if, switch: the kind of node it makes */
-  int nbody;
   Pos pos;
   Pos name_pos;
+  Pos callee_pos;          /* node */
   Sym *name;               /* const, scalar, buffer, node (NULL: anonymous), for var */
   Sym *base;               /* sema: a node's name or the anonymous name given it */
   struct Stmt *parent_for; /* sema: innermost enclosing for, or NULL */
-  Stmt **body;             /* for, while, if (its then-body) */
   union {
     struct { /* ST_CONST, ST_SCALAR, ST_BUFFER */
       Expr *value; /* const value; scalar and buffer initialiser */
@@ -519,33 +539,38 @@ struct Stmt {
       Pos type_pos; /* scalar: its type */
     };
     struct { /* ST_NODE */
-      Pos callee_pos;
       int nargs;
+      int nlaunch;
       Sym *kernel; /* NK_KERNEL */
       Expr **args;
       LaunchItem *launch;
-      int nlaunch;
     };
     struct { /* ST_EDGE */
       EdgeGroup *groups;
       int ngroups;
     };
-    struct { /* ST_FOR */
-      Expr *lo, *hi;
-    };
-    struct { /* ST_WHILE, ST_IF, ST_SWITCH */
-      Cond *cond;       /* while, if */
-      Expr *max_iter;   /* while: NULL unless `max` */
+    struct { /* ST_FOR, ST_WHILE, ST_IF, ST_SWITCH */
+      Stmt **body; /* for, while, if (its then-body); a switch's is empty */
+      int nbody;
       union {
-        struct { /* if */
-          Stmt **else_body;
-          int nelse;
-          bool has_else;
+        struct { /* ST_FOR */
+          Expr *lo, *hi;
         };
-        struct { /* switch */
-          Expr *selector;
-          CaseItem *cases;
-          int ncases;
+        struct { /* ST_WHILE, ST_IF, ST_SWITCH */
+          Cond *cond;       /* while, if */
+          Expr *max_iter;   /* while: NULL unless `max` */
+          union {
+            struct { /* if */
+              Stmt **else_body;
+              int nelse;
+              bool has_else;
+            };
+            struct { /* switch */
+              Expr *selector;
+              CaseItem *cases;
+              int ncases;
+            };
+          };
         };
       };
     };
@@ -711,9 +736,11 @@ typedef struct ParseState {
     Sym *sym;                  /* an identifier's */
   } tokens[4];
   unsigned ntokens;
-  /* Lists and launch items whose contents were copied out, kept to be used
-   * again (parse.c): a node statement makes four lists and its launch
-   * items, which would otherwise stay in the arena unused. */
+  /* Every list made, whose elements grow on the heap until parse_source
+   * frees them; those whose contents were copied out, and launch items,
+   * kept to be used again (parse.c): a node statement makes four lists and
+   * its launch items, which would otherwise stay in the arena unused. */
+  VEC(struct List *) lists;
   VEC(struct List *) spare_lists;
   VEC(LaunchItem *) spare_launches;
 } ParseState;
@@ -797,11 +824,14 @@ typedef enum ArgKind {
   ARG_HANDLE,       /* a while's handle: res is the while's index in Graph.nodes */
 } ArgKind;
 
+/* A node's argument: 32 bytes, its kind packed beside its resource (a
+ * program runs at most MAX_EXPANSION statements, so it has fewer resources,
+ * and MAX_NODES nodes, than 29 bits count); the bytes it covers follow from
+ * its count and type (arg_bytes). */
 typedef struct Arg {
-  ArgKind kind;
   Pos pos;
-  int res; /* ARG_VIEW, ARG_SCALAR_*: index into Graph.res */
-  int64_t bytes;
+  int32_t res : 29; /* ARG_VIEW, ARG_SCALAR_*: index into Graph.res */
+  ArgKind kind : 3;
   union {
     int64_t offset; /* ARG_VIEW: bytes from the buffer's start */
     int64_t ival;   /* ARG_INT */
@@ -927,6 +957,20 @@ typedef struct Graph {
   EdgeVec edges;       /* order.c: the reduced edges, sorted by (from, to) */
   VEC(uint32_t) loads; /* order.c: the nodes that follow the scalar upload */
 } Graph;
+
+/* The bytes an argument covers: a view's elements, a scalar, a handle (8);
+ * a constant covers none. */
+static inline int64_t arg_bytes(const Graph *g, const Arg *a) {
+  switch (a->kind) {
+  case ARG_VIEW:
+  case ARG_SCALAR_PTR:
+  case ARG_SCALAR_VALUE: return a->count * type_size(g->res.v[a->res].type);
+  case ARG_HANDLE: return 8;
+  case ARG_INT:
+  case ARG_FLOAT: break;
+  }
+  return 0;
+}
 
 /* What a name in the text stands for, as sema resolved it (kept when
  * Compiler.keep_uses asks, for cgc lsp): the declaration of each use of

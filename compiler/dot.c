@@ -16,7 +16,7 @@ static void extents(FILE *out, const char *what, const int64_t v[3]) {
 
 /* With details, a kernel node's label has its launch configuration, and a
  * copy's or fill's its bytes. */
-static void emit_node(FILE *out, const Node *n, int indent, bool details) {
+static void emit_node(FILE *out, const Graph *g, const Node *n, int indent, bool details) {
   const NodeKindInfo *k = &node_kinds[n->kind];
   if (k->collective) {
     const Collective *cl = n->collective;
@@ -51,7 +51,7 @@ static void emit_node(FILE *out, const Node *n, int indent, bool details) {
     if (l->has_priority)
       fprintf(out, " priority(%lld)", (long long)l->priority);
   } else if (details && k->memory) {
-    fprintf(out, "\\n%lld bytes", (long long)n->args[0].bytes);
+    fprintf(out, "\\n%lld bytes", (long long)arg_bytes(g, &n->args[0]));
   }
   fprintf(out, "\"%s];\n", k->dot);
 }
@@ -142,7 +142,7 @@ static void emit_scope(FILE *out, const Graph *g, const Bodies *bs, uint32_t bod
   for (uint32_t i = bs->first[body]; i < bs->first[body + 1]; i++) {
     uint32_t v = bs->members[i];
     const Node *n = &g->nodes.v[v];
-    emit_node(out, n, indent, details);
+    emit_node(out, g, n, indent, details);
     for (int b = 0; node_kinds[n->kind].bodies && b < n->control->nbodies; b++) {
       char label[600];
       uint32_t inner = bs->base[v] + (uint32_t)b;

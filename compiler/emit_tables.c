@@ -116,7 +116,7 @@ static void emit_node_runs(FILE *c, const Kernels *k, const Kernels *captures, c
 
 /* A node row's launch configuration (kernel) or bytes (copy, fill, and a
  * while's bound). */
-static void emit_node_launch(FILE *c, const Node *n) {
+static void emit_node_launch(FILE *c, const Graph *g, const Node *n) {
   switch (n->kind) {
   case NK_KERNEL: {
     const Launch *l = n->launch;
@@ -132,10 +132,12 @@ static void emit_node_launch(FILE *c, const Node *n) {
       fprintf(c, ".priority = %lld, ", (long long)l->priority);
     break;
   }
-  case NK_COPY: fprintf(c, ".bytes = UINT64_C(%lld), ", (long long)n->args[0].bytes); break;
+  case NK_COPY:
+    fprintf(c, ".bytes = UINT64_C(%lld), ", (long long)arg_bytes(g, &n->args[0]));
+    break;
   case NK_FILL:
-    fprintf(c, ".bytes = UINT64_C(%lld), .value = UINT64_C(0x%llx), ", (long long)n->args[0].bytes,
-            (unsigned long long)n->args[1].bits);
+    fprintf(c, ".bytes = UINT64_C(%lld), .value = UINT64_C(0x%llx), ",
+            (long long)arg_bytes(g, &n->args[0]), (unsigned long long)n->args[1].bits);
     break;
   case NK_WHILE:
     if (n->control->max_iter)
@@ -197,7 +199,7 @@ static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const 
   emit_node_runs(c, k, captures, g, n);
   if (nargs)
     fprintf(c, ".arg = %zu, .nargs = %zu, ", arg, nargs);
-  emit_node_launch(c, n);
+  emit_node_launch(c, g, n);
   emit_node_control(c, g, n, code, ncode, grid_code);
   fprintf(c, "},\n");
 }

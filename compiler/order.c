@@ -933,6 +933,8 @@ static void order_flat(Compiler *c, Graph *g, bool top, Seg **roots) {
     }
   }
   dedupe(all.v, &all.n);
+  if (all.n)
+    vec_fit(&all); /* the room it grew, given back before the reduction's arrays */
   size_t placed = topo_sort(n, all.v, all.n, order);
   if (placed < n) {
     Preds p = preds_build(n, all.v, all.n);

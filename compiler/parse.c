@@ -19,19 +19,17 @@ static void list_recycle(ParseState *ps, List *l) {
 static List *list_new(ParseState *ps) {
   if (ps->spare_lists.n)
     return ps->spare_lists.v[--ps->spare_lists.n];
-  return arena_alloc(ps->c->arena, sizeof(List));
+  List *l = arena_alloc(ps->c->arena, sizeof(List));
+  vec_push(&ps->lists, l);
+  return l;
 }
 
 List *list_push(ParseState *ps, List *l, void *x) {
   if (!l)
     l = list_new(ps);
   if (l->n == l->cap) {
-    int cap = l->cap ? l->cap * 2 : 4;
-    void **v = arena_alloc(ps->c->arena, (size_t)cap * sizeof *v);
-    if (l->n)
-      memcpy(v, l->v, (size_t)l->n * sizeof *v);
-    l->v = v;
-    l->cap = cap;
+    l->cap = l->cap ? l->cap * 2 : 4;
+    l->v = xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
   }
   l->v[l->n++] = x;
   return l;
@@ -234,8 +232,24 @@ void item_variants(ParseState *ps, Item *graph, Sym *var, Pos vp, List *values) 
   graph->variants = list_array(ps, values, &graph->nvariants);
 }
 
+/* The bytes a statement of the kind takes: its kind's part of the union. */
+static size_t stmt_size(StmtKind kind) {
+  switch (kind) {
+  case ST_CONST:
+  case ST_SCALAR:
+  case ST_BUFFER: return offsetof(Stmt, type_pos) + sizeof(Pos);
+  case ST_NODE: return offsetof(Stmt, launch) + sizeof(LaunchItem *);
+  case ST_EDGE: return offsetof(Stmt, ngroups) + sizeof(int);
+  case ST_FOR: return offsetof(Stmt, hi) + sizeof(Expr *);
+  case ST_WHILE:
+  case ST_IF:
+  case ST_SWITCH: return sizeof(Stmt);
+  }
+  return sizeof(Stmt);
+}
+
 static Stmt *new_stmt(ParseState *ps, StmtKind kind, Pos p) {
-  Stmt *s = arena_alloc(ps->c->arena, sizeof *s);
+  Stmt *s = arena_alloc(ps->c->arena, stmt_size(kind));
   s->kind = kind;
   s->pos = p;
   return s;
@@ -301,7 +315,14 @@ LaunchItem *launch_new(ParseState *ps, Pos p, LaunchKey key, List *args) {
                                        : arena_alloc(ps->c->arena, sizeof *l);
   l->key = key;
   l->pos = p;
-  l->args = list_array(ps, args, &l->nargs);
+  l->nargs = args ? args->n : 0;
+  if (l->nargs == 1) {
+    l->arg = args->v[0];
+    list_recycle(ps, args);
+  } else {
+    int n;
+    l->args = list_array(ps, args, &n);
+  }
   return l;
 }
 
@@ -377,9 +398,7 @@ Stmt *stmt_named(Stmt *control, Sym *name, Pos np) {
   return control;
 }
 
-List *else_body(ParseState *ps, List *body) {
-  return body ? body : arena_alloc(ps->c->arena, sizeof(List));
-}
+List *else_body(ParseState *ps, List *body) { return body ? body : list_new(ps); }
 
 Stmt *stmt_if(ParseState *ps, Pos p, Cond *cond, List *then_body, List *else_list) {
   Stmt *s = new_stmt(ps, ST_IF, p);
@@ -447,12 +466,18 @@ Cond *cond_join(ParseState *ps, Pos p, CondKind kind, Cond *a, Cond *b) {
   return cond_bounded(ps, c, d + 1);
 }
 
-/* The bytes an expression of the kind takes: its kind's part of the union. */
-static size_t expr_size(ExprKind kind) {
+static bool is_token(const Expr *e) {
+  return e->kind == EX_INT || e->kind == EX_FLOAT || e->kind == EX_NAME;
+}
+
+/* The bytes an expression of the kind takes: its kind's part of the union
+ * (a literal's or a name's with its end, where its length is not kept). */
+static size_t expr_size(ExprKind kind, bool with_end) {
   switch (kind) {
   case EX_INT:
   case EX_FLOAT:
-  case EX_NAME: return offsetof(Expr, ival) + sizeof(int64_t);
+  case EX_NAME:
+    return with_end ? offsetof(Expr, end_col) + sizeof(int32_t) : offsetof(Expr, lo_line);
   case EX_INDEX:
   case EX_NEG:
   case EX_BIN: return offsetof(Expr, c);
@@ -462,23 +487,47 @@ static size_t expr_size(ExprKind kind) {
   return sizeof(Expr);
 }
 
-Expr *new_expr(Arena *a, ExprKind kind, Pos pos) {
-  Expr *e = arena_alloc(a, expr_size(kind));
+/* A literal's or a name's end: with_end, or else one byte past pos. */
+static Expr *alloc_expr(Arena *a, ExprKind kind, Pos pos, bool with_end) {
+  Expr *e = arena_alloc(a, expr_size(kind, with_end));
   e->kind = kind;
   e->pos = pos;
-  e->depth = 1;
-  e->hi_line = pos.line;
-  e->hi_col = pos.col + 1;
+  if (!is_token(e)) {
+    e->depth = 1;
+    e->hi_line = pos.line;
+    e->hi_col = pos.col + 1;
+  } else if (with_end) {
+    e->lo_line = e->end_line = pos.line;
+    e->lo_col = pos.col;
+    e->end_col = pos.col + 1;
+  } else {
+    e->len = 1;
+  }
   return e;
 }
 
+Expr *new_expr(Arena *a, ExprKind kind, Pos pos) { return alloc_expr(a, kind, pos, false); }
+
+/* Where e's text ends, exclusive. */
+static void expr_end(const Expr *e, int32_t *line, int32_t *col) {
+  if (!is_token(e))
+    *line = e->hi_line, *col = e->hi_col;
+  else if (e->len)
+    *line = e->pos.line, *col = e->pos.col + e->len;
+  else
+    *line = e->end_line, *col = e->end_col;
+}
+
+static int expr_depth(const Expr *e) { return is_token(e) ? 1 : e->depth; }
+
 Span expr_span(const Expr *e) {
-  Span sp = {.at = e->pos, .hi_line = e->hi_line, .hi_col = e->hi_col};
+  Span sp = {.at = e->pos};
+  expr_end(e, &sp.hi_line, &sp.hi_col);
   while (e->kind == EX_INDEX || e->kind == EX_SLICE || e->kind == EX_BIN)
     e = e->a;
   bool replaced = e->kind == EX_INT && e->op == EXPR_REPLACED;
-  sp.lo_line = replaced ? e->replaced.lo_line : e->pos.line;
-  sp.lo_col = replaced ? e->replaced.lo_col : e->pos.col;
+  sp.lo_line = replaced ? e->lo_line : e->pos.line;
+  sp.lo_col = replaced ? e->lo_col : e->pos.col;
   return sp;
 }
 
@@ -511,7 +560,7 @@ static void end_at_token(const ParseState *ps, Expr *e, int close, int32_t line,
 }
 
 /* e's text ends where b's does (it starts where its left operand's does). */
-static void end_with(Expr *e, const Expr *b) { e->hi_line = b->hi_line, e->hi_col = b->hi_col; }
+static void end_with(Expr *e, const Expr *b) { expr_end(b, &e->hi_line, &e->hi_col); }
 
 /* Bounds the height of every tree, so that the recursive walks of sema.c
  * cannot exhaust the stack on hostile input such as 100,000 unary minuses
@@ -526,25 +575,29 @@ static Expr *bounded(ParseState *ps, Expr *e, int depth) {
              MAX_EXPR_DEPTH);
   ps->depth_error = true;
   Span sp = expr_span(e);
-  Expr *zero = arena_alloc(ps->c->arena, sizeof *zero);
-  zero->kind = EX_INT;
+  Expr *zero = alloc_expr(ps->c->arena, EX_INT, e->pos, true);
   zero->op = EXPR_REPLACED;
-  zero->depth = 1;
-  zero->pos = e->pos;
-  zero->replaced.lo_line = sp.lo_line, zero->replaced.lo_col = sp.lo_col;
-  end_with(zero, e);
+  zero->len = 0;
+  zero->lo_line = sp.lo_line, zero->lo_col = sp.lo_col;
+  zero->end_line = sp.hi_line, zero->end_col = sp.hi_col;
   return zero;
 }
 
 static int max_depth(Expr *a, Expr *b) {
-  int d = a ? a->depth : 0;
-  return b && b->depth > d ? b->depth : d;
+  int d = a ? expr_depth(a) : 0;
+  return b && expr_depth(b) > d ? expr_depth(b) : d;
 }
 
-/* A literal or a name: one token. */
+/* A literal or a name: one token, whose length is kept where it fits. */
 static Expr *token_expr(ParseState *ps, ExprKind kind, Pos p) {
-  Expr *e = new_expr(ps->c->arena, kind, p);
-  token_end(ps, p, &e->hi_line, &e->hi_col);
+  int32_t line, col;
+  token_end(ps, p, &line, &col);
+  bool fits = line == p.line && col > p.col && col - p.col <= UINT16_MAX;
+  Expr *e = alloc_expr(ps->c->arena, kind, p, !fits);
+  if (fits)
+    e->len = (uint16_t)(col - p.col);
+  else
+    e->end_line = line, e->end_col = col;
   return e;
 }
 
@@ -571,7 +624,7 @@ Expr *expr_index(ParseState *ps, Pos p, Expr *base, Expr *index) {
   e->a = base;
   e->b = index;
   end_with(e, index);
-  end_at_token(ps, e, ']', index->hi_line, index->hi_col);
+  end_at_token(ps, e, ']', e->hi_line, e->hi_col);
   return bounded(ps, e, max_depth(base, index) + 1);
 }
 
@@ -581,9 +634,9 @@ Expr *expr_slice(ParseState *ps, Pos p, Expr *base, Expr *lo, Expr *hi) {
   e->b = lo;
   e->c = hi;
   end_with(e, hi);
-  end_at_token(ps, e, ']', hi->hi_line, hi->hi_col);
+  end_at_token(ps, e, ']', e->hi_line, e->hi_col);
   int d = max_depth(base, lo);
-  return bounded(ps, e, (hi->depth > d ? hi->depth : d) + 1);
+  return bounded(ps, e, (expr_depth(hi) > d ? expr_depth(hi) : d) + 1);
 }
 
 Expr *expr_call(ParseState *ps, Pos p, Sym *fn, List *args) {
@@ -592,19 +645,19 @@ Expr *expr_call(ParseState *ps, Pos p, Sym *fn, List *args) {
   e->args = list_array(ps, args, &e->nargs);
   int32_t line = p.line, col = p.col;
   if (e->nargs)
-    line = e->args[e->nargs - 1]->hi_line, col = e->args[e->nargs - 1]->hi_col;
+    expr_end(e->args[e->nargs - 1], &line, &col);
   end_at_token(ps, e, ')', line, col);
   int d = 0;
   for (int i = 0; i < e->nargs; i++)
-    d = max_depth(e->args[i], NULL) > d ? e->args[i]->depth : d;
+    d = max_depth(e->args[i], NULL) > d ? expr_depth(e->args[i]) : d;
   return bounded(ps, e, d + 1);
 }
 
 Expr *expr_neg(ParseState *ps, Pos p, Expr *a) {
   Expr *e = new_expr(ps->c->arena, EX_NEG, p);
   e->a = a;
-  e->hi_line = a->hi_line, e->hi_col = a->hi_col;
-  return bounded(ps, e, a->depth + 1);
+  end_with(e, a);
+  return bounded(ps, e, expr_depth(a) + 1);
 }
 
 Expr *expr_bin(ParseState *ps, Pos p, char op, Expr *a, Expr *b) {

@@ -5,8 +5,10 @@
 
 #include "cgc.h"
 
-/* A list the parser grows in the arena.  Once its elements are copied out
- * (list_array) it is kept in ParseState.spare_lists for the next list. */
+/* A list the parser grows, its elements on the heap (ParseState.lists
+ * holds every list, and parse_source frees their elements).  Once they are
+ * copied out (list_array) it is kept in ParseState.spare_lists for the next
+ * list, which grows in the room it has. */
 typedef struct List {
   void **v;
   int n, cap;

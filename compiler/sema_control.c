@@ -75,7 +75,7 @@ static bool cond_operand(Sema *s, Expr *e, Arg *out, Type *type, bool *is_ref, V
   }
   *type = r->type;
   Access a = {.lo = out->kind == ARG_VIEW ? out->offset : 0, .res = out->res, .mode = ACC_READ};
-  a.hi = a.lo + out->bytes;
+  a.hi = a.lo + arg_bytes(s->g, out);
   vec_push(reads, a);
   return true;
 }

@@ -41,7 +41,6 @@ bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
       return false;
     }
     arg->kind = ARG_SCALAR_PTR;
-    arg->bytes = r->bytes;
     arg->count = 1;
     return true;
   }
@@ -89,7 +88,6 @@ bool resolve_view(Sema *s, Expr *e, Arg *arg, bool *is_ref) {
   if (dim >= r->ndims)
     arg->count = 1;
   arg->offset = offset * type_size(r->type);
-  arg->bytes = arg->count * type_size(r->type);
   return true;
 }
 
@@ -115,7 +113,7 @@ static void add_access(Sema *s, Node *n, const Arg *a, AccessMode mode) {
   Access *acc = &n->acc[n->nacc++];
   acc->res = a->res;
   acc->lo = a->kind == ARG_VIEW ? a->offset : 0;
-  acc->hi = acc->lo + a->bytes;
+  acc->hi = acc->lo + arg_bytes(s->g, a);
   acc->mode = mode;
   (void)s;
 }
@@ -276,7 +274,6 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   arg->kind = ARG_HANDLE;
   arg->pos = e->pos;
   arg->res = w;
-  arg->bytes = 8;
   return true;
 }
 
@@ -413,7 +410,8 @@ static void check_copy(Sema *s, Node *n, Stmt *st) {
   }
   int64_t dlo = dst->kind == ARG_VIEW ? dst->offset : 0;
   int64_t slo = src->kind == ARG_VIEW ? src->offset : 0;
-  if (dst->res == src->res && dlo < slo + src->bytes && slo < dlo + dst->bytes) {
+  if (dst->res == src->res && dlo < slo + arg_bytes(s->g, src) &&
+      slo < dlo + arg_bytes(s->g, dst)) {
     error_at(s->d, st->callee_pos, "the source and destination of this copy overlap in '%s'",
              rd->name->name);
     return;
@@ -564,7 +562,8 @@ static void check_collective(Sema *s, Node *n, Stmt *st, int c) {
   }
   int64_t dlo = dst->kind == ARG_VIEW ? dst->offset : 0;
   int64_t slo = src->kind == ARG_VIEW ? src->offset : 0;
-  if (!in_place && dst->res == src->res && dlo < slo + src->bytes && slo < dlo + dst->bytes) {
+  if (!in_place && dst->res == src->res && dlo < slo + arg_bytes(s->g, src) &&
+      slo < dlo + arg_bytes(s->g, dst)) {
     error_at(s->d, st->callee_pos,
              "the source and destination of %s overlap in '%s'; for the in-place form name one "
              "buffer",
@@ -636,10 +635,10 @@ static bool launch_extents(Sema *s, LaunchItem *l, int64_t out[3]) {
   }
   out[0] = out[1] = out[2] = 1;
   for (int i = 0; i < l->nargs; i++) {
-    if (!eval_int(s, l->args[i], &out[i]))
+    if (!eval_int(s, launch_arg(l, i), &out[i]))
       return false;
     if (out[i] < 1) {
-      error_span(s->d, expr_span(l->args[i]), "%s extent %lld must be at least 1",
+      error_span(s->d, expr_span(launch_arg(l, i)), "%s extent %lld must be at least 1",
                  launch_names[l->key], (long long)out[i]);
       return false;
     }
@@ -782,7 +781,7 @@ static const char *bounds_text(Sema *s, const int64_t *code, size_t lo, size_t h
 static bool grid_extents(Sema *s, Launch *cfg, LaunchItem *l) {
   bool dynamic = false;
   for (int i = 0; i < l->nargs; i++)
-    dynamic |= names_scalar(s, l->args[i]);
+    dynamic |= names_scalar(s, launch_arg(l, i));
   if (!dynamic || l->nargs < 1 || l->nargs > 3)
     return launch_extents(s, l, cfg->grid);
   GridCode code = {0};
@@ -794,10 +793,10 @@ static bool grid_extents(Sema *s, Launch *cfg, LaunchItem *l) {
     if (i >= l->nargs) {
       vec_push(&code, CGRT_GRID_CONST);
       vec_push(&code, 1);
-    } else if (!grid_program(s, l->args[i], &code, &depth)) {
+    } else if (!grid_program(s, launch_arg(l, i), &code, &depth)) {
       ok = false;
     } else if (depth > CGRT_GRID_STACK) {
-      error_span(s->d, expr_span(l->args[i]),
+      error_span(s->d, expr_span(launch_arg(l, i)),
                  "grid extent %c holds %d values at once; the runtime evaluates at most %d", "xyz"[i],
                  depth, CGRT_GRID_STACK);
       ok = false;
@@ -820,7 +819,7 @@ static bool grid_extents(Sema *s, Launch *cfg, LaunchItem *l) {
     for (int i = 0; i < 3 && ok; i++) {
       int64_t v = 0;
       int err = cgrt_grid_eval(code.v, (uint32_t)code.n, &at, descs, (uint32_t)nres, values, &v);
-      Span sp = i < l->nargs ? expr_span(l->args[i]) : span_at(l->pos);
+      Span sp = i < l->nargs ? expr_span(launch_arg(l, i)) : span_at(l->pos);
       const char *when = bounds_text(s, code.v, start[i], start[i + 1], false);
       if (err == CGRT_GRID_DIVZERO)
         error_span(s->d, sp, "grid extent %c divides by zero when %s", "xyz"[i], when);
@@ -846,7 +845,7 @@ static bool grid_extents(Sema *s, Launch *cfg, LaunchItem *l) {
       int err = cgrt_grid_eval(code.v, (uint32_t)code.n, &at, descs, (uint32_t)nres, values, &v);
       if (err == CGRT_GRID_OK && v >= 0 && v <= limit[i])
         continue;
-      Span sp = i < l->nargs ? expr_span(l->args[i]) : span_at(l->pos);
+      Span sp = i < l->nargs ? expr_span(launch_arg(l, i)) : span_at(l->pos);
       const char *when = bounds_text(s, code.v, start[i], start[i + 1], true);
       if (err == CGRT_GRID_DIVZERO)
         error_span(s->d, sp,
@@ -954,7 +953,7 @@ static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[L
     static const int64_t limit[3] = {INT32_MAX, 65535, 65535};
     for (int i = 0; i < 3; i++)
       if (cfg->grid[i] > limit[i]) {
-        error_span(s->d, expr_span(grid->args[i]),
+        error_span(s->d, expr_span(launch_arg(grid, i)),
                    "grid extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
                    (long long)cfg -> grid[i], (long long)limit[i]);
         grid_ok = false;
@@ -965,7 +964,7 @@ static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[L
     bool ok = true;
     for (int i = 0; i < 3; i++)
       if (cfg->block[i] > limit[i]) {
-        error_span(s->d, expr_span(block->args[i]),
+        error_span(s->d, expr_span(launch_arg(block, i)),
                    "block extent %c is %lld; CUDA allows at most %lld", "xyz"[i],
                    (long long)cfg -> block[i], (long long)limit[i]);
         ok = false;
@@ -979,8 +978,8 @@ static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[L
     LaunchItem *l = seen[LK_SMEM];
     if (l->nargs != 1)
       error_at(s->d, l->pos, "smem takes 1 value (bytes), %d given", l->nargs);
-    else if (eval_int(s, l->args[0], &cfg->smem) && (cfg->smem < 0 || cfg->smem > 227 * 1024))
-      error_span(s->d, expr_span(l->args[0]),
+    else if (eval_int(s, launch_arg(l, 0), &cfg->smem) && (cfg->smem < 0 || cfg->smem > 227 * 1024))
+      error_span(s->d, expr_span(launch_arg(l, 0)),
                  "smem(%lld) is out of range: a block can have 0 to 227K (232448) bytes",
                  (long long)cfg->smem);
   }
@@ -1000,7 +999,7 @@ static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[L
       else if (grid_ok)
         for (int i = 0; i < 3; i++)
           if (cfg->grid[i] % cfg->cluster[i]) {
-            error_span(s->d, expr_span(l->args[i < l->nargs ? i : 0]),
+            error_span(s->d, expr_span(launch_arg(l, i < l->nargs ? i : 0)),
                        "grid extent %c (%lld) is not a multiple of the cluster's (%lld)", "xyz"[i],
                        (long long)cfg -> grid[i], (long long)cfg -> cluster[i]);
             break;
@@ -1011,9 +1010,9 @@ static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[L
     LaunchItem *l = seen[LK_PRIORITY];
     if (l->nargs != 1)
       error_at(s->d, l->pos, "priority takes 1 value, %d given", l->nargs);
-    else if (eval_int(s, l->args[0], &cfg->priority)) {
+    else if (eval_int(s, launch_arg(l, 0), &cfg->priority)) {
       if (cfg->priority < INT32_MIN || cfg->priority > INT32_MAX)
-        error_span(s->d, expr_span(l->args[0]), "priority %lld does not fit an int",
+        error_span(s->d, expr_span(launch_arg(l, 0)), "priority %lld does not fit an int",
                    (long long)cfg->priority);
       else
         cfg->has_priority = true;

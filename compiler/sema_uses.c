@@ -145,7 +145,7 @@ static void note_own(Sema *s, Stmt *st) {
       note_expr(s, st->args[i]);
     for (int i = 0; i < st->nlaunch; i++)
       for (int j = 0; j < st->launch[i].nargs; j++)
-        note_expr(s, st->launch[i].args[j]);
+        note_expr(s, launch_arg(&st->launch[i], j));
     break;
   case ST_EDGE: note_edge(s, st); break;
   case ST_FOR:

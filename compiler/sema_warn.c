@@ -64,7 +64,7 @@ static Written *followed(const Graph *g, Written *written, const Arg *a) {
 static void read_before_write(Diag *d, const Graph *g, Written *written, const Node *n,
                               const Arg *a) {
   Written *w = followed(g, written, a);
-  if (!w || covered(w, a->offset, a->offset + a->bytes))
+  if (!w || covered(w, a->offset, a->offset + arg_bytes(g, a)))
     return;
   const Resource *r = &g->res.v[a->res];
   w->warned = true;
@@ -78,7 +78,7 @@ static void read_before_write(Diag *d, const Graph *g, Written *written, const N
 static void write_before_read(const Graph *g, Written *written, const Arg *a) {
   Written *w = followed(g, written, a);
   if (w)
-    add_written(w, a->offset, a->offset + a->bytes);
+    add_written(w, a->offset, a->offset + arg_bytes(g, a));
 }
 
 /* The operands of a condition that are elements of buffers. */
