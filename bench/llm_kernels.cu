@@ -653,10 +653,7 @@ static void moe_case(int m, bool overlap) {
 // first 1, 2, ... 8 kernels (what each adds where it stands in the chain),
 // and the chain with the experts' down as it was before (down_before).
 static void layer_case(int keys) {
-  // The attention as the sample runs it for one sequence: 64 splits, not in
-  // clusters (JOINED 1), so 64 partial results.
-  const int E = 64, FE = 1408, FS = 2816, D = 2048, TOPK = 6, SPLITS = 64, JOINED = 1,
-            PARTS = SPLITS / JOINED, m = 1;
+  const int E = 64, FE = 1408, FS = 2816, D = 2048, TOPK = 6, SPLITS = 64, m = 1;
   Copies wqkv((size_t)MLA_QKV * D), wukt((size_t)MLA_H * MLA_KVR * MLA_NOPE),
       wuv((size_t)MLA_H * MLA_VD * MLA_KVR), wo((size_t)D * MLA_H * MLA_VD), router((size_t)E * D),
       gu((size_t)E * 2 * FE * D, 0.02f), down((size_t)E * D * FE, 0.02f), sgu((size_t)2 * FS * D),
@@ -689,16 +686,16 @@ static void layer_case(int keys) {
            true, wukt[i], qkv, kvn, inv, pos, q_lat, q_pe, cache, m, keys, 1e-6f, 1.0f);
   };
   const Step attend = [&](int) {
-    launch_clusters(llm_mla_decode, dim3(SPLITS, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true,
-                    JOINED > 1 ? JOINED : 0, q_lat, q_pe, cache, pos, part, ml, m, keys, 0.1147f);
+    launch(llm_mla_decode, dim3(SPLITS, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true, q_lat,
+           q_pe, cache, pos, part, ml, m, keys, 0.1147f);
   };
   const Step combine_up = [&](int i) {
     launch(llm_mla_combine_up, dim3(MLA_H * MLA_VD / R), dim3(THREADS), (size_t)MLA_KVR * 2,
-           true, wuv[i], part, ml, attn, PARTS, m);
+           true, wuv[i], part, ml, attn, SPLITS, m);
   };
   const Step combine = [&](int) {
     launch(llm_mla_combine, dim3(MLA_H * MLA_KVR / MLA_COMBINE_THREADS, m),
-           dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, PARTS, m);
+           dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, SPLITS, m);
   };
   const Step v_up = [&](int i) {
     launch(llm_gemv_grouped, dim3(MLA_H * MLA_VD / R), dim3(THREADS), (size_t)MLA_KVR * 2, true,
