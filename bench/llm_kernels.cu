@@ -529,7 +529,11 @@ static void moe_case(int m, bool overlap) {
   const int E = 64, FE = 1408, FS = 2816, D = 2048, TOPK = 6;
   Copies gu((size_t)E * 2 * FE * D), down((size_t)E * D * FE);
   Copies sgu((size_t)2 * FS * D), sdown((size_t)D * FS), router((size_t)E * D);
+  // The down kernel adds into res, not into gate/up's x: in a layer x is
+  // complete when gate/up starts (its shared blocks do not wait), so no
+  // kernel of the chain may write it.
   bf16 *x = random_bf16((size_t)m * D, 1), *g = random_bf16(D, 1);
+  bf16 *res = random_bf16((size_t)m * D, 3);
   bf16 *act = (bf16 *)dalloc((size_t)m * (TOPK * FE + FS) * 2);
   std::vector<uint32_t> ids(m * TOPK);
   std::vector<float> wts(m * TOPK, 1.0f / TOPK);
@@ -566,7 +570,7 @@ static void moe_case(int m, bool overlap) {
     launch(llm_moe_gate_up, dim3(gu_grid), dim3(THREADS), (size_t)m * D * 2, true, gu[i], sgu[i],
            x, g, dids, act, FE, FS, TOPK, D, m, 1e-6f);
     launch(llm_moe_down, dim3((D + S - 1) / S, m), dim3(THREADS),
-           (size_t)(TOPK * FE + FS) * 4, true, down[i], sdown[i], act, dids, dw, x, FE, FS, TOPK,
+           (size_t)(TOPK * FE + FS) * 4, true, down[i], sdown[i], act, dids, dw, res, FE, FS, TOPK,
            D, m);
   });
   const double us_before = time_calls([&](int i) {
@@ -574,12 +578,12 @@ static void moe_case(int m, bool overlap) {
            (const bf16 *)gu[i], (const bf16 *)sgu[i], (const bf16 *)x, (const bf16 *)g,
            (const uint32_t *)dids, act, (int)FE, (int)FS, (int)TOPK, (int)D, (int)m);
     launch(llm_moe_down, dim3((D + S - 1) / S, m), dim3(THREADS),
-           (size_t)(TOPK * FE + FS) * 4, true, down[i], sdown[i], act, dids, dw, x, FE, FS, TOPK,
+           (size_t)(TOPK * FE + FS) * 4, true, down[i], sdown[i], act, dids, dw, res, FE, FS, TOPK,
            D, m);
   });
   auto free_all = [&] {
-    for (void *p : {(void *)x, (void *)g, (void *)act, (void *)dids, (void *)count, (void *)dw,
-                    (void *)logits, (void *)rw, (void *)rids})
+    for (void *p : {(void *)x, (void *)res, (void *)g, (void *)act, (void *)dids, (void *)count,
+                    (void *)dw, (void *)logits, (void *)rw, (void *)rids})
       CUDA(cudaFree(p));
   };
   char name[64];

@@ -125,9 +125,14 @@ __device__ __forceinline__ void mma_rows(const bf16 *row_lo, const bf16 *row_hi,
       acc[r][t] = part[(warp * NR + r) * 8 + t];
 }
 
-// One GEMV over blocks bid, bid + nblocks, ... of output units.
+// One GEMV over blocks bid, bid + nblocks, ... of output units.  With pdl
+// (as a rule) the first pass waits on the kernel before once its weights
+// are in flight and, its activations staged, lets the next kernel start;
+// without, it does neither: for activations that an earlier kernel wrote,
+// complete when this one starts (llm_moe.cuh's shared experts).
 template <int MB, int R, int U, Epi E, class Stage = StageX>
-__device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks, const Stage &stage = Stage()) {
+__device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks, const Stage &stage = Stage(),
+                            bool pdl = true) {
   extern __shared__ __align__(16) unsigned char llm_smem[];
   bf16 *xs = reinterpret_cast<bf16 *>(llm_smem);
   __shared__ float red[WARPS];
@@ -161,7 +166,7 @@ __device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks, const Stage
       xp[r] = xs;
     const int grp = a.group ? b * per_block / a.group : 0;
     auto ready = [&] {
-      if (first)
+      if (pdl && first)
         wait();
       if (grp != staged) { // block-uniform
         if (staged >= 0)
@@ -169,7 +174,7 @@ __device__ void gemv_blocks(const GemvArgs &a, int bid, int nblocks, const Stage
         stage.template run<MB>(xs, a, grp, fast, red);
         staged = grp;
       }
-      if (first)
+      if (pdl && first)
         trigger();
     };
     float acc[NR][MB];

@@ -37,16 +37,28 @@ static_assert((size_t)MLA_H * MLA_OPAD * 4 <= (size_t)(MLA_H + MLA_TILE) * MLA_P
 // RoPE with precomputed frequencies on one 64-value vector, as DeepSeek-V2's
 // published code applies it: the pairs (x[2i], x[2i + 1]) are first laid out
 // as (x'[i], x'[32 + i]), then x' * cos + rotate_half(x') * sin, with cos and
-// sin rounded to bf16 and each product and the sum rounded to bf16.  Lane i
-// of a warp (i < 32) does frequency i.
-__device__ __forceinline__ void rope64(const bf16 *in, bf16 *out, float p, const float *inv_freq,
-                                       float mscale, int i) {
+// sin rounded to bf16 and each product and the sum rounded to bf16.
+//
+// The cosine and sine of position p at frequency i, scaled and rounded.
+__device__ __forceinline__ void rope_cos_sin(float p, const float *inv_freq, float mscale, int i,
+                                             float *cb, float *sb) {
   float s, c;
   sincosf(p * inv_freq[i], &s, &c);
-  const float cb = round_bf(c * mscale), sb = round_bf(s * mscale);
+  *cb = round_bf(c * mscale);
+  *sb = round_bf(s * mscale);
+}
+// Frequency i's pair of `in` rotated into out[i] and out[32 + i].
+__device__ __forceinline__ void rope_pair(const bf16 *in, bf16 *out, float cb, float sb, int i) {
   const float x1 = bf(in[2 * i]), x2 = bf(in[2 * i + 1]);
   out[i] = to_bf(round_bf(x1 * cb) + round_bf(-x2 * sb));
   out[MLA_ROPE / 2 + i] = to_bf(round_bf(x2 * cb) + round_bf(x1 * sb));
+}
+// The whole vector at position p: lane i of a warp (i < 32) does frequency i.
+__device__ __forceinline__ void rope64(const bf16 *in, bf16 *out, float p, const float *inv_freq,
+                                       float mscale, int i) {
+  float cb, sb;
+  rope_cos_sin(p, inv_freq, mscale, i, &cb, &sb);
+  rope_pair(in, out, cb, sb, i);
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -497,10 +509,7 @@ __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm
   for (int c = tid; c < m * (MLA_ROPE / 2); c += blockDim.x) {
     const int t = c / (MLA_ROPE / 2), i = c % (MLA_ROPE / 2);
     const int p = (int)pos[t];
-    float sv, cv;
-    sincosf((float)p * inv_freq[i], &sv, &cv);
-    cs[t][i] = round_bf(cv * mscale);
-    sn[t][i] = round_bf(sv * mscale);
+    rope_cos_sin((float)p, inv_freq, mscale, i, &cs[t][i], &sn[t][i]);
     if (i == 0)
       p_tok[t] = p;
   }
@@ -524,10 +533,8 @@ __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm
       cache[((size_t)t * maxpos + p_tok[t]) * MLA_CH + i] =
           to_bf(bf(gain[i]) * round_bf(bf(in[t][i]) * r_tok[t]));
   }
-  // RoPE as rope64: the pairs (x[2i], x[2i + 1]) laid out as (x'[i],
-  // x'[32 + i]), then x' * cos + rotate_half(x') * sin, each product and the
-  // sum rounded to bf16.  v = 0: the shared key, into the cache; v > 0: head
-  // v - 1's query, into q_pe.
+  // RoPE as rope64 does it.  v = 0: the shared key, into the cache; v > 0:
+  // head v - 1's query, into q_pe.
   for (int c = tid; c < m * (MLA_H + 1) * (MLA_ROPE / 2); c += blockDim.x) {
     const int i = c % (MLA_ROPE / 2), v = c / (MLA_ROPE / 2) % (MLA_H + 1);
     const int t = c / (MLA_ROPE / 2) / (MLA_H + 1);
@@ -539,9 +546,7 @@ __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm
       out = cache + ((size_t)t * maxpos + p_tok[t]) * MLA_CH + MLA_KVR;
     } else
       out = q_pe + ((size_t)t * MLA_H + v - 1) * MLA_ROPE;
-    const float cb = cs[t][i], sb = sn[t][i], x1 = bf(x[2 * i]), x2 = bf(x[2 * i + 1]);
-    out[i] = to_bf(round_bf(x1 * cb) + round_bf(-x2 * sb));
-    out[MLA_ROPE / 2 + i] = to_bf(round_bf(x2 * cb) + round_bf(x1 * sb));
+    rope_pair(x, out, cs[t][i], sn[t][i], i);
   }
 }
 

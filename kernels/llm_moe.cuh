@@ -118,10 +118,13 @@ template <int R, int U> struct Moe {
 
   // The shared experts' blocks, all m tokens at once: past 2 tokens, one
   // chunk a row in flight (each chunk then feeds 4 or 8 dot products), so
-  // that the kernel's registers allow 4 blocks a multiprocessor.
-  static __device__ __forceinline__ void shared_gate_up(const GemvArgs &a, int b, int nbs) {
+  // that the kernel's registers allow 4 blocks a multiprocessor.  Early (one
+  // token), they neither wait nor let the next kernel start (gate_up says
+  // why).
+  static __device__ __forceinline__ void shared_gate_up(const GemvArgs &a, int b, int nbs,
+                                                        bool early) {
     if (a.m <= 1)
-      gemv_blocks<1, R, U, Epi::Swiglu>(a, b, nbs);
+      gemv_blocks<1, R, U, Epi::Swiglu>(a, b, nbs, StageX(), !early);
     else if (a.m <= 2)
       gemv_blocks<2, R, U, Epi::Swiglu>(a, b, nbs);
     else if (a.m <= 4)
@@ -133,8 +136,18 @@ template <int R, int U> struct Moe {
   // Gate and up projections with SwiGLU of the shared experts (fs units,
   // every token) and of each token's topk routed experts (fe units each):
   // act[t] = [expert ids[t][0]'s fe | ... | ids[t][topk - 1]'s | shared fs].
-  // Shared blocks come first and prefetch their weights before the router
-  // finishes; a routed block knows its rows only once it has.
+  // Shared blocks come first; a routed block knows its rows only once the
+  // router has finished.  The shared experts need only x, which the kernel
+  // two before (o_proj) writes: the router waits on it before it lets this
+  // kernel start, so x is complete when this one starts, and the shared
+  // blocks of one token run through without waiting on the router, beside
+  // it: DeepSeek-V2-Lite's step 1.3% faster.  At 2 tokens it was 0.5%
+  // faster, but a second such instance costs the kernel spilled registers
+  // at 4 blocks a multiprocessor; at 4 and 8, 1.2 and 1.7% slower.  The
+  // routed blocks wait (one of them at least: the last unit is routed), so
+  // that the kernel still lets the next start, and ends, only after the
+  // router: llm_moe_down reads the ids before its wait.  With no routed
+  // units the shared blocks wait as every kernel does.
   static __device__ void gate_up(const bf16 *w, const bf16 *w_shared, const bf16 *x, const bf16 *g,
                                  const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k,
                                  int m, float eps) {
@@ -150,7 +163,7 @@ template <int R, int U> struct Moe {
       } else if (b < nbs) {
         GemvArgs a{w_shared, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, m, eps,
                    0, 0, k, act_token};
-        shared_gate_up(a, b, nbs);
+        shared_gate_up(a, b, nbs, total > nbs && m == 1);
       } else {
         // Past one token, the blocks of a row block are adjacent for every
         // (token, slot): tokens that chose the same expert then read its
