@@ -118,9 +118,9 @@ template <int R, int U> struct Moe {
 
   // The shared experts' blocks, all m tokens at once: past 2 tokens, one
   // chunk a row in flight (each chunk then feeds 4 or 8 dot products), so
-  // that the kernel's registers allow 4 blocks a multiprocessor.  Early (one
-  // token), they neither wait nor let the next kernel start (gate_up says
-  // why).
+  // that the kernel's registers allow 4 blocks a multiprocessor.  Early (any
+  // token count but 2), they neither wait nor let the next kernel start
+  // (gate_up says why).
   static __device__ __forceinline__ void shared_gate_up(const GemvArgs &a, int b, int nbs,
                                                         bool early) {
     if (a.m <= 1)
@@ -128,9 +128,9 @@ template <int R, int U> struct Moe {
     else if (a.m <= 2)
       gemv_blocks<2, R, U, Epi::Swiglu>(a, b, nbs);
     else if (a.m <= 4)
-      gemv_blocks<4, R, 1, Epi::Swiglu>(a, b, nbs);
+      gemv_blocks<4, R, 1, Epi::Swiglu>(a, b, nbs, StageX(), !early);
     else
-      gemv_blocks<MAX_TOKENS, R, 1, Epi::Swiglu>(a, b, nbs);
+      gemv_blocks<MAX_TOKENS, R, 1, Epi::Swiglu>(a, b, nbs, StageX(), !early);
   }
 
   // Gate and up projections with SwiGLU of the shared experts (fs units,
@@ -140,11 +140,12 @@ template <int R, int U> struct Moe {
   // router has finished.  The shared experts need only x, which the kernel
   // two before (o_proj) writes: the router waits on it before it lets this
   // kernel start, so x is complete when this one starts, and the shared
-  // blocks of one token run through without waiting on the router, beside
-  // it: DeepSeek-V2-Lite's step 1.3% faster.  At 2 tokens it was 0.5%
-  // faster, but a second such instance costs the kernel spilled registers
-  // at 4 blocks a multiprocessor; at 4 and 8, 1.2 and 1.7% slower.  The
-  // routed blocks wait (one of them at least: the last unit is routed), so
+  // blocks run through without waiting on the router, beside it:
+  // DeepSeek-V2-Lite's step 2.9% faster at one token, 0.2% at 4 and 8.
+  // Not at 2 tokens: that instance, early, costs the kernel spilled
+  // registers at 4 blocks a multiprocessor (60 bytes under sm_90 with
+  // every instance early, which made 4 and 8 tokens 1.2 and 1.7% slower
+  // and one token gain only 1.3%).  The routed blocks wait (one of them at least: the last unit is routed), so
   // that the kernel still lets the next start, and ends, only after the
   // router: llm_moe_down reads the ids before its wait.  With no routed
   // units the shared blocks wait as every kernel does.
@@ -163,7 +164,7 @@ template <int R, int U> struct Moe {
       } else if (b < nbs) {
         GemvArgs a{w_shared, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, m, eps,
                    0, 0, k, act_token};
-        shared_gate_up(a, b, nbs, total > nbs && m == 1);
+        shared_gate_up(a, b, nbs, total > nbs && m != 2);
       } else {
         // Past one token, the blocks of a row block are adjacent for every
         // (token, slot): tokens that chose the same expert then read its
