@@ -237,11 +237,57 @@ static int cmp_from_to(const void *pa, const void *pb) {
   return a->to < b->to ? -1 : a->to > b->to;
 }
 
+/* qsort of e[0..n) by cmp, stable as glibc's, without its copy of the
+ * edges (it merges through a buffer as large as its array): the edges'
+ * indices are merge-sorted, and the edges moved into their places along
+ * the permutation's cycles. */
+static void sort_edges(Edge *e, size_t n, int (*cmp)(const void *, const void *)) {
+  if (n < 2)
+    return;
+  uint32_t *at = xrealloc(NULL, n * sizeof *at);
+  uint32_t *tmp = xrealloc(NULL, n * sizeof *tmp);
+  for (size_t i = 0; i < n; i++)
+    at[i] = (uint32_t)i;
+  for (size_t width = 1; width < n; width *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * width) {
+      size_t mid = lo + width < n ? lo + width : n;
+      size_t hi = mid + width < n ? mid + width : n;
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        tmp[k++] = cmp(&e[at[j]], &e[at[i]]) < 0 ? at[j++] : at[i++];
+      while (i < mid)
+        tmp[k++] = at[i++];
+      while (j < hi)
+        tmp[k++] = at[j++];
+    }
+    uint32_t *t = at;
+    at = tmp;
+    tmp = t;
+  }
+  free(tmp);
+  /* e[i] takes e[at[i]]; a place filled gets at[i] = i. */
+  for (size_t i = 0; i < n; i++) {
+    if (at[i] == i)
+      continue;
+    Edge first = e[i];
+    size_t j = i;
+    while (at[j] != i) {
+      size_t k = at[j];
+      e[j] = e[k];
+      at[j] = (uint32_t)j;
+      j = k;
+    }
+    e[j] = first;
+    at[j] = (uint32_t)j;
+  }
+  free(at);
+}
+
 /* Sorts by (to, from) and drops duplicates, keeping a written one. */
 static void dedupe(Edge *e, size_t *n) {
   if (!*n)
     return;
-  qsort(e, *n, sizeof *e, cmp_to_from);
+  sort_edges(e, *n, cmp_to_from);
   size_t k = 0;
   for (size_t i = 0; i < *n; i++)
     if (!k || e[k - 1].to != e[i].to || e[k - 1].from != e[i].from)
@@ -953,7 +999,7 @@ static void order_flat(Compiler *c, Graph *g, bool top, Seg **roots) {
     /* Sorted once the reduction's arrays are given back: the sort's own
      * copy of the edges need not lie beside them. */
     if (g->edges.n)
-      qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
+      sort_edges(g->edges.v, g->edges.n, cmp_from_to);
     mark_programmatic(g);
     if (top)
       find_loads(g, order);
@@ -1045,7 +1091,7 @@ void order_graph(Compiler *c, Graph *g) {
     vec_free(&sub.loads);
   }
   if (g->edges.n)
-    qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
+    sort_edges(g->edges.v, g->edges.n, cmp_from_to);
   free(first);
   free(first_edge);
   free(members);
