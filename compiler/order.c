@@ -718,9 +718,9 @@ static void keep_marked(EdgeVec *all, const bool *keep) {
 static void reduce(Compiler *c, Graph *g, EdgeVec *all, const uint32_t *topo) {
   size_t n = g->nodes.n, m = all->n;
   const Edge *e = all->v;
+  Labels lab = labels_new(n, e, m); /* first: its scratch arrays are given back */
   bool *keep = xcalloc(m + 1, sizeof *keep);
   Preds p = preds_build(n, e, m);
-  Labels lab = labels_new(n, e, m);
   Search s = search_new(c, &p, topo, &lab, n, m);
   bool ok = spend(c, 0); /* false: spent before, and reported then */
   uint32_t *cand = NULL, *from = NULL;
@@ -995,14 +995,22 @@ static void order_flat(Compiler *c, Graph *g, bool top, Seg **roots) {
         check_hazards(c, g, order, topo, all.v, all.n, need.v, need.n);
       vec_free(&need);
     }
+    /* The order is topo's inverse: given back while the reduction runs,
+     * and made again for find_loads. */
+    free(order);
+    order = NULL;
     reduce(c, g, &all, topo);
     /* Sorted once the reduction's arrays are given back: the sort's own
      * copy of the edges need not lie beside them. */
     if (g->edges.n)
       sort_edges(g->edges.v, g->edges.n, cmp_from_to);
     mark_programmatic(g);
-    if (top)
+    if (top) {
+      order = xrealloc(NULL, (n + 1) * sizeof *order);
+      for (size_t v = 0; v < n; v++)
+        order[topo[v]] = (uint32_t)v;
       find_loads(g, order);
+    }
   }
   vec_free(&all);
   free(order);
