@@ -935,13 +935,15 @@ typedef struct Node {
   };
 } Node;
 
+/* An edge: 24 bytes, its flags packed beside its resource (a program has
+ * fewer resources than 25 bits count: see Arg). */
 typedef struct Edge {
   uint32_t from, to;
-  Pos pos;      /* written: the arrow */
-  int res;      /* inferred: the resource that orders them, else -1 */
-  bool written;
-  bool programmatic; /* order.c: a kernel into a pdl kernel (PDL) */
-  uint8_t why;  /* inferred: read after write, write after read or after write */
+  Pos pos;                /* written: the arrow */
+  int32_t res : 26;       /* inferred: the resource that orders them, else -1 */
+  uint32_t why : 4;       /* inferred: read after write, write after read or after write */
+  uint32_t written : 1;
+  uint32_t programmatic : 1; /* order.c: a kernel into a pdl kernel (PDL) */
 } Edge;
 
 typedef VEC(Edge) EdgeVec;
