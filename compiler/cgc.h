@@ -918,13 +918,13 @@ typedef struct Collective {
 typedef struct Node {
   const char *name; /* "norm[0]" */
   Pos pos;
-  NodeKind kind;
+  NodeKind kind : 8;
+  bool keyword_name : 1; /* unnamed copy, fill or control node: no edge can name it */
   int32_t scope;     /* the control node whose body holds this one, or -1 */
   int32_t branch;    /* which body of it: 0, or 1 for else, or a case's index */
   int nargs;
   int nacc;
-  bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
-  Pos block_pos;     /* NK_KERNEL: its block(...) */
+  const LaunchItem *block; /* NK_KERNEL: its block(...), in the syntax tree */
   Item *kernel; /* NK_KERNEL, NK_CAPTURE: the kernel or capture function */
   Arg *args;
   Access *acc;

@@ -942,8 +942,7 @@ static const Launch *intern_launch(Sema *s, const Launch *cfg) {
 static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[LK_COUNT],
                                const Stmt *st) {
   LaunchItem *grid = seen[LK_GRID], *block = seen[LK_BLOCK];
-  if (block)
-    n->block_pos = block->pos;
+  n->block = block;
   if (!grid || !block) {
     error_at(s->d, st->callee_pos, "kernel node '%s' needs %s", n->name,
              !grid && !block ? "grid(...) and block(...)" : !grid ? "grid(...)" : "block(...)");

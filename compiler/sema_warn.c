@@ -200,7 +200,7 @@ static void warn_block_size(Diag *d, const Graph *g) {
       continue;
     int64_t threads = n->launch->block[0] * n->launch->block[1] * n->launch->block[2];
     if (threads % 32)
-      warn_at(d, W_BLOCK_SIZE, n->block_pos,
+      warn_at(d, W_BLOCK_SIZE, n->block ? n->block->pos : n->pos,
               "a block of %lld thread%s is not a multiple of the warp size, 32: its last warp "
               "runs %lld of its 32 lanes",
               (long long)threads, plural(threads), (long long)(threads % 32));
