@@ -916,15 +916,14 @@ typedef struct Collective {
 /* A node of a graph: what every kind has, and its kind's own part out of
  * line, so that the many kernel nodes of a large graph stay small. */
 typedef struct Node {
-  const char *name; /* "norm[0]" */
-  Pos pos;
+  const char *name;       /* "norm[0]" */
+  const struct Stmt *stmt; /* the statement that makes it, at its position (node_pos) */
   NodeKind kind : 8;
   bool keyword_name : 1; /* unnamed copy, fill or control node: no edge can name it */
   int32_t scope;     /* the control node whose body holds this one, or -1 */
   int32_t branch;    /* which body of it: 0, or 1 for else, or a case's index */
   int nargs;
   int nacc;
-  const LaunchItem *block; /* NK_KERNEL: its block(...), in the syntax tree */
   Item *kernel; /* NK_KERNEL, NK_CAPTURE: the kernel or capture function */
   Arg *args;
   Access *acc;
@@ -937,6 +936,10 @@ typedef struct Node {
 
 /* An edge: 24 bytes, its flags packed beside its resource (a program has
  * fewer resources than 25 bits count: see Arg). */
+static inline Pos node_pos(const Node *n) {
+  return n->stmt->pos;
+}
+
 typedef struct Edge {
   uint32_t from, to;
   Pos pos;                /* written: the arrow */

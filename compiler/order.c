@@ -117,7 +117,7 @@ static void add_edge(Infer *in, uint32_t from, uint32_t to, int res, int why) {
     return;
   if (++in->c->nedges > in->max_edges) {
     /* Reported at the node whose accesses need one edge too many. */
-    error_at(in->c->diag, in->g->nodes.v[to].pos, "the program has more than %lld " EDGE_LIMIT_TEXT,
+    error_at(in->c->diag, node_pos(&in->g->nodes.v[to]), "the program has more than %lld " EDGE_LIMIT_TEXT,
              (long long)in->max_edges);
     in->over = true;
     return;
@@ -405,19 +405,19 @@ static void describe_step(Compiler *c, Graph *g, const Edge *e) {
     return;
   }
   if (e->why == WHY_COMM) {
-    note_at(c->diag, b->pos, "'%s' follows '%s' because collectives run in the order written",
+    note_at(c->diag, node_pos(b), "'%s' follows '%s' because collectives run in the order written",
             b->name, a->name);
     return;
   }
   if (e->why == WHY_APART) {
-    note_at(c->diag, b->pos,
+    note_at(c->diag, node_pos(b),
             "'%s' follows '%s' because a loop whose body sets its handle runs apart from the "
             "other control nodes",
             b->name, a->name);
     return;
   }
   const char *res = g->res.v[e->res].name->name;
-  note_at(c->diag, b->pos, "'%s' follows '%s' because it %s '%s', which '%s' %s", b->name,
+  note_at(c->diag, node_pos(b), "'%s' follows '%s' because it %s '%s', which '%s' %s", b->name,
           a->name, why_text(e->why), res, a->name, e->why == WHY_WAR ? "reads" : "writes");
 }
 
@@ -477,7 +477,7 @@ static void report_cycle(Compiler *c, Graph *g, const Preds *p, const uint32_t *
       rot = i;
   char *text = NULL;
   size_t tlen = 0;
-  Pos at = g->nodes.v[cyc[rot]].pos;
+  Pos at = node_pos(&g->nodes.v[cyc[rot]]);
   bool have_written = false;
   for (size_t i = 0; i <= k; i++) {
     const char *name = g->nodes.v[cyc[(rot + i) % k]].name;
@@ -834,20 +834,21 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
       }
       const Edge *e = &all[which[j]];
       const Node *a = &g->nodes.v[e->from], *b = &g->nodes.v[e->to];
+      Pos pa = node_pos(a), pb = node_pos(b);
       if (e->why == WHY_COMM) {
-        error_at(c->diag, b->pos,
+        error_at(c->diag, pb,
                  "collectives '%s' and '%s' have no path of edges between them: every rank "
                  "must run a communicator's collectives in one order",
                  a->name, b->name);
       } else if (e->why == WHY_APART) {
-        error_at(c->diag, b->pos,
+        error_at(c->diag, pb,
                  "control nodes '%s' and '%s' have no path of edges between them: a loop whose "
                  "body sets its handle runs apart from the other control nodes",
                  a->name, b->name);
       } else {
         const char *res = g->res.v[e->res].name->name;
         const char *ra = e->why == WHY_WAR ? "reads" : "writes";
-        error_at(c->diag, b->pos,
+        error_at(c->diag, pb,
                  "hazard on '%s': node '%s' %s it and node '%s' %s it, with no path of edges "
                  "between them",
                  res, b->name, why_text(e->why), a->name, ra);
@@ -857,8 +858,8 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
       const char *ia = strchr(a->name, '['), *ib = strchr(b->name, '[');
       bool same_iteration = ia && ib && !strcmp(ia, ib);
       if (same_iteration) {
-        const Stmt *la = loop_of(g->item->body, g->item->nbody, a->pos, NULL);
-        same_iteration = la && la == loop_of(g->item->body, g->item->nbody, b->pos, NULL);
+        const Stmt *la = loop_of(g->item->body, g->item->nbody, pa, NULL);
+        same_iteration = la && la == loop_of(g->item->body, g->item->nbody, pb, NULL);
       }
       size_t na = same_iteration ? (size_t)(ia - a->name) : strlen(a->name),
              nb = same_iteration ? (size_t)(ib - b->name) : strlen(b->name);
@@ -867,26 +868,26 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
          * top of the graph, outside loops, its statement can go on a line
          * before the second. */
         bool top = a->scope < 0 && b->scope < 0 &&
-                   ((!ia && !ib) || (same_iteration && a->pos.file == b->pos.file));
+                   ((!ia && !ib) || (same_iteration && pa.file == pb.file));
         char *text = arena_printf(c->arena, "%.*s -> %.*s;\n%*s", (int)na, a->name, (int)nb,
-                                  b->name, b->pos.col - 1, "");
-        Span at = top ? (Span){.at = b->pos,
-                               .lo_line = b->pos.line,
-                               .lo_col = b->pos.col,
-                               .hi_line = b->pos.line,
-                               .hi_col = b->pos.col}
+                                  b->name, pb.col - 1, "");
+        Span at = top ? (Span){.at = pb,
+                               .lo_line = pb.line,
+                               .lo_col = pb.col,
+                               .hi_line = pb.line,
+                               .hi_col = pb.col}
                       : span_at((Pos){.file = -1});
         diag_fix_edge(c->diag, a->name, b->name, at, text);
       }
       if (!a->keyword_name && !b->keyword_name && same_iteration)
-        note_at(c->diag, a->pos,
+        note_at(c->diag, pa,
                 "node '%s' is here; add '%.*s -> %.*s;' to the loop's body to run it first",
                 a->name, (int)na, a->name, (int)nb, b->name);
       else if (!a->keyword_name && !b->keyword_name)
-        note_at(c->diag, a->pos, "node '%s' is here; add '%s -> %s;' to run it first", a->name,
+        note_at(c->diag, pa, "node '%s' is here; add '%s -> %s;' to run it first", a->name,
                 a->name, b->name);
       else
-        note_at(c->diag, a->pos,
+        note_at(c->diag, pa,
                 "node '%s' is here; name the unnamed one ('node NAME = ...') and add an edge "
                 "from '%s' to '%s' to run it first",
                 a->name, a->name, b->name);
