@@ -916,7 +916,7 @@ typedef struct Collective {
 /* A node of a graph: what every kind has, and its kind's own part out of
  * line, so that the many kernel nodes of a large graph stay small. */
 typedef struct Node {
-  const char *name;       /* "norm[0]" */
+  const char *name;        /* "norm[0]" */
   const struct Stmt *stmt; /* the statement that makes it, at its position (node_pos) */
   NodeKind kind : 8;
   bool keyword_name : 1; /* unnamed copy, fill or control node: no edge can name it */
@@ -934,17 +934,16 @@ typedef struct Node {
   };
 } Node;
 
+/* Where a node is: its statement's position. */
+static inline Pos node_pos(const Node *n) { return n->stmt->pos; }
+
 /* An edge: 24 bytes, its flags packed beside its resource (a program has
  * fewer resources than 25 bits count: see Arg). */
-static inline Pos node_pos(const Node *n) {
-  return n->stmt->pos;
-}
-
 typedef struct Edge {
   uint32_t from, to;
-  Pos pos;                /* written: the arrow */
-  int32_t res : 26;       /* inferred: the resource that orders them, else -1 */
-  uint32_t why : 4;       /* inferred: read after write, write after read or after write */
+  Pos pos;          /* written: the arrow */
+  int32_t res : 26; /* inferred: the resource that orders them, else -1 */
+  uint32_t why : 4; /* inferred: read after write, write after read or after write */
   uint32_t written : 1;
   uint32_t programmatic : 1; /* order.c: a kernel into a pdl kernel (PDL) */
 } Edge;

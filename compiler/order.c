@@ -117,8 +117,8 @@ static void add_edge(Infer *in, uint32_t from, uint32_t to, int res, int why) {
     return;
   if (++in->c->nedges > in->max_edges) {
     /* Reported at the node whose accesses need one edge too many. */
-    error_at(in->c->diag, node_pos(&in->g->nodes.v[to]), "the program has more than %lld " EDGE_LIMIT_TEXT,
-             (long long)in->max_edges);
+    error_at(in->c->diag, node_pos(&in->g->nodes.v[to]),
+             "the program has more than %lld " EDGE_LIMIT_TEXT, (long long)in->max_edges);
     in->over = true;
     return;
   }
@@ -884,8 +884,8 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
                 "node '%s' is here; add '%.*s -> %.*s;' to the loop's body to run it first",
                 a->name, (int)na, a->name, (int)nb, b->name);
       else if (!a->keyword_name && !b->keyword_name)
-        note_at(c->diag, pa, "node '%s' is here; add '%s -> %s;' to run it first", a->name,
-                a->name, b->name);
+        note_at(c->diag, pa, "node '%s' is here; add '%s -> %s;' to run it first", a->name, a->name,
+                b->name);
       else
         note_at(c->diag, pa,
                 "node '%s' is here; name the unnamed one ('node NAME = ...') and add an edge "

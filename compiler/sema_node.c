@@ -1143,8 +1143,11 @@ void add_node(Sema *s, Stmt *st) {
     return; /* a duplicate name, reported */
   if (!node_budget(s, st->pos, node_kinds[st->node_kind].called ? st->nargs : 2))
     return;
-  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth), .stmt = st,
-            .kind = st->node_kind, .scope = s->scope, .branch = s->branch,
+  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth),
+            .stmt = st,
+            .kind = st->node_kind,
+            .scope = s->scope,
+            .branch = s->branch,
             .keyword_name = !node_kinds[st->node_kind].called && keyword_named(st)};
   if (!n.name)
     return;
