@@ -515,13 +515,13 @@ typedef struct EdgeGroup {
   bool programmatic; /* that arrow is '=>' */
 } EdgeGroup;
 
-/* A statement.  Its fields are ordered so that none is padded, and only
- * its kind's part of the union is allocated (new_stmt): a node statement,
- * the most common by far, takes 104 bytes. */
+/* A statement.  Its fields are ordered so that none is padded, its kinds
+ * packed in one word, and only its kind's part of the union is allocated
+ * (new_stmt): a node statement, the most common by far, takes 96 bytes. */
 struct Stmt {
-  StmtKind kind;
-  int loop_depth; /* sema: enclosing for loops */
-  NodeKind node_kind; /* node, while, if, switch: the kind of node it makes */
+  StmtKind kind : 8;
+  NodeKind node_kind : 8; /* node, while, if, switch: the kind of node it makes */
+  int16_t loop_depth;     /* sema: enclosing for loops (fewer than MAX_NESTING) */
   Pos pos;
   Pos name_pos;
   Pos callee_pos;          /* node */
@@ -916,15 +916,14 @@ typedef struct Collective {
 /* A node of a graph: what every kind has, and its kind's own part out of
  * line, so that the many kernel nodes of a large graph stay small. */
 typedef struct Node {
-  const char *name; /* "norm[0]" */
-  Pos pos;
-  NodeKind kind;
+  const char *name;        /* "norm[0]" */
+  const struct Stmt *stmt; /* the statement that makes it, at its position (node_pos) */
+  NodeKind kind : 8;
+  bool keyword_name : 1; /* unnamed copy, fill or control node: no edge can name it */
   int32_t scope;     /* the control node whose body holds this one, or -1 */
   int32_t branch;    /* which body of it: 0, or 1 for else, or a case's index */
   int nargs;
   int nacc;
-  bool keyword_name; /* unnamed copy, fill or control node: no edge can name it */
-  Pos block_pos;     /* NK_KERNEL: its block(...) */
   Item *kernel; /* NK_KERNEL, NK_CAPTURE: the kernel or capture function */
   Arg *args;
   Access *acc;
@@ -935,13 +934,18 @@ typedef struct Node {
   };
 } Node;
 
+/* Where a node is: its statement's position. */
+static inline Pos node_pos(const Node *n) { return n->stmt->pos; }
+
+/* An edge: 24 bytes, its flags packed beside its resource (a program has
+ * fewer resources than 25 bits count: see Arg). */
 typedef struct Edge {
   uint32_t from, to;
-  Pos pos;      /* written: the arrow */
-  int res;      /* inferred: the resource that orders them, else -1 */
-  bool written;
-  bool programmatic; /* order.c: a kernel into a pdl kernel (PDL) */
-  uint8_t why;  /* inferred: read after write, write after read or after write */
+  Pos pos;          /* written: the arrow */
+  int32_t res : 26; /* inferred: the resource that orders them, else -1 */
+  uint32_t why : 4; /* inferred: read after write, write after read or after write */
+  uint32_t written : 1;
+  uint32_t programmatic : 1; /* order.c: a kernel into a pdl kernel (PDL) */
 } Edge;
 
 typedef VEC(Edge) EdgeVec;

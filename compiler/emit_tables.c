@@ -195,7 +195,7 @@ static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const 
                       const Node *n, size_t v, size_t arg, size_t nargs, size_t code,
                       size_t ncode, size_t grid_code) {
   fprintf(c, "  [%zu] = {.name = \"%s\", .line = %d, .col = %d, .kind = %s,\n     ", v, n->name,
-          n->pos.line, n->pos.col, node_kinds[n->kind].abi);
+          node_pos(n).line, node_pos(n).col, node_kinds[n->kind].abi);
   emit_node_runs(c, k, captures, g, n);
   if (nargs)
     fprintf(c, ".arg = %zu, .nargs = %zu, ", arg, nargs);

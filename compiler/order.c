@@ -117,8 +117,8 @@ static void add_edge(Infer *in, uint32_t from, uint32_t to, int res, int why) {
     return;
   if (++in->c->nedges > in->max_edges) {
     /* Reported at the node whose accesses need one edge too many. */
-    error_at(in->c->diag, in->g->nodes.v[to].pos, "the program has more than %lld " EDGE_LIMIT_TEXT,
-             (long long)in->max_edges);
+    error_at(in->c->diag, node_pos(&in->g->nodes.v[to]),
+             "the program has more than %lld " EDGE_LIMIT_TEXT, (long long)in->max_edges);
     in->over = true;
     return;
   }
@@ -237,11 +237,57 @@ static int cmp_from_to(const void *pa, const void *pb) {
   return a->to < b->to ? -1 : a->to > b->to;
 }
 
+/* qsort of e[0..n) by cmp, stable as glibc's, without its copy of the
+ * edges (it merges through a buffer as large as its array): the edges'
+ * indices are merge-sorted, and the edges moved into their places along
+ * the permutation's cycles. */
+static void sort_edges(Edge *e, size_t n, int (*cmp)(const void *, const void *)) {
+  if (n < 2)
+    return;
+  uint32_t *at = xrealloc(NULL, n * sizeof *at);
+  uint32_t *tmp = xrealloc(NULL, n * sizeof *tmp);
+  for (size_t i = 0; i < n; i++)
+    at[i] = (uint32_t)i;
+  for (size_t width = 1; width < n; width *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * width) {
+      size_t mid = lo + width < n ? lo + width : n;
+      size_t hi = mid + width < n ? mid + width : n;
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        tmp[k++] = cmp(&e[at[j]], &e[at[i]]) < 0 ? at[j++] : at[i++];
+      while (i < mid)
+        tmp[k++] = at[i++];
+      while (j < hi)
+        tmp[k++] = at[j++];
+    }
+    uint32_t *t = at;
+    at = tmp;
+    tmp = t;
+  }
+  free(tmp);
+  /* e[i] takes e[at[i]]; a place filled gets at[i] = i. */
+  for (size_t i = 0; i < n; i++) {
+    if (at[i] == i)
+      continue;
+    Edge first = e[i];
+    size_t j = i;
+    while (at[j] != i) {
+      size_t k = at[j];
+      e[j] = e[k];
+      at[j] = (uint32_t)j;
+      j = k;
+    }
+    e[j] = first;
+    at[j] = (uint32_t)j;
+  }
+  free(at);
+}
+
 /* Sorts by (to, from) and drops duplicates, keeping a written one. */
 static void dedupe(Edge *e, size_t *n) {
   if (!*n)
     return;
-  qsort(e, *n, sizeof *e, cmp_to_from);
+  sort_edges(e, *n, cmp_to_from);
   size_t k = 0;
   for (size_t i = 0; i < *n; i++)
     if (!k || e[k - 1].to != e[i].to || e[k - 1].from != e[i].from)
@@ -359,19 +405,19 @@ static void describe_step(Compiler *c, Graph *g, const Edge *e) {
     return;
   }
   if (e->why == WHY_COMM) {
-    note_at(c->diag, b->pos, "'%s' follows '%s' because collectives run in the order written",
+    note_at(c->diag, node_pos(b), "'%s' follows '%s' because collectives run in the order written",
             b->name, a->name);
     return;
   }
   if (e->why == WHY_APART) {
-    note_at(c->diag, b->pos,
+    note_at(c->diag, node_pos(b),
             "'%s' follows '%s' because a loop whose body sets its handle runs apart from the "
             "other control nodes",
             b->name, a->name);
     return;
   }
   const char *res = g->res.v[e->res].name->name;
-  note_at(c->diag, b->pos, "'%s' follows '%s' because it %s '%s', which '%s' %s", b->name,
+  note_at(c->diag, node_pos(b), "'%s' follows '%s' because it %s '%s', which '%s' %s", b->name,
           a->name, why_text(e->why), res, a->name, e->why == WHY_WAR ? "reads" : "writes");
 }
 
@@ -431,7 +477,7 @@ static void report_cycle(Compiler *c, Graph *g, const Preds *p, const uint32_t *
       rot = i;
   char *text = NULL;
   size_t tlen = 0;
-  Pos at = g->nodes.v[cyc[rot]].pos;
+  Pos at = node_pos(&g->nodes.v[cyc[rot]]);
   bool have_written = false;
   for (size_t i = 0; i <= k; i++) {
     const char *name = g->nodes.v[cyc[(rot + i) % k]].name;
@@ -672,9 +718,9 @@ static void keep_marked(EdgeVec *all, const bool *keep) {
 static void reduce(Compiler *c, Graph *g, EdgeVec *all, const uint32_t *topo) {
   size_t n = g->nodes.n, m = all->n;
   const Edge *e = all->v;
+  Labels lab = labels_new(n, e, m); /* first: its scratch arrays are given back */
   bool *keep = xcalloc(m + 1, sizeof *keep);
   Preds p = preds_build(n, e, m);
-  Labels lab = labels_new(n, e, m);
   Search s = search_new(c, &p, topo, &lab, n, m);
   bool ok = spend(c, 0); /* false: spent before, and reported then */
   uint32_t *cand = NULL, *from = NULL;
@@ -788,20 +834,21 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
       }
       const Edge *e = &all[which[j]];
       const Node *a = &g->nodes.v[e->from], *b = &g->nodes.v[e->to];
+      Pos pa = node_pos(a), pb = node_pos(b);
       if (e->why == WHY_COMM) {
-        error_at(c->diag, b->pos,
+        error_at(c->diag, pb,
                  "collectives '%s' and '%s' have no path of edges between them: every rank "
                  "must run a communicator's collectives in one order",
                  a->name, b->name);
       } else if (e->why == WHY_APART) {
-        error_at(c->diag, b->pos,
+        error_at(c->diag, pb,
                  "control nodes '%s' and '%s' have no path of edges between them: a loop whose "
                  "body sets its handle runs apart from the other control nodes",
                  a->name, b->name);
       } else {
         const char *res = g->res.v[e->res].name->name;
         const char *ra = e->why == WHY_WAR ? "reads" : "writes";
-        error_at(c->diag, b->pos,
+        error_at(c->diag, pb,
                  "hazard on '%s': node '%s' %s it and node '%s' %s it, with no path of edges "
                  "between them",
                  res, b->name, why_text(e->why), a->name, ra);
@@ -811,8 +858,8 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
       const char *ia = strchr(a->name, '['), *ib = strchr(b->name, '[');
       bool same_iteration = ia && ib && !strcmp(ia, ib);
       if (same_iteration) {
-        const Stmt *la = loop_of(g->item->body, g->item->nbody, a->pos, NULL);
-        same_iteration = la && la == loop_of(g->item->body, g->item->nbody, b->pos, NULL);
+        const Stmt *la = loop_of(g->item->body, g->item->nbody, pa, NULL);
+        same_iteration = la && la == loop_of(g->item->body, g->item->nbody, pb, NULL);
       }
       size_t na = same_iteration ? (size_t)(ia - a->name) : strlen(a->name),
              nb = same_iteration ? (size_t)(ib - b->name) : strlen(b->name);
@@ -821,26 +868,26 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
          * top of the graph, outside loops, its statement can go on a line
          * before the second. */
         bool top = a->scope < 0 && b->scope < 0 &&
-                   ((!ia && !ib) || (same_iteration && a->pos.file == b->pos.file));
+                   ((!ia && !ib) || (same_iteration && pa.file == pb.file));
         char *text = arena_printf(c->arena, "%.*s -> %.*s;\n%*s", (int)na, a->name, (int)nb,
-                                  b->name, b->pos.col - 1, "");
-        Span at = top ? (Span){.at = b->pos,
-                               .lo_line = b->pos.line,
-                               .lo_col = b->pos.col,
-                               .hi_line = b->pos.line,
-                               .hi_col = b->pos.col}
+                                  b->name, pb.col - 1, "");
+        Span at = top ? (Span){.at = pb,
+                               .lo_line = pb.line,
+                               .lo_col = pb.col,
+                               .hi_line = pb.line,
+                               .hi_col = pb.col}
                       : span_at((Pos){.file = -1});
         diag_fix_edge(c->diag, a->name, b->name, at, text);
       }
       if (!a->keyword_name && !b->keyword_name && same_iteration)
-        note_at(c->diag, a->pos,
+        note_at(c->diag, pa,
                 "node '%s' is here; add '%.*s -> %.*s;' to the loop's body to run it first",
                 a->name, (int)na, a->name, (int)nb, b->name);
       else if (!a->keyword_name && !b->keyword_name)
-        note_at(c->diag, a->pos, "node '%s' is here; add '%s -> %s;' to run it first", a->name,
-                a->name, b->name);
+        note_at(c->diag, pa, "node '%s' is here; add '%s -> %s;' to run it first", a->name, a->name,
+                b->name);
       else
-        note_at(c->diag, a->pos,
+        note_at(c->diag, pa,
                 "node '%s' is here; name the unnamed one ('node NAME = ...') and add an edge "
                 "from '%s' to '%s' to run it first",
                 a->name, a->name, b->name);
@@ -949,14 +996,22 @@ static void order_flat(Compiler *c, Graph *g, bool top, Seg **roots) {
         check_hazards(c, g, order, topo, all.v, all.n, need.v, need.n);
       vec_free(&need);
     }
+    /* The order is topo's inverse: given back while the reduction runs,
+     * and made again for find_loads. */
+    free(order);
+    order = NULL;
     reduce(c, g, &all, topo);
     /* Sorted once the reduction's arrays are given back: the sort's own
      * copy of the edges need not lie beside them. */
     if (g->edges.n)
-      qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
+      sort_edges(g->edges.v, g->edges.n, cmp_from_to);
     mark_programmatic(g);
-    if (top)
+    if (top) {
+      order = xrealloc(NULL, (n + 1) * sizeof *order);
+      for (size_t v = 0; v < n; v++)
+        order[topo[v]] = (uint32_t)v;
       find_loads(g, order);
+    }
   }
   vec_free(&all);
   free(order);
@@ -1045,7 +1100,7 @@ void order_graph(Compiler *c, Graph *g) {
     vec_free(&sub.loads);
   }
   if (g->edges.n)
-    qsort(g->edges.v, g->edges.n, sizeof *g->edges.v, cmp_from_to);
+    sort_edges(g->edges.v, g->edges.n, cmp_from_to);
   free(first);
   free(first_edge);
   free(members);

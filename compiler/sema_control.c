@@ -256,7 +256,7 @@ void walk_control(Sema *s, Stmt *st) {
     return;
   Graph *g = s->g;
   Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth),
-            .pos = st->pos,
+            .stmt = st,
             .scope = s->scope,
             .branch = s->branch,
             .keyword_name = keyword_named(st)};

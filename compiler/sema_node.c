@@ -259,7 +259,7 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
   for (size_t i = (size_t)w + 1; i < s->g->nodes.n; i++) {
     const Node *c = &s->g->nodes.v[i];
     if (c->scope == w && node_kinds[c->kind].bodies) {
-      report_control_in_handle_body(s, wn, c->pos, c->kind);
+      report_control_in_handle_body(s, wn, node_pos(c), c->kind);
       return false;
     }
   }
@@ -942,8 +942,6 @@ static const Launch *intern_launch(Sema *s, const Launch *cfg) {
 static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[LK_COUNT],
                                const Stmt *st) {
   LaunchItem *grid = seen[LK_GRID], *block = seen[LK_BLOCK];
-  if (block)
-    n->block_pos = block->pos;
   if (!grid || !block) {
     error_at(s->d, st->callee_pos, "kernel node '%s' needs %s", n->name,
              !grid && !block ? "grid(...) and block(...)" : !grid ? "grid(...)" : "block(...)");
@@ -1145,8 +1143,11 @@ void add_node(Sema *s, Stmt *st) {
     return; /* a duplicate name, reported */
   if (!node_budget(s, st->pos, node_kinds[st->node_kind].called ? st->nargs : 2))
     return;
-  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth), .pos = st->pos,
-            .kind = st->node_kind, .scope = s->scope, .branch = s->branch,
+  Node n = {.name = node_name(s, st->pos, st->base, st->loop_depth),
+            .stmt = st,
+            .kind = st->node_kind,
+            .scope = s->scope,
+            .branch = s->branch,
             .keyword_name = !node_kinds[st->node_kind].called && keyword_named(st)};
   if (!n.name)
     return;

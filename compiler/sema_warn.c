@@ -192,6 +192,15 @@ static void warn_uninitialized(Diag *d, const Graph *g) {
   free(written);
 }
 
+/* Where a node's statement gives its block(...) (a program without errors
+ * gives a kernel node's once), or else the statement's position. */
+static Pos block_pos(const Node *n) {
+  for (int i = 0; i < n->stmt->nlaunch; i++)
+    if (n->stmt->launch[i].key == LK_BLOCK)
+      return n->stmt->launch[i].pos;
+  return node_pos(n);
+}
+
 /* A kernel node whose block is not a whole number of warps. */
 static void warn_block_size(Diag *d, const Graph *g) {
   for (size_t v = 0; v < g->nodes.n; v++) {
@@ -200,7 +209,7 @@ static void warn_block_size(Diag *d, const Graph *g) {
       continue;
     int64_t threads = n->launch->block[0] * n->launch->block[1] * n->launch->block[2];
     if (threads % 32)
-      warn_at(d, W_BLOCK_SIZE, n->block_pos,
+      warn_at(d, W_BLOCK_SIZE, block_pos(n),
               "a block of %lld thread%s is not a multiple of the warp size, 32: its last warp "
               "runs %lld of its 32 lanes",
               (long long)threads, plural(threads), (long long)(threads % 32));
@@ -253,7 +262,7 @@ static void warn_writes_nothing(Diag *d, const Program *p) {
       if (k < seen.n)
         continue;
       vec_push(&seen, n->kernel);
-      warn_at(d, W_WRITES_NOTHING, n->pos,
+      warn_at(d, W_WRITES_NOTHING, node_pos(n),
               "kernel '%s' writes nothing the graph can see: all its pointer parameters are "
               "'in', so no later node waits for its results; declare the ones it writes 'out' "
               "or 'inout'",
