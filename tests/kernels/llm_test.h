@@ -112,6 +112,17 @@ template <class K> static void allow_smem(K *kernel, size_t bytes) {
                           (int)bytes));
 }
 
+// The launch attribute that asks for clusters of x blocks along x (compute
+// capability 9.0): a cudaLaunchConfig_t takes it as its one attribute.
+static inline cudaLaunchAttribute cluster_along_x(unsigned x) {
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = x;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  return attr;
+}
+
 // ---------------------------------------------------------------------------
 // Start, randomness, end.
 

@@ -182,11 +182,7 @@ void run_decode(const std::vector<uint32_t> &pos, unsigned maxpos, unsigned spli
   cfg.gridDim = dim3(splits, m);
   cfg.blockDim = dim3(LLM_MLA_THREADS);
   cfg.dynamicSmemBytes = LLM_MLA_SMEM;
-  cudaLaunchAttribute attr;
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = cluster;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
+  cudaLaunchAttribute attr = cluster_along_x(cluster);
   cfg.attrs = &attr;
   cfg.numAttrs = cluster > 1 ? 1 : 0;
   CK(cudaLaunchKernelEx(&cfg, llm_mla_decode, (const __nv_bfloat16 *)B(dqlat.d),

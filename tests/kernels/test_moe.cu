@@ -68,11 +68,7 @@ struct Router {
     c.gridDim = dim3(blocks, m);
     c.blockDim = dim3(LLM_THREADS);
     c.dynamicSmemBytes = s.k * 2;
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = blocks;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
+    cudaLaunchAttribute attr = cluster_along_x(blocks);
     c.attrs = &attr;
     c.numAttrs = 1;
     CK(cudaLaunchKernelEx(&c, llm_moe_route, (const __nv_bfloat16 *)B(dw.d),
