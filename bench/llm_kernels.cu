@@ -788,15 +788,96 @@ static void layer_case(int keys) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// What a kernel boundary costs (--only boundary): a chain of kernels with no
+// weights, each staging a 2,048-value activation vector in every block and
+// taking its sum of squares (as a GEMV with its norm does before its first
+// multiply), then writing 16 outputs a block: the next kernel's input.  The
+// ways hand one kernel's outputs to the next:
+//   plain    graph edges, no programmatic dependent launch;
+//   pdl      the library's way: wait() first, trigger() once staged;
+//   count    launched as pdl is, but no wait(): every block adds one to a
+//            count once its outputs are written (release), and the next
+//            kernel's blocks spin on that count (acquire) instead;
+//   empty    wait() and trigger() alone, nothing read or written.
+enum BoundaryWay { BOUNDARY_PLAIN, BOUNDARY_PDL, BOUNDARY_COUNT, BOUNDARY_EMPTY };
+constexpr int BOUNDARY_N = 2048, BOUNDARY_OUT = 16; // outputs a block: BOUNDARY_N / 16 blocks
+
+__global__ void __launch_bounds__(THREADS) boundary_step(const bf16 *in, bf16 *out,
+                                                         const unsigned *wait_on,
+                                                         unsigned *done, int way) {
+  __shared__ float xs[BOUNDARY_N];
+  __shared__ float red[WARPS];
+  if (way == BOUNDARY_COUNT) {
+    if (wait_on && threadIdx.x == 0) {
+      unsigned seen;
+      do
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(wait_on) : "memory");
+      while (seen < gridDim.x);
+    }
+    __syncthreads();
+  } else {
+    wait();
+  }
+  if (way == BOUNDARY_EMPTY) {
+    trigger();
+    return;
+  }
+  float ss = 0;
+  for (int i = threadIdx.x; i < BOUNDARY_N; i += THREADS) {
+    const float v = bf(in[i]);
+    xs[i] = v;
+    ss += v * v;
+  }
+  ss = warp_sum(ss);
+  if ((threadIdx.x & 31) == 0)
+    red[threadIdx.x >> 5] = ss;
+  __syncthreads();
+  float total = 0;
+  for (int w = 0; w < WARPS; w++)
+    total += red[w];
+  trigger();
+  const float scale = rsqrtf(total / BOUNDARY_N + 1e-6f);
+  if (threadIdx.x < BOUNDARY_OUT) {
+    const int o = blockIdx.x * BOUNDARY_OUT + threadIdx.x;
+    out[o] = to_bf(xs[o] * scale);
+  }
+  if (way == BOUNDARY_COUNT) {
+    __syncthreads(); // the block's outputs are written
+    if (threadIdx.x == 0)
+      asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(done) : "memory");
+  }
+}
+
+static void boundary_case() {
+  const int blocks = BOUNDARY_N / BOUNDARY_OUT;
+  bf16 *buf[2] = {random_bf16(BOUNDARY_N, 1), random_bf16(BOUNDARY_N, 1)};
+  unsigned *counts = (unsigned *)dalloc((size_t)CALLS * sizeof(unsigned));
+  static const char *const names[] = {"plain", "pdl", "count", "empty"};
+  for (int way = BOUNDARY_PLAIN; way <= BOUNDARY_EMPTY; way++) {
+    const double us = time_calls([&](int i) {
+      if (way == BOUNDARY_COUNT && i == 0) // every count from 0, each launch of the graph
+        CUDA(cudaMemsetAsync(counts, 0, (size_t)CALLS * sizeof(unsigned), stream));
+      launch(boundary_step, dim3(blocks), dim3(THREADS), 0, way != BOUNDARY_PLAIN,
+             (const bf16 *)buf[i & 1], buf[(i + 1) & 1], (const unsigned *)(i ? counts + i - 1 : nullptr),
+             counts + i, way);
+    });
+    bench_row("boundary", "chain_128_blocks", names[way], "us", us);
+  }
+  CUDA(cudaFree(counts));
+  CUDA(cudaFree(buf[0]));
+  CUDA(cudaFree(buf[1]));
+}
+
 int main(int argc, char **argv) {
   const bool quick = argc > 1 && !strcmp(argv[1], "--quick");
   const bool read_only_run = argc > 1 && !strcmp(argv[1], "--read"); // the 8 GB row alone
-  // --only SECTION: the read row and that section's (gemv, sweep, attention, moe, layer)
+  // --only SECTION: the read row and that section's (gemv, sweep, attention, moe, layer, boundary)
   const char *only = argc > 2 && !strcmp(argv[1], "--only") ? argv[2] : nullptr;
   auto want = [&](const char *section) { return !only || !strcmp(only, section); };
   if (only && !want("gemv") && !want("sweep") && !want("attention") && !want("moe") &&
-      !want("layer")) {
-    fprintf(stderr, "usage: bench_llm_kernels [--quick | --read | --only gemv|sweep|attention|moe|layer]\n");
+      !want("layer") && !want("boundary")) {
+    fprintf(stderr, "usage: bench_llm_kernels [--quick | --read | --only gemv|sweep|attention|moe|layer|boundary]\n");
     return 2;
   }
   int n = 0;
@@ -859,6 +940,8 @@ int main(int argc, char **argv) {
   }
   if (want("layer"))
     layer_case(512);
+  if (want("boundary"))
+    boundary_case();
   CUBLAS(cublasDestroy(blas));
   CUDA(cudaFree(blas_ws));
   CUDA(cudaFree(sink));
