@@ -96,14 +96,20 @@ template <int R, int U> struct Moe {
     for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++)
       v[i] = lane + 32 * i < experts ? v[i] / sum : -1.0f;
     for (int j = 0; j < topk; j++) {
-      unsigned long long best = 0;
+      // The largest weight, the lowest expert first among equal ones (the
+      // largest argmax_key): each lane's best, then the warp's value by one
+      // reduction and the lowest expert holding it by another.
+      uint32_t bu = 0, bi = 0xffffffffu;
 #pragma unroll
       for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++) {
-        const unsigned long long key = argmax_key(v[i], (uint32_t)(lane + 32 * i));
-        best = key > best ? key : best;
+        const uint32_t u = ordered_bits(v[i]); // past 0 for any value, -1 and -inf too
+        if (u > bu) { // i ascending: the lane's lowest expert among equal values
+          bu = u;
+          bi = (uint32_t)(lane + 32 * i);
+        }
       }
-      best = warp_max_key(best);
-      const uint32_t e = argmax_index(best);
+      const uint32_t top = __reduce_max_sync(0xffffffffu, bu);
+      const uint32_t e = __reduce_min_sync(0xffffffffu, bu == top ? bi : 0xffffffffu);
       if ((int)(e & 31) == lane) {
 #pragma unroll
         for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++)

@@ -36,7 +36,9 @@ struct Router {
   Dev<bf16_bits> dw, dg, dx;
   Dev<float> dlogits, dweights;
   Dev<uint32_t> dcount, dids;
-  Router(const Moe &shape, unsigned tokens)
+  // distinct: where not 0, expert e's row is expert e % distinct's, so that
+  // experts tie (the same logits to the bit).
+  Router(const Moe &shape, unsigned tokens, unsigned distinct = 0)
       : s(shape), m(tokens), w(rand_bf16((size_t)shape.experts * shape.k,
                                          1.7f / sqrtf((float)shape.k))),
         g(shape.k), dw(w.size()), dg(shape.k), dx((size_t)tokens * shape.k),
@@ -44,6 +46,8 @@ struct Router {
         dcount(tokens), dids((size_t)tokens * shape.topk) {
     for (auto &v : g)
       v = f2bf(0.5f + rand01());
+    for (size_t e = distinct; distinct && e < shape.experts; e++)
+      std::copy_n(w.begin() + (e % distinct) * shape.k, shape.k, w.begin() + e * shape.k);
     dw.put(w);
     dg.put(g);
     CK(cudaMemset(dcount.d, 0, m * sizeof(uint32_t)));
@@ -158,6 +162,22 @@ struct Router {
       }
     }
     expect_close("router logits", logits, lref_all);
+    // Among experts whose logits are the same to the bit (so are their
+    // probabilities), the lower expert comes first: every such expert below
+    // a chosen one is chosen before it.
+    for (unsigned t = 0; t < m; t++)
+      for (unsigned j = 0; j < s.topk; j++) {
+        const uint32_t e = ids[(size_t)t * s.topk + j];
+        if (e >= s.experts)
+          continue;
+        const float *l = logits.data() + (size_t)t * s.experts;
+        for (uint32_t lower = 0; lower < e; lower++)
+          if (memcmp(&l[lower], &l[e], sizeof(float)) == 0)
+            EXPECT(std::find(ids.begin() + (size_t)t * s.topk, ids.begin() + (size_t)t * s.topk + j,
+                             lower) != ids.begin() + (size_t)t * s.topk + j,
+                   "token %u slot %u: expert %u chosen before expert %u of the same logit", t, j,
+                   e, lower);
+      }
   }
 };
 
@@ -307,6 +327,16 @@ int main() {
     std::vector<float> weights;
     printf("llm_moe_route experts=64 k=2048 topk=6 m=%u\n", m);
     router.route(rand_bf16((size_t)m * lite.k, 2.0f), ids, weights);
+  }
+  for (unsigned m : {1u, 3u}) { // experts in tied fours, in one lane and across lanes
+    Router tied(lite, m, 16);
+    std::vector<uint32_t> ids;
+    std::vector<float> weights;
+    printf("llm_moe_route experts=64 (16 distinct) k=2048 topk=6 m=%u\n", m);
+    tied.route(rand_bf16((size_t)m * lite.k, 2.0f), ids, weights);
+    EXPECT(ids[0] < 16 && ids[1] == ids[0] + 16 && ids[2] == ids[0] + 32 && ids[3] == ids[0] + 48,
+           "token 0: the four tied experts first are %u, %u, %u, %u", ids[0], ids[1], ids[2],
+           ids[3]);
   }
   run_union(lite);
   run_moe(lite, 1);
