@@ -85,22 +85,48 @@ typedef VEC(char) CharVec;
 
 /* ---- source.c: files in memory, positions, diagnostics ---- */
 
+/* A place in the sources: one number a byte.  Each source added takes
+ * the next stretch of one 32-bit space, its bytes and the end past them,
+ * so that a position is 4 bytes (a node's tree holds a dozen); 0 is no
+ * place.  Its file, line and column are worked out only when asked
+ * (pos_loc), from the source's line starts. */
 typedef struct Pos {
-  int32_t file; /* index into the source table; -1: no position */
+  uint32_t off;
+} Pos;
+#define NO_POS ((Pos){0})
+static inline bool pos_set(Pos p) { return p.off != 0; }
+/* The place n bytes after p, in p's source. */
+static inline Pos pos_plus(Pos p, int64_t n) { return (Pos){p.off + (uint32_t)n}; }
+
+/* A place as a person counts it. */
+typedef struct Loc {
+  int32_t file; /* index into the source table; -1: no place */
   int32_t line; /* 1-based */
   int32_t col;  /* 1-based, in bytes */
-} Pos;
+} Loc;
 
 typedef struct Source {
   const char *path; /* as the user or the include statement named it */
   const char *text;
   size_t len;
   char *realpath; /* for include identity */
-  const uint32_t *line_starts; /* each line's offset, made at its first diagnostic */
+  uint32_t base;  /* the position of its first byte */
   uint32_t nlines;
+  const uint32_t *line_starts; /* each line's offset, made when a position in it is first asked */
 } Source;
 
 typedef struct Diag Diag;
+
+/* The file, line and column of p; file -1 for no place. */
+Loc pos_loc(Diag *d, Pos p);
+/* The source index of p, or -1 for no place. */
+int pos_file(Diag *d, Pos p);
+static inline int pos_line(Diag *d, Pos p) { return pos_loc(d, p).line; }
+static inline int pos_col(Diag *d, Pos p) { return pos_loc(d, p).col; }
+/* p's byte offset in its source (p must be a place). */
+size_t pos_offset(Diag *d, Pos p);
+/* The position of byte `off` of source `file` (off <= its length). */
+Pos source_pos(Diag *d, int file, size_t off);
 
 Diag *diag_new(void);
 void diag_free(Diag *d);
@@ -113,13 +139,20 @@ void diag_flush(Diag *d);
 void diag_set_output(Diag *d, FILE *out);
 /* Prints nothing: the records below are the diagnostics (cgc lsp). */
 void diag_set_quiet(Diag *d, bool on);
-/* Adds text already in memory to the source table, as source_load does a file. */
+/* Adds text already in memory to the source table, as source_load does a
+ * file; -1 after an error when it would take the sources past the
+ * positions there are (the first source, of MAX_FILE_SIZE bytes at most,
+ * always fits). */
 int source_add(Diag *d, const char *path, const char *text, size_t len);
+/* The most bytes the sources may take together, each one more than its
+ * length (its end has a position): the positions there are, unless a
+ * test makes it smaller. */
+void diag_set_max_source_bytes(Diag *d, int64_t n);
 /* Gives a source added from memory the real path of the file it stands
  * for (copied), so that includes know it as that file. */
 void source_set_realpath(Diag *d, int file, const char *realpath);
 /* Reads a file into the table; returns its index, or -1 after reporting an
- * error at `at` (or without position when at.file < 0). */
+ * error at `at` (or without position when at is NO_POS). */
 int source_load(Diag *d, const char *path, Pos at);
 struct stat;
 /* From now on source_load refuses what is not a regular file (cgc lsp,
@@ -133,10 +166,9 @@ const Source *source_get(Diag *d, int file);
 
 /* A stretch of source text: the caret at `at`, underlined (^~~~) from
  * lo to hi, hi exclusive, as far as it lies on the caret's line.  A Pos
- * alone underlines the token that starts there. */
+ * alone (hi NO_POS) underlines the token that starts there. */
 typedef struct Span {
-  Pos at;
-  int32_t lo_line, lo_col, hi_line, hi_col;
+  Pos at, lo, hi;
 } Span;
 /* The token at p, as a Span. */
 Span span_at(Pos p);
@@ -181,7 +213,7 @@ void warn_span(Diag *d, Warning w, Span s, const char *fmt, ...)
 /* A fix-it for the diagnostic just reported: `text` in place of the span
  * (inserted where lo and hi meet).  Text shows it under the caret line;
  * JSON gives it as data.  diag_fix_edge says which edge a hazard needs,
- * and where its statement can go (at.file < 0: nowhere in particular). */
+ * and where its statement can go (at NO_POS: nowhere in particular). */
 void diag_fix(Diag *d, Span s, const char *text);
 void diag_fix_edge(Diag *d, const char *from, const char *to, Span at, const char *text);
 int diag_errors(const Diag *d);
@@ -189,7 +221,7 @@ int diag_errors(const Diag *d);
 /* Every diagnostic reported is kept as a record, which the text and JSON
  * printers print and the language server reads: its severity, code,
  * option (-Wname), message and span, and its notes and fix-its (parts,
- * in the order they came).  A span's at.file < 0: no place. */
+ * in the order they came).  A span's at NO_POS: no place. */
 typedef enum DiagSeverity { DIAG_ERROR, DIAG_WARNING } DiagSeverity;
 typedef struct DiagPart {
   bool fix;         /* a fix-it; else a note */
@@ -210,8 +242,8 @@ const DiagRecord *diag_record(const Diag *d, size_t i);
 /* The columns a span underlines on its caret's line, [*lo, *hi), as the
  * printers show it. */
 void diag_span_columns(Diag *d, Span s, int *lo, int *hi);
-/* Where a fix's range ends (it starts at lo_line, lo_col). */
-void diag_fix_end(Diag *d, Span s, int *line, int *col);
+/* Where a fix's range ends (it starts at lo). */
+Pos diag_fix_end(Diag *d, Span s);
 /* The length of the UTF-8 character that s starts, or 0 when its bytes are
  * not valid UTF-8 (a NUL is a character of length 1). */
 int utf8_len(const char *s);
@@ -341,8 +373,8 @@ typedef struct Expr Expr;
 typedef VEC(Expr *) ExprVec;
 
 /* An expression.  Only its kind's part of the union is allocated
- * (new_expr): a literal or a name takes 24 bytes, a view, a negation or a
- * binary operation 40, a slice or a call 48; code reads the union only as
+ * (new_expr): a literal or a name takes 16 bytes, a view, a negation, a
+ * binary operation or a call 32, a slice 40; code reads the union only as
  * its kind says.  Its text starts where its leftmost operand's does (a
  * view's base, a binary operation's left side) or else at pos, and ends at
  * hi, exclusive (expr_span); a literal's or a name's, one token, ends len
@@ -366,10 +398,11 @@ struct Expr {
       /* Allocated only where len is 0: a token too long for len, or the
        * zero (EX_INT, EXPR_REPLACED) that stands for an expression nested
        * too deep, and where that one's text starts (lo) and ends. */
-      int32_t lo_line, lo_col, end_line, end_col;
+      Pos lo, end;
     };
     struct { /* the others */
-      int32_t hi_line, hi_col;
+      Pos hi;
+      int nargs; /* EX_CALL */
       union {
         struct {
           Expr *a, *b, *c; /* NEG: a; INDEX, BIN: a, b; SLICE: all three */
@@ -377,7 +410,6 @@ struct Expr {
         struct {
           Sym *fn;
           Expr **args;
-          int nargs;
         };
       };
     };
@@ -517,7 +549,7 @@ typedef struct EdgeGroup {
 
 /* A statement.  Its fields are ordered so that none is padded, its kinds
  * packed in one word, and only its kind's part of the union is allocated
- * (new_stmt): a node statement, the most common by far, takes 96 bytes. */
+ * (new_stmt): a node statement, the most common by far, takes 72 bytes. */
 struct Stmt {
   StmtKind kind : 8;
   NodeKind node_kind : 8; /* node, while, if, switch: the kind of node it makes */
@@ -660,7 +692,7 @@ typedef struct Compiler {
   bool include_failed;     /* an include could not be read: the names it
                               would declare are not reported undefined */
   VEC(Pos) included_at;    /* parallel to files: the include that read each
-                              (file -1 for the main file) */
+                              (NO_POS for the main file) */
   Map lost;                /* Sym -> Sym: names in text that a syntax error's
                               recovery discarded (`kernal k(...);`), which
                               may have declared them: not reported undefined */
@@ -700,11 +732,10 @@ struct List;
 /* The scanner and parser (grammar/) talk to parse.c through this. */
 typedef struct ParseState {
   Compiler *c;
-  int file;
   const char *input; /* the file's text, which the scanner reads a buffer at a time */
   size_t input_len, input_at;
   ItemVec *items;
-  int line, col;      /* where the scanner is */
+  Pos pos;            /* where the scanner is */
   int nesting;        /* open brackets, bounded by MAX_NESTING */
   bool stop;          /* input too deep to go on: no more syntax errors */
   bool depth_error;   /* an expression too deep was reported */
@@ -729,8 +760,7 @@ typedef struct ParseState {
    * reduces a rule at most one token after its last, so a rule's tokens
    * and the lookahead are here. */
   struct ScannedToken {
-    Pos at;
-    int32_t end_line, end_col; /* just past it */
+    Pos at, end;               /* end: just past it */
     int kind;                  /* the parser's token number */
     char text[48];             /* clipped */
     Sym *sym;                  /* an identifier's */
@@ -806,12 +836,12 @@ typedef struct Resource {
   uint64_t init_bits;      /* scalars: the initial value as the type's bits */
   bool memory;             /* scalars: has a device slot (a pointer argument,
                               a copy or a fill reaches it) */
-  Pos written_at;          /* scalars: first out/inout use, file -1 if none */
+  Pos written_at;          /* scalars: first out/inout use, NO_POS if none */
   int from_comm;           /* scalars: 0, or = rank (CGRT_RANK) or = ranks (CGRT_RANKS) */
   bool bounded;            /* scalars: declared with a valid `max` */
   bool bound_written;      /* scalars: `max` written, valid or refused there */
   int64_t bound;           /* scalars: the bound */
-  Pos grid_at;             /* scalars: first grid(...) that follows it, file -1 if none */
+  Pos grid_at;             /* scalars: first grid(...) that follows it, NO_POS if none */
   Pos bound_at;            /* scalars: just past the type, where `max` goes */
 } Resource;
 
@@ -824,7 +854,7 @@ typedef enum ArgKind {
   ARG_HANDLE,       /* a while's handle: res is the while's index in Graph.nodes */
 } ArgKind;
 
-/* A node's argument: 32 bytes, its kind packed beside its resource (a
+/* A node's argument: 24 bytes, its kind packed beside its resource (a
  * program runs at most MAX_EXPANSION statements, so it has fewer resources,
  * and MAX_NODES nodes, than 29 bits count); the bytes it covers follow from
  * its count and type (arg_bytes). */
@@ -897,7 +927,7 @@ typedef struct Control {
   int64_t max_iter;     /* while: 0 unless `max` */
   Pos handle_at;        /* while: the argument that passes its handle to a
                            kernel of its body (which then sets the condition),
-                           file -1 if none */
+                           NO_POS if none */
   bool handle_reported; /* while: a second such argument was reported */
   int nbodies;          /* while 1, if 1 or 2, switch: cases with default */
   int64_t *case_values; /* switch: one per body but the default */
@@ -937,7 +967,7 @@ typedef struct Node {
 /* Where a node is: its statement's position. */
 static inline Pos node_pos(const Node *n) { return n->stmt->pos; }
 
-/* An edge: 24 bytes, its flags packed beside its resource (a program has
+/* An edge: 16 bytes, its flags packed beside its resource (a program has
  * fewer resources than 25 bits count: see Arg). */
 typedef struct Edge {
   uint32_t from, to;

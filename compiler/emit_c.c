@@ -218,7 +218,7 @@ void emit_c(FILE *c, FILE *h, Compiler *cc, const Program *p, const char *source
   size_t nmodules = emit_kernels(c, cc, &k);
   emit_capture_callers(c, &captures);
   for (size_t i = 0; i < p->graphs.n; i++) {
-    emit_tables(c, &k, &captures, nmodules, p->graphs.v[i], source);
+    emit_tables(c, cc->diag, &k, &captures, nmodules, p->graphs.v[i], source);
     emit_functions(c, p->graphs.v[i]);
   }
   emit_program(c, p);

@@ -51,7 +51,7 @@ size_t emit_kernels(FILE *c, Compiler *cc, const Kernels *k);
 void emit_capture_callers(FILE *c, const Kernels *captures);
 
 /* ---- emit_tables.c: a graph's tables and description ---- */
-void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size_t nmodules,
+void emit_tables(FILE *c, Diag *d, const Kernels *k, const Kernels *captures, size_t nmodules,
                  const Graph *g, const char *source);
 
 /* ---- emit_functions.c: a graph's functions ---- */

@@ -185,17 +185,17 @@ static void emit_node_control(FILE *c, const Graph *g, const Node *n, size_t cod
   }
   if (grid_code_len(n))
     fprintf(c, ", .grid_expr = %zu", grid_code + 1);
-  if (node_kinds[n->kind].loop && n->control->handle_at.file >= 0)
+  if (node_kinds[n->kind].loop && pos_set(n->control->handle_at))
     fprintf(c, ", .body_sets_handle = 1");
 }
 
 /* One row of the node table: the fields its kind uses, by name, in the
  * order cgrt_node_desc declares them (C++ requires it). */
-static void emit_node(FILE *c, const Kernels *k, const Kernels *captures, const Graph *g,
-                      const Node *n, size_t v, size_t arg, size_t nargs, size_t code,
-                      size_t ncode, size_t grid_code) {
+static void emit_node(FILE *c, Diag *d, const Kernels *k, const Kernels *captures, const Graph *g,
+                      const Node *n, size_t v, size_t arg, size_t nargs, size_t code, size_t ncode,
+                      size_t grid_code) {
   fprintf(c, "  [%zu] = {.name = \"%s\", .line = %d, .col = %d, .kind = %s,\n     ", v, n->name,
-          node_pos(n).line, node_pos(n).col, node_kinds[n->kind].abi);
+          pos_line(d, node_pos(n)), pos_col(d, node_pos(n)), node_kinds[n->kind].abi);
   emit_node_runs(c, k, captures, g, n);
   if (nargs)
     fprintf(c, ".arg = %zu, .nargs = %zu, ", arg, nargs);
@@ -222,14 +222,15 @@ static void emit_grid_word(FILE *c, const int64_t *code, size_t i, bool operand)
  * each node's condition code and how many rows each table has. */
 typedef struct Tables {
   FILE *c;
+  Diag *diag; /* the nodes' lines and columns */
   const Graph *g;
   char name[CNAME_SIZE]; /* the table being printed */
   uint32_t *index;       /* resource -> its row among the buffers or scalars */
   size_t nbuf, nsc, nargs, ncode, ncases, ngrid;
 } Tables;
 
-static void tables_init(Tables *t, FILE *c, const Graph *g) {
-  *t = (Tables){.c = c, .g = g};
+static void tables_init(Tables *t, FILE *c, Diag *d, const Graph *g) {
+  *t = (Tables){.c = c, .diag = d, .g = g};
   t->index = xrealloc(NULL, (g->res.n + 1) * sizeof *t->index);
   number_resources(g, t->index);
   for (size_t r = 0; r < g->res.n; r++)
@@ -351,7 +352,7 @@ static void emit_node_table(Tables *t, const Kernels *k, const Kernels *captures
   size_t first = 0, code = 0, cases = 0, grid = 0;
   for (size_t v = 0; v < g->nodes.n; v++) {
     const Node *n = &g->nodes.v[v];
-    emit_node(t->c, k, captures, g, n, v, first, node_args(n),
+    emit_node(t->c, t->diag, k, captures, g, n, v, first, node_args(n),
               node_kinds[n->kind].cases ? cases : code, (size_t)cond_code_len(n), grid);
     grid += (size_t)grid_code_len(n);
     first += node_args(n);
@@ -566,10 +567,10 @@ static void emit_graph_desc(Tables *t, const Kernels *k, const Kernels *captures
 }
 
 /* A graph's tables, each only if it has rows, and its description. */
-void emit_tables(FILE *c, const Kernels *k, const Kernels *captures, size_t nmodules,
-                        const Graph *g, const char *source) {
+void emit_tables(FILE *c, Diag *d, const Kernels *k, const Kernels *captures, size_t nmodules,
+                 const Graph *g, const char *source) {
   Tables t;
-  tables_init(&t, c, g);
+  tables_init(&t, c, d, g);
   fprintf(c, "\n/* graph %s */\n", g->name->name);
   if (t.nbuf)
     emit_buffer_table(&t);

@@ -481,10 +481,8 @@ char *fmt_source(Compiler *c, int file) {
   if (nul && !diag_errors(c->diag)) {
     /* Only in a comment or string the scanner accepts it; a layout of
      * such a file could not keep it, so it is refused. */
-    Pos at = {.file = file, .line = 1, .col = 1};
-    for (const char *q = text->text; q < nul; q++)
-      *q == '\n' ? (at.line++, at.col = 1) : at.col++;
-    error_at(c->diag, at, "cannot format a file with a NUL byte");
+    error_at(c->diag, source_pos(c->diag, file, (size_t)(nul - text->text)),
+             "cannot format a file with a NUL byte");
   }
   if (diag_errors(c->diag))
     return NULL;
@@ -499,7 +497,7 @@ static int load_stdin(Diag *d) {
     if (len == cap) {
       if ((int64_t)cap > MAX_FILE_SIZE) {
         free(text);
-        error_at(d, (Pos){.file = -1}, "standard input is larger than %lld MiB",
+        error_at(d, NO_POS, "standard input is larger than %lld MiB",
                  (long long)(MAX_FILE_SIZE >> 20));
         return -1;
       }
@@ -512,7 +510,7 @@ static int load_stdin(Diag *d) {
   }
   int file = -1;
   if (ferror(stdin))
-    error_at(d, (Pos){.file = -1}, "cannot read standard input: %s", strerror(EIO));
+    error_at(d, NO_POS, "cannot read standard input: %s", strerror(EIO));
   else
     file = source_add(d, "<stdin>", text, len);
   free(text);
@@ -544,7 +542,7 @@ int cgc_fmt(int argc, char **argv) {
     Compiler c = {0};
     compiler_init(&c);
     diag_set_color(c.diag, false);
-    int file = piped ? load_stdin(c.diag) : source_load(c.diag, argv[i], (Pos){.file = -1});
+    int file = piped ? load_stdin(c.diag) : source_load(c.diag, argv[i], NO_POS);
     if (file < 0) {
       status = 2;
     } else {

@@ -153,20 +153,20 @@ void file_uri(Server *s, Doc *d, Analysis *a, int k, CharVec *out) {
 /* The LSP range of a record's or note's span: the columns the printers
  * underline on its caret's line. */
 static cJSON *span_range(const Server *s, Analysis *a, Span sp) {
-  const Source *src = source_get(a->c.diag, sp.at.file);
+  Loc at = pos_loc(a->c.diag, sp.at);
+  const Source *src = source_get(a->c.diag, at.file);
   int lo, hi;
   diag_span_columns(a->c.diag, sp, &lo, &hi);
-  return lsp_range(lsp_pos(s, src->text, src->len, sp.at.line, lo),
-                   lsp_pos(s, src->text, src->len, sp.at.line, hi));
+  return lsp_range(lsp_pos(s, src->text, src->len, at.line, lo),
+                   lsp_pos(s, src->text, src->len, at.line, hi));
 }
 
 /* The LSP range a fix replaces, exactly. */
 static cJSON *fix_range(const Server *s, Analysis *a, Span sp) {
-  const Source *src = source_get(a->c.diag, sp.at.file);
-  int line, col;
-  diag_fix_end(a->c.diag, sp, &line, &col);
-  return lsp_range(lsp_pos(s, src->text, src->len, sp.lo_line, sp.lo_col),
-                   lsp_pos(s, src->text, src->len, line, col));
+  const Source *src = source_get(a->c.diag, pos_file(a->c.diag, sp.at));
+  Loc lo = pos_loc(a->c.diag, sp.lo), hi = pos_loc(a->c.diag, diag_fix_end(a->c.diag, sp));
+  return lsp_range(lsp_pos(s, src->text, src->len, lo.line, lo.col),
+                   lsp_pos(s, src->text, src->len, hi.line, hi.col));
 }
 
 const char *json_str(const cJSON *o, const char *key) {
@@ -189,9 +189,9 @@ static void add_related(Server *s, Doc *d, Analysis *a, cJSON *related, int k, c
 /* A compiler diagnostic (its record) as an LSP one. */
 static cJSON *lsp_diagnostic(Server *s, Doc *d, Analysis *a, const DiagRecord *rec) {
   CharVec uri = {0};
-  const char *file = rec->span.at.file >= 0 ? source_get(a->c.diag, rec->span.at.file)->path
-                                            : NULL;
-  int k = file_index(a, rec->span.at.file);
+  int at_file = pos_file(a->c.diag, rec->span.at);
+  const char *file = at_file >= 0 ? source_get(a->c.diag, at_file)->path : NULL;
+  int k = file_index(a, at_file);
   cJSON *out = cJSON_CreateObject(), *related = cJSON_CreateArray();
   if (k == 0) {
     cJSON_AddItemToObject(out, "range", span_range(s, a, rec->span));
@@ -199,12 +199,12 @@ static cJSON *lsp_diagnostic(Server *s, Doc *d, Analysis *a, const DiagRecord *r
     /* In an included file: at the include of this document that reads
      * it, with the place itself as related information. */
     Pos at = a->c.included_at.v[k];
-    while (at.file >= 0 && at.file != a->file) {
-      int i = file_index(a, at.file);
-      at = i >= 0 ? a->c.included_at.v[i] : (Pos){.file = -1};
+    while (pos_set(at) && pos_file(a->c.diag, at) != a->file) {
+      int i = file_index(a, pos_file(a->c.diag, at));
+      at = i >= 0 ? a->c.included_at.v[i] : NO_POS;
     }
-    size_t lo = at.file >= 0 ? offset_of(s, d->text, d->len, at) : 0;
-    size_t hi = at.file >= 0 ? extent_end(d->text, d->len, lo) : 0;
+    size_t lo = pos_set(at) ? pos_offset(a->c.diag, at) : 0;
+    size_t hi = pos_set(at) ? extent_end(d->text, d->len, lo) : 0;
     cJSON_AddItemToObject(
         out, "range",
         lsp_range(lsp_pos_at(s, d->text, d->len, lo), lsp_pos_at(s, d->text, d->len, hi)));
@@ -237,7 +237,7 @@ static cJSON *lsp_diagnostic(Server *s, Doc *d, Analysis *a, const DiagRecord *r
   cJSON *fixes = cJSON_CreateArray();
   for (size_t i = 0; i < rec->parts.n; i++) {
     const DiagPart *p = &rec->parts.v[i];
-    int pk = file_index(a, p->span.at.file);
+    int pk = file_index(a, pos_file(a->c.diag, p->span.at));
     if (pk < 0 || (p->fix && !p->text))
       continue;
     if (!p->fix) {

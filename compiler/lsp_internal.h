@@ -79,7 +79,6 @@ size_t byte_at(const Server *s, const char *t, size_t ls, size_t le, int64_t ch)
 cJSON *lsp_pos(const Server *s, const char *t, size_t n, int64_t line, int64_t col);
 cJSON *lsp_pos_at(const Server *s, const char *t, size_t n, size_t off);
 cJSON *lsp_range(cJSON *start, cJSON *end);
-size_t offset_of(const Server *s, const char *t, size_t n, Pos p);
 bool ident_char(char c);
 size_t extent_end(const char *t, size_t n, size_t off);
 

@@ -13,15 +13,14 @@
 
 /* ---- what a name at a place is ---- */
 
-static bool pos_le(Pos a, Pos b) { return a.line < b.line || (a.line == b.line && a.col <= b.col); }
-static bool pos_eq(Pos a, Pos b) { return a.file == b.file && a.line == b.line && a.col == b.col; }
-
-/* The top-level item of file `file` that `at` lies in, or NULL. */
+/* The top-level item of at's file that `at` lies in, or NULL. */
 static Item *item_at(Analysis *a, Pos at) {
   Item *best = NULL;
+  int file = pos_file(a->c.diag, at);
   for (size_t i = 0; i < a->c.items.n; i++) {
     Item *it = a->c.items.v[i];
-    if (it->pos.file == at.file && pos_le(it->pos, at) && (!best || pos_le(best->pos, it->pos)))
+    if (pos_file(a->c.diag, it->pos) == file && it->pos.off <= at.off &&
+        (!best || best->pos.off <= it->pos.off))
       best = it;
   }
   return best;
@@ -55,7 +54,7 @@ static void each_stmt(Stmt **body, int n, StmtFn fn, void *ctx) {
   }
 }
 
-static bool pos_before(Pos a, Pos b) { return a.line < b.line || (a.line == b.line && a.col < b.col); }
+static bool pos_before(Pos a, Pos b) { return a.off < b.off; }
 
 /* The first statement of body[0 .. n), or NULL. */
 static Stmt *first_stmt(Stmt **body, int n) {
@@ -115,7 +114,7 @@ static void each_visible(Stmt **body, int n, Pos at, StmtFn fn, void *ctx) {
  * there. */
 static const Use *use_at(Analysis *a, Pos at) {
   for (size_t i = 0; a->p && i < a->p->uses.n; i++)
-    if (pos_eq(a->p->uses.v[i].at, at))
+    if (a->p->uses.v[i].at.off == at.off)
       return &a->p->uses.v[i];
   return NULL;
 }
@@ -129,7 +128,7 @@ static Pos decl_pos(const Use *u) {
   case DECL_VARIANT: return u->item->variant_pos;
   case DECL_NONE: break;
   }
-  return (Pos){.file = -1};
+  return NO_POS;
 }
 
 /* The identifier at byte `off` of the document: [*lo, *hi), false if none. */
@@ -145,14 +144,10 @@ static bool word_at(const char *t, size_t n, size_t off, size_t *lo, size_t *hi)
   return true;
 }
 
-static Pos pos_of_offset(const char *t, size_t n, int file, size_t off) {
-  Pos p = {.file = file, .line = 1, .col = 1};
-  size_t ls = 0;
-  for (size_t i = 0; i < off && i < n; i++)
-    if (t[i] == '\n' || (t[i] == '\r' && !(i + 1 < n && t[i + 1] == '\n')))
-      p.line++, ls = i + 1;
-  p.col = (int32_t)(off - ls) + 1;
-  return p;
+/* The position of byte `off` of the document an analysis read. */
+static Pos doc_pos(Analysis *a, size_t off) {
+  size_t n = source_get(a->c.diag, a->file)->len;
+  return source_pos(a->c.diag, a->file, off < n ? off : n);
 }
 
 /* The Graph sema made of item it (its first variant), or NULL. */
@@ -165,17 +160,12 @@ static Graph *graph_of(Analysis *a, const Item *it) {
 
 /* The source text of an expression. */
 static void put_expr(CharVec *out, Analysis *a, const Expr *e) {
-  if (!e || e->pos.file < 0)
+  if (!e || !pos_set(e->pos))
     return;
-  const Source *src = source_get(a->c.diag, e->pos.file);
+  const Source *src = source_get(a->c.diag, pos_file(a->c.diag, e->pos));
   Span sp = expr_span(e);
-  Pos lo = {.file = e->pos.file, .line = sp.lo_line, .col = sp.lo_col};
-  Pos hi = {.file = e->pos.file, .line = sp.hi_line, .col = sp.hi_col};
-  if (!sp.lo_line)
-    lo = e->pos;
-  const Server *s = a->c.overlay_ctx; /* the server that made the analysis */
-  size_t i = offset_of(s, src->text, src->len, lo);
-  size_t j = sp.hi_line ? offset_of(s, src->text, src->len, hi) : i;
+  size_t i = pos_offset(a->c.diag, sp.lo);
+  size_t j = pos_offset(a->c.diag, sp.hi);
   if (j <= i)
     j = i, (void)word_at(src->text, src->len, i, &i, &j);
   for (size_t k = i; k < j; k++)
@@ -497,7 +487,7 @@ static bool name_at(Request *r, size_t *lo, size_t *hi, const Use **u) {
     reply(r->id, NULL);
     return false;
   }
-  *u = use_at(d->an, pos_of_offset(d->text, d->len, d->an->file, *lo));
+  *u = use_at(d->an, doc_pos(d->an, *lo));
   return true;
 }
 
@@ -521,11 +511,11 @@ void on_hover(Request *r) {
 /* The location of a name declared at p, `len` bytes long. */
 static cJSON *decl_location(Server *s, Doc *d, Pos p, size_t len) {
   Analysis *a = d->an;
-  int k = file_index(a, p.file);
+  int file = pos_file(a->c.diag, p), k = file_index(a, file);
   if (k < 0)
     return NULL;
-  const Source *src = source_get(a->c.diag, p.file);
-  size_t lo = offset_of(s, src->text, src->len, p);
+  const Source *src = source_get(a->c.diag, file);
+  size_t lo = pos_offset(a->c.diag, p);
   CharVec uri = {0};
   file_uri(s, d, a, k, &uri);
   cJSON *l = location(uri.v, lsp_range(lsp_pos_at(s, src->text, src->len, lo),
@@ -779,9 +769,9 @@ void on_completion(Request *r) {
                   .nprefix = strlen(prefix),
                   .a = a};
   CharVec detail = {0};
-  Item *in = a ? item_at(a, pos_of_offset(d->text, d->len, a->file, lo)) : NULL;
+  Item *in = a ? item_at(a, doc_pos(a, lo)) : NULL;
   if (in && in->kind == IT_GRAPH) {
-    Pos at = pos_of_offset(d->text, d->len, a->file, lo);
+    Pos at = doc_pos(a, lo);
     find_where(&c, d->text, lo);
     each_visible(in->body, in->nbody, at, complete_stmt, &c);
     if (c.where == WH_ANY)
@@ -847,8 +837,7 @@ typedef struct Symbols {
 static cJSON *symbol(Symbols *sy, const char *name, int kind, const char *detail, Pos start,
                      Pos name_pos) {
   Doc *d = sy->d;
-  size_t lo = offset_of(sy->s, d->text, d->len, start),
-         n = offset_of(sy->s, d->text, d->len, name_pos);
+  size_t lo = pos_offset(d->an->c.diag, start), n = pos_offset(d->an->c.diag, name_pos);
   if (n < lo)
     lo = n;
   size_t hi = extent_end(d->text, d->len, lo), nhi = n + strlen(name);
@@ -874,7 +863,7 @@ static void symbol_stmt(Stmt *st, void *ctx) {
   Symbols *sy = ctx;
   CharVec detail = {0};
   int kind = SK_VARIABLE;
-  if (!st->name || st->name_pos.file < 0)
+  if (!st->name || !pos_set(st->name_pos))
     return;
   switch (st->kind) {
   case ST_CONST: kind = SK_CONSTANT; break;
@@ -917,7 +906,8 @@ void on_symbols(Request *r) {
   CharVec detail = {0};
   for (size_t i = 0; a && i < a->c.items.n; i++) {
     Item *it = a->c.items.v[i];
-    if (it->pos.file != a->file || !it->name || it->name_pos.file != a->file)
+    if (pos_file(a->c.diag, it->pos) != a->file || !it->name ||
+        pos_file(a->c.diag, it->name_pos) != a->file)
       continue;
     detail.n = 0;
     int kind = SK_CONSTANT;

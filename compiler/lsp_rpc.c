@@ -212,13 +212,6 @@ cJSON *lsp_range(cJSON *start, cJSON *end) {
   return r;
 }
 
-/* The byte offset of a compiler position. */
-size_t offset_of(const Server *s, const char *t, size_t n, Pos p) {
-  size_t ls = line_offset(s, t, n, p.line - 1), le = line_end(t, n, ls);
-  size_t at = ls + (size_t)(p.col > 0 ? p.col - 1 : 0);
-  return at > le ? le : at;
-}
-
 bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
 /* Where the statement or item that starts at `off` ends: just past its ';'

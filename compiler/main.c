@@ -80,7 +80,7 @@ static int usage_error(bool json, bool to_stdout, const char *fmt, ...) {
     Diag *d = diag_new();
     diag_set_json(d, true);
     diag_set_output(d, to_stdout ? stdout : stderr);
-    verror_at(d, span_at((Pos){.file = -1}), fmt, ap);
+    verror_at(d, span_at(NO_POS), fmt, ap);
     diag_flush(d);
     diag_free(d);
     va_end(ap);
@@ -152,9 +152,8 @@ static bool valid_name(const char *s, size_t n) {
  * doubled, but has no way to write a line break. */
 static bool write_dep_path(Diag *d, FILE *f, const char *s) {
   if (strpbrk(s, "\n\r")) {
-    error_at(d, (Pos){.file = -1},
-             "a depfile cannot name '%s': Make has no way to write a line break in a file name",
-             s);
+    error_at(d, NO_POS,
+             "a depfile cannot name '%s': Make has no way to write a line break in a file name", s);
     return false;
   }
   for (; *s; s++) {
@@ -526,8 +525,8 @@ int main(int argc, char **argv) {
       files[3].path = cupath; /* the companion is written after all */
       for (size_t j = 0; j < nfiles && !status; j++)
         if (j != 3 && files[j].path && same_file(files[j].path, cupath)) {
-          error_at(c.diag, (Pos){.file = -1}, "%s '%s' and %s '%s' are the same file",
-                   files[j].what, files[j].path, files[3].what, cupath);
+          error_at(c.diag, NO_POS, "%s '%s' and %s '%s' are the same file", files[j].what,
+                   files[j].path, files[3].what, cupath);
           status = 2;
         }
     }
@@ -539,8 +538,8 @@ int main(int argc, char **argv) {
         const char *path = i < c.files.n ? source_get(c.diag, c.files.v[i])->path
                                          : c.deps.v[i - c.files.n];
         if (files[j].path && same_file(files[j].path, path)) {
-          error_at(c.diag, (Pos){.file = -1}, "%s '%s' is '%s', a file the program reads",
-                   files[j].what, files[j].path, path);
+          error_at(c.diag, NO_POS, "%s '%s' is '%s', a file the program reads", files[j].what,
+                   files[j].path, path);
           status = 2;
         }
       }
@@ -554,7 +553,7 @@ int main(int argc, char **argv) {
       emit_dot(stdout, p, dot_details);
       int err = flush_stdout();
       if (err) {
-        error_at(c.diag, (Pos){.file = -1}, "cannot write standard output: %s", strerror(err));
+        error_at(c.diag, NO_POS, "cannot write standard output: %s", strerror(err));
         status = 2;
       }
     } else if (out) {

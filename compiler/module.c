@@ -280,7 +280,7 @@ static void add_dep(Compiler *c, const char *real) {
 /* Finds the file a `from` names, beside the file that declares k; its
  * real path (heap) in *real; NULL after an error. */
 static char *find_from(Compiler *c, Item *k, const char *what, char **real) {
-  const Source *src = source_get(c->diag, k->from_pos.file);
+  const Source *src = source_get(c->diag, pos_file(c->diag, k->from_pos));
   char *path = find_file(c, src->path, k->from);
   *real = path ? realpath(path, NULL) : NULL;
   if (!path && found_directory(c, src->path, k->from)) {

@@ -181,7 +181,7 @@ static bool infer_edges(Compiler *c, Graph *g, const uint32_t *order, EdgeVec *o
       last_collective = order[i];
     }
     if (node_kinds[n->kind].bodies) {
-      if (node_kinds[n->kind].loop && n->control->handle_at.file >= 0) {
+      if (node_kinds[n->kind].loop && pos_set(n->control->handle_at)) {
         for (size_t j = 0; j < since.n; j++)
           add_edge(&in, since.v[j], order[i], -1, WHY_APART);
         if (!since.n && last_apart >= 0)
@@ -427,8 +427,7 @@ static void describe_step(Compiler *c, Graph *g, const Edge *e) {
 static const Stmt *loop_of(Stmt *const *body, int n, Pos p, const Stmt *loop) {
   for (int i = 0; i < n; i++) {
     const Stmt *st = body[i];
-    if (st->pos.file == p.file && st->pos.line == p.line && st->pos.col == p.col &&
-        st->kind != ST_FOR)
+    if (st->pos.off == p.off && st->kind != ST_FOR)
       return loop;
     if (st->kind == ST_FOR || st->kind == ST_WHILE || st->kind == ST_IF) {
       const Stmt *in = loop_of(st->body, st->nbody, p, st->kind == ST_FOR ? st : loop);
@@ -867,16 +866,12 @@ static bool check_hazards(Compiler *c, Graph *g, const uint32_t *order, const ui
         /* The edge, as data for an editor; where both nodes are at the
          * top of the graph, outside loops, its statement can go on a line
          * before the second. */
-        bool top = a->scope < 0 && b->scope < 0 &&
-                   ((!ia && !ib) || (same_iteration && pa.file == pb.file));
+        bool top =
+            a->scope < 0 && b->scope < 0 &&
+            ((!ia && !ib) || (same_iteration && pos_file(c->diag, pa) == pos_file(c->diag, pb)));
         char *text = arena_printf(c->arena, "%.*s -> %.*s;\n%*s", (int)na, a->name, (int)nb,
-                                  b->name, pb.col - 1, "");
-        Span at = top ? (Span){.at = pb,
-                               .lo_line = pb.line,
-                               .lo_col = pb.col,
-                               .hi_line = pb.line,
-                               .hi_col = pb.col}
-                      : span_at((Pos){.file = -1});
+                                  b->name, pos_col(c->diag, pb) - 1, "");
+        Span at = top ? (Span){.at = pb, .lo = pb, .hi = pb} : span_at(NO_POS);
         diag_fix_edge(c->diag, a->name, b->name, at, text);
       }
       if (!a->keyword_name && !b->keyword_name && same_iteration)

@@ -368,7 +368,7 @@ Stmt *stmt_for_without_range(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *e, L
 }
 
 void node_keyword_missing(ParseState *ps, Pos p, Sym *name) {
-  Span at = {.at = p, .lo_line = p.line, .lo_col = p.col, .hi_line = p.line, .hi_col = p.col};
+  Span at = {.at = p, .lo = p, .hi = p};
   error_at(ps->c->diag, p, "a node is declared with 'node': 'node %s = ...'", name->name);
   diag_fix(ps->c->diag, at, "node ");
 }
@@ -476,13 +476,12 @@ static size_t expr_size(ExprKind kind, bool with_end) {
   switch (kind) {
   case EX_INT:
   case EX_FLOAT:
-  case EX_NAME:
-    return with_end ? offsetof(Expr, end_col) + sizeof(int32_t) : offsetof(Expr, lo_line);
+  case EX_NAME: return with_end ? offsetof(Expr, end) + sizeof(Pos) : offsetof(Expr, lo);
   case EX_INDEX:
   case EX_NEG:
   case EX_BIN: return offsetof(Expr, c);
-  case EX_SLICE:
-  case EX_CALL: return sizeof(Expr);
+  case EX_CALL: return offsetof(Expr, args) + sizeof(Expr **);
+  case EX_SLICE: return sizeof(Expr);
   }
   return sizeof(Expr);
 }
@@ -494,12 +493,10 @@ static Expr *alloc_expr(Arena *a, ExprKind kind, Pos pos, bool with_end) {
   e->pos = pos;
   if (!is_token(e)) {
     e->depth = 1;
-    e->hi_line = pos.line;
-    e->hi_col = pos.col + 1;
+    e->hi = pos_plus(pos, 1);
   } else if (with_end) {
-    e->lo_line = e->end_line = pos.line;
-    e->lo_col = pos.col;
-    e->end_col = pos.col + 1;
+    e->lo = pos;
+    e->end = pos_plus(pos, 1);
   } else {
     e->len = 1;
   }
@@ -509,58 +506,46 @@ static Expr *alloc_expr(Arena *a, ExprKind kind, Pos pos, bool with_end) {
 Expr *new_expr(Arena *a, ExprKind kind, Pos pos) { return alloc_expr(a, kind, pos, false); }
 
 /* Where e's text ends, exclusive. */
-static void expr_end(const Expr *e, int32_t *line, int32_t *col) {
-  if (!is_token(e))
-    *line = e->hi_line, *col = e->hi_col;
-  else if (e->len)
-    *line = e->pos.line, *col = e->pos.col + e->len;
-  else
-    *line = e->end_line, *col = e->end_col;
+static Pos expr_end(const Expr *e) {
+  return !is_token(e) ? e->hi : e->len ? pos_plus(e->pos, e->len) : e->end;
 }
 
 static int expr_depth(const Expr *e) { return is_token(e) ? 1 : e->depth; }
 
 Span expr_span(const Expr *e) {
-  Span sp = {.at = e->pos};
-  expr_end(e, &sp.hi_line, &sp.hi_col);
+  Span sp = {.at = e->pos, .hi = expr_end(e)};
   while (e->kind == EX_INDEX || e->kind == EX_SLICE || e->kind == EX_BIN)
     e = e->a;
   bool replaced = e->kind == EX_INT && e->op == EXPR_REPLACED;
-  sp.lo_line = replaced ? e->lo_line : e->pos.line;
-  sp.lo_col = replaced ? e->lo_col : e->pos.col;
+  sp.lo = replaced ? e->lo : e->pos;
   return sp;
 }
 
 /* Where the token that starts at p ends, from the tokens just scanned. */
-static void token_end(const ParseState *ps, Pos p, int32_t *line, int32_t *col) {
+static Pos token_end(const ParseState *ps, Pos p) {
   for (unsigned i = 0; i < 4; i++) {
     const struct ScannedToken *t = &ps->tokens[i];
-    if (t->at.line == p.line && t->at.col == p.col && t->at.file == p.file) {
-      *line = t->end_line, *col = t->end_col;
-      return;
-    }
+    if (t->at.off == p.off)
+      return t->end;
   }
-  *line = p.line, *col = p.col + 1;
+  return pos_plus(p, 1);
 }
 
-/* Ends e's text at the first `close` token scanned at or after line:col
+/* Ends e's text at the first `close` token scanned at or after `from`
  * (the ']' of a view, the ')' of a call), else leaves it. */
-static void end_at_token(const ParseState *ps, Expr *e, int close, int32_t line, int32_t col) {
+static void end_at_token(const ParseState *ps, Expr *e, int close, Pos from) {
   const struct ScannedToken *best = NULL;
   for (unsigned i = 0; i < 4; i++) {
     const struct ScannedToken *t = &ps->tokens[i];
-    bool after = t->at.line > line || (t->at.line == line && t->at.col >= col);
-    bool earlier = best && (t->at.line < best->at.line ||
-                            (t->at.line == best->at.line && t->at.col < best->at.col));
-    if (t->kind == close && after && (!best || earlier))
+    if (t->kind == close && t->at.off >= from.off && (!best || t->at.off < best->at.off))
       best = t;
   }
   if (best)
-    e->hi_line = best->end_line, e->hi_col = best->end_col;
+    e->hi = best->end;
 }
 
 /* e's text ends where b's does (it starts where its left operand's does). */
-static void end_with(Expr *e, const Expr *b) { expr_end(b, &e->hi_line, &e->hi_col); }
+static void end_with(Expr *e, const Expr *b) { e->hi = expr_end(b); }
 
 /* Bounds the height of every tree, so that the recursive walks of sema.c
  * cannot exhaust the stack on hostile input such as 100,000 unary minuses
@@ -578,8 +563,8 @@ static Expr *bounded(ParseState *ps, Expr *e, int depth) {
   Expr *zero = alloc_expr(ps->c->arena, EX_INT, e->pos, true);
   zero->op = EXPR_REPLACED;
   zero->len = 0;
-  zero->lo_line = sp.lo_line, zero->lo_col = sp.lo_col;
-  zero->end_line = sp.hi_line, zero->end_col = sp.hi_col;
+  zero->lo = sp.lo;
+  zero->end = sp.hi;
   return zero;
 }
 
@@ -590,14 +575,13 @@ static int max_depth(Expr *a, Expr *b) {
 
 /* A literal or a name: one token, whose length is kept where it fits. */
 static Expr *token_expr(ParseState *ps, ExprKind kind, Pos p) {
-  int32_t line, col;
-  token_end(ps, p, &line, &col);
-  bool fits = line == p.line && col > p.col && col - p.col <= UINT16_MAX;
+  Pos end = token_end(ps, p);
+  bool fits = end.off > p.off && end.off - p.off <= UINT16_MAX;
   Expr *e = alloc_expr(ps->c->arena, kind, p, !fits);
   if (fits)
-    e->len = (uint16_t)(col - p.col);
+    e->len = (uint16_t)(end.off - p.off);
   else
-    e->end_line = line, e->end_col = col;
+    e->end = end;
   return e;
 }
 
@@ -624,7 +608,7 @@ Expr *expr_index(ParseState *ps, Pos p, Expr *base, Expr *index) {
   e->a = base;
   e->b = index;
   end_with(e, index);
-  end_at_token(ps, e, ']', e->hi_line, e->hi_col);
+  end_at_token(ps, e, ']', e->hi);
   return bounded(ps, e, max_depth(base, index) + 1);
 }
 
@@ -634,7 +618,7 @@ Expr *expr_slice(ParseState *ps, Pos p, Expr *base, Expr *lo, Expr *hi) {
   e->b = lo;
   e->c = hi;
   end_with(e, hi);
-  end_at_token(ps, e, ']', e->hi_line, e->hi_col);
+  end_at_token(ps, e, ']', e->hi);
   int d = max_depth(base, lo);
   return bounded(ps, e, (expr_depth(hi) > d ? expr_depth(hi) : d) + 1);
 }
@@ -643,10 +627,7 @@ Expr *expr_call(ParseState *ps, Pos p, Sym *fn, List *args) {
   Expr *e = new_expr(ps->c->arena, EX_CALL, p);
   e->fn = fn;
   e->args = list_array(ps, args, &e->nargs);
-  int32_t line = p.line, col = p.col;
-  if (e->nargs)
-    expr_end(e->args[e->nargs - 1], &line, &col);
-  end_at_token(ps, e, ')', line, col);
+  end_at_token(ps, e, ')', e->nargs ? expr_end(e->args[e->nargs - 1]) : p);
   int d = 0;
   for (int i = 0; i < e->nargs; i++)
     d = max_depth(e->args[i], NULL) > d ? expr_depth(e->args[i]) : d;
@@ -797,14 +778,14 @@ static void read_file(Reader *r, int file, Pos at) {
 
 static void read_program(Compiler *c, int file) {
   Reader r = {.c = c, .done = {.by_string = true}};
-  read_file(&r, file, (Pos){.file = -1});
+  read_file(&r, file, NO_POS);
   map_free(&r.done);
 }
 
 void parse_program_source(Compiler *c, int file) { read_program(c, file); }
 
 bool parse_program(Compiler *c, const char *path) {
-  int file = source_load(c->diag, path, (Pos){.file = -1});
+  int file = source_load(c->diag, path, NO_POS);
   if (file < 0)
     return false;
   read_program(c, file);
@@ -812,7 +793,9 @@ bool parse_program(Compiler *c, const char *path) {
 }
 
 void parse_program_text(Compiler *c, const char *name, const char *text, size_t len) {
-  read_program(c, source_add(c->diag, name, text, len));
+  int file = source_add(c->diag, name, text, len);
+  if (file >= 0)
+    read_program(c, file);
 }
 
 void compiler_init(Compiler *c) {

@@ -10,6 +10,7 @@
 
 #include <assert.h>
 #include <float.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ static void suggest_keys(Suggest *sg, const Map *m) {
  * would drop the repeats, but the "did you mean" (a search of every name
  * in scope, each by edit distance) would be worked out again each time. */
 bool undefined_reported(Sema *s, Pos p) {
-  char *key = arena_printf(s->c->arena, "%d:%d:%d", p.file, p.line, p.col);
+  char *key = arena_printf(s->c->arena, "%" PRIu32, p.off);
   if (map_get(&s->undefined_at, key))
     return true;
   map_put(&s->undefined_at, key, key);
@@ -241,8 +242,6 @@ static bool define_global(Sema *s, Item *it) {
 
 static Resource *add_res(Sema *s, Stmt *st, ResKind kind) {
   Resource r = {.kind = kind, .name = st->name, .pos = st->name_pos, .type = st->type};
-  r.written_at.file = -1;
-  r.grid_at.file = -1;
   vec_push(&s->g->res, r);
   Binding *b = arena_alloc(s->c->arena, sizeof *b);
   *b = (Binding){.kind = B_RES, .name = st->name, .pos = st->name_pos,
@@ -279,8 +278,7 @@ static void declare_scalar(Sema *s, Stmt *st) {
     return;
   }
   r->bound_written = st->bound != NULL;
-  r->bound_at = st->type_pos;
-  r->bound_at.col += (int32_t)strlen(type_name(st->type));
+  r->bound_at = pos_plus(st->type_pos, (int64_t)strlen(type_name(st->type)));
   if (st->bound) {
     int64_t b;
     char what[300];
@@ -1064,9 +1062,8 @@ Program *analyze_program(Compiler *c) {
   Program *p = check_program(c);
   for (int i = 0; i < c->ndefines && !diag_errors(c->diag); i++)
     if (!c->defines[i].used)
-      warn_at(c->diag, W_UNUSED_DEFINE, (Pos){.file = -1},
-              "-D %s: the program has no top-level constant '%s'", c->defines[i].name,
-              c->defines[i].name);
+      warn_at(c->diag, W_UNUSED_DEFINE, NO_POS, "-D %s: the program has no top-level constant '%s'",
+              c->defines[i].name, c->defines[i].name);
   for (size_t i = 0; i < p->graphs.n && !diag_errors(c->diag); i++)
     order_graph(c, p->graphs.v[i]);
   return p;

@@ -264,9 +264,9 @@ void walk_control(Sema *s, Stmt *st) {
     return;
   n.kind = st->node_kind;
   Control *ctl = arena_alloc(s->c->arena, sizeof *ctl);
-  *ctl = (Control){.default_body = -1, .selector = -1, .handle_at = {.file = -1}};
+  *ctl = (Control){.default_body = -1, .selector = -1, .handle_at = NO_POS};
   n.control = ctl;
-  if (s->scope >= 0 && g->nodes.v[s->scope].control->handle_at.file >= 0)
+  if (s->scope >= 0 && pos_set(g->nodes.v[s->scope].control->handle_at))
     report_control_in_handle_body(s, &g->nodes.v[s->scope], st->pos, st->node_kind);
   AccessVec acc = {0};
   Stmt ***bodies = NULL;

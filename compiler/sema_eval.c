@@ -26,9 +26,7 @@ void no_bound(Sema *s, Expr *e, const Resource *r, const char *what) {
              r->name->name, what, r->name->name, type_name(r->type));
   Pos at = r->bound_at;
   note_at(s->d, at, "'%s' takes its bound here", r->name->name);
-  diag_fix(s->d, (Span){.at = at, .lo_line = at.line, .lo_col = at.col, .hi_line = at.line,
-                        .hi_col = at.col},
-           " max N");
+  diag_fix(s->d, (Span){.at = at, .lo = at, .hi = at}, " max N");
 }
 
 bool eval_int(Sema *s, Expr *e, int64_t *out) {

@@ -230,10 +230,9 @@ static bool check_handle_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
     return false;
   }
   Control *wc = wn->control;
-  if (wc->handle_at.file >= 0) {
+  if (pos_set(wc->handle_at)) {
     if (!wc->handle_reported) {
-      bool copy = wc->handle_at.file == e->pos.file && wc->handle_at.line == e->pos.line &&
-                  wc->handle_at.col == e->pos.col;
+      bool copy = wc->handle_at.off == e->pos.off;
       error_at(s->d, e->pos,
                "the handle of while '%s' is passed a second time%s; one node of a loop's body "
                "sets its condition",
@@ -314,7 +313,7 @@ static bool check_kernel_arg(Sema *s, Node *n, Param *p, Expr *e, Arg *arg) {
       note_at(s->d, p->pos, "'%s' is declared here", p->name->name);
       return false;
     }
-    if (r->kind == RES_SCALAR && (p->mode & MODE_OUT) && r->written_at.file < 0)
+    if (r->kind == RES_SCALAR && (p->mode & MODE_OUT) && !pos_set(r->written_at))
       r->written_at = arg->pos;
     if (r->kind == RES_SCALAR)
       r->memory = true;
@@ -416,7 +415,7 @@ static void check_copy(Sema *s, Node *n, Stmt *st) {
              rd->name->name);
     return;
   }
-  if (rd->kind == RES_SCALAR && rd->written_at.file < 0)
+  if (rd->kind == RES_SCALAR && !pos_set(rd->written_at))
     s->g->res.v[dst->res].written_at = dst->pos;
   add_access(s, n, dst, ACC_WRITE);
   add_access(s, n, src, ACC_READ);
@@ -454,7 +453,7 @@ static void check_fill(Sema *s, Node *n, Stmt *st) {
   else
     val->ival = v.i;
   val->bits = value_bits(r->type, v.is_float, v.i, v.f);
-  if (r->kind == RES_SCALAR && r->written_at.file < 0)
+  if (r->kind == RES_SCALAR && !pos_set(r->written_at))
     r->written_at = dst->pos;
   add_access(s, n, dst, ACC_WRITE);
 }
@@ -615,12 +614,12 @@ static void check_collective(Sema *s, Node *n, Stmt *st, int c) {
     return;
   }
   if (in_place) {
-    if (rd->kind == RES_SCALAR && rd->written_at.file < 0)
+    if (rd->kind == RES_SCALAR && !pos_set(rd->written_at))
       s->g->res.v[dst->res].written_at = dst->pos;
     add_access(s, n, dst, ACC_RW);
     return;
   }
-  if (rd->kind == RES_SCALAR && rd->written_at.file < 0)
+  if (rd->kind == RES_SCALAR && !pos_set(rd->written_at))
     s->g->res.v[dst->res].written_at = dst->pos;
   add_access(s, n, dst, ACC_WRITE);
   add_access(s, n, src, ACC_READ);
@@ -700,7 +699,7 @@ static bool grid_program(Sema *s, Expr *e, GridCode *code, int *depth) {
       no_bound(s, e, r, "a grid");
       return false;
     }
-    if (r->grid_at.file < 0)
+    if (!pos_set(r->grid_at))
       r->grid_at = e->pos;
     vec_push(code, CGRT_GRID_SCALAR);
     vec_push(code, bind->res);
@@ -1184,7 +1183,7 @@ void check_scalar_values(Sema *s) {
       if (a->kind != ARG_SCALAR_VALUE)
         continue;
       Resource *r = &g->res.v[a->res];
-      if (r->written_at.file < 0)
+      if (!pos_set(r->written_at))
         continue;
       error_at(s->d, a->pos,
                "scalar '%s' is written on the device, so it cannot be passed by value; "
@@ -1195,7 +1194,7 @@ void check_scalar_values(Sema *s) {
   }
   for (size_t r = 0; r < g->res.n; r++) {
     Resource *res = &g->res.v[r];
-    if (res->kind != RES_SCALAR || res->grid_at.file < 0 || res->written_at.file < 0)
+    if (res->kind != RES_SCALAR || !pos_set(res->grid_at) || !pos_set(res->written_at))
       continue;
     error_at(s->d, res->grid_at,
              "scalar '%s' is written on the device, so a grid cannot follow it: the host sets a "

@@ -224,7 +224,7 @@ static void warn_unused(Diag *d, const Graph *g) {
     for (int k = 0; k < g->nodes.v[v].nacc; k++)
       used[g->nodes.v[v].acc[k].res] = true;
   for (size_t r = 0; r < g->res.n; r++)
-    used[r] |= g->res.v[r].kind == RES_SCALAR && g->res.v[r].grid_at.file >= 0;
+    used[r] |= g->res.v[r].kind == RES_SCALAR && pos_set(g->res.v[r].grid_at);
   for (size_t r = 0; r < g->res.n; r++)
     if (!used[r])
       warn_at(d, W_UNUSED, g->res.v[r].pos, "%s '%s' is never used",

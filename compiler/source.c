@@ -1,12 +1,14 @@
 /* source.c: source files in memory and the diagnostics that point into them.
  *
- * Positions are line and byte column; the line text is found only when a
- * diagnostic is printed.  The same message at the same place is printed
+ * A position is a number a byte of every source (cgc.h: Pos); its line and
+ * byte column are found only when asked, mostly when a diagnostic is
+ * printed.  The same message at the same place is printed
  * once, so an error inside a `for` body does not repeat per iteration. */
 #include "cgc.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -20,7 +22,7 @@
 struct Diag {
   Arena *arena;
   VEC(Source) sources;
-  Map seen; /* "file:line:col:severity:message" -> itself */
+  Map seen; /* "position:message" -> itself */
   int errors;
   FILE *out; /* where diagnostics go: stderr unless told */
   bool color;
@@ -34,6 +36,8 @@ struct Diag {
   bool warning_off[W_COUNT]; /* -Wno-NAME */
   bool werror;               /* -Werror */
   bool regular_only;         /* source_load reads regular files only (cgc lsp) */
+  uint64_t next_base;        /* the position of the next source's first byte */
+  uint64_t max_pos;          /* the last position a source may take */
 };
 
 Diag *diag_new(void) {
@@ -42,6 +46,8 @@ Diag *diag_new(void) {
   d->arena = arena_new();
   d->seen.by_string = true;
   d->out = stderr;
+  d->next_base = 1; /* 0 is no place */
+  d->max_pos = UINT32_MAX;
   return d;
 }
 
@@ -154,39 +160,80 @@ static const char *next_line(const char *line, const char *end) {
   return line < end ? line + 1 : line;
 }
 
-/* The start of 1-based line `n` of a source (its end past the last line).
- * The first diagnostic in a source makes an index of its line starts, in
- * one pass, so that any number of diagnostics scan it once. */
-static const char *line_start(Diag *d, Source *s, int n) {
+/* The index of a source's line starts, made in one pass when a position
+ * in it is first asked, so that any number of diagnostics scan it once
+ * (4 bytes a line). */
+static void index_lines(Diag *d, Source *s) {
+  if (s->line_starts)
+    return;
   const char *end = s->text + s->len;
-  if (!s->line_starts) {
-    uint32_t count = 0;
-    for (const char *line = s->text;; line = next_line(line, end)) {
-      count++;
-      if (line == end)
-        break;
-    }
-    uint32_t *starts = arena_alloc(d->arena, count * sizeof *starts);
-    count = 0;
-    for (const char *line = s->text;; line = next_line(line, end)) {
-      starts[count++] = (uint32_t)(line - s->text);
-      if (line == end)
-        break;
-    }
-    s->line_starts = starts;
-    s->nlines = count;
+  uint32_t count = 1; /* a line starts at the start and after each break */
+  for (const char *line = s->text; line_end(line, end) < end; line = next_line(line, end))
+    count++;
+  uint32_t *starts = arena_alloc(d->arena, count * sizeof *starts);
+  count = 0;
+  for (const char *line = s->text;; line = next_line(line, end)) {
+    starts[count++] = (uint32_t)(line - s->text);
+    if (line_end(line, end) == end)
+      break;
   }
-  return n >= 1 && (uint32_t)n <= s->nlines ? s->text + s->line_starts[n - 1] : end;
+  s->line_starts = starts;
+  s->nlines = count;
 }
 
-/* The column just past the token that starts at p: a word or number, a
- * string, a two-character operator, or one character. */
-static int token_end(Diag *d, Pos p) {
-  Source *s = &d->sources.v[p.file];
-  const char *line = line_start(d, s, p.line), *end = s->text + s->len;
-  const char *c = line + p.col - 1;
+/* The start of 1-based line `n` of a source (its end past the last line). */
+static const char *line_start(Diag *d, Source *s, int n) {
+  index_lines(d, s);
+  return n >= 1 && (uint32_t)n <= s->nlines ? s->text + s->line_starts[n - 1] : s->text + s->len;
+}
+
+int pos_file(Diag *d, Pos p) {
+  if (!p.off)
+    return -1;
+  size_t lo = 0, hi = d->sources.n; /* the last source that starts at or before p */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (d->sources.v[mid].base <= p.off)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return (int)lo;
+}
+
+size_t pos_offset(Diag *d, Pos p) { return p.off - d->sources.v[pos_file(d, p)].base; }
+
+Pos source_pos(Diag *d, int file, size_t off) {
+  return (Pos){d->sources.v[file].base + (uint32_t)off};
+}
+
+Loc pos_loc(Diag *d, Pos p) {
+  int file = pos_file(d, p);
+  if (file < 0)
+    return (Loc){.file = -1};
+  Source *s = &d->sources.v[file];
+  uint32_t off = p.off - s->base;
+  index_lines(d, s);
+  uint32_t lo = 0, hi = s->nlines; /* the last line that starts at or before off */
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (s->line_starts[mid] <= off)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  int32_t col = (int32_t)(off - s->line_starts[lo]) + 1;
+  return (Loc){.file = file, .line = (int32_t)lo + 1, .col = col};
+}
+
+/* Just past the token that starts at p: a word or number, a string, a
+ * two-character operator, or one character. */
+static Pos token_end(Diag *d, Pos p) {
+  Source *s = &d->sources.v[pos_file(d, p)];
+  const char *end = s->text + s->len;
+  const char *c = s->text + (p.off - s->base);
   if (c >= end || *c == '\n' || *c == '\r')
-    return p.col;
+    return p;
   const char *q = c + 1;
   if (isalnum((unsigned char)*c) || *c == '_') {
     while (q < end && (isalnum((unsigned char)*q) || *q == '_' || (*q == '.' && q + 1 < end &&
@@ -201,24 +248,26 @@ static int token_end(Diag *d, Pos p) {
                          (*c == '.' && *q == '.'))) {
     q++;
   }
-  return p.col + (int)(q - c);
+  return pos_plus(p, q - c);
 }
 
-Span span_at(Pos p) { return (Span){.at = p, .lo_line = p.line, .lo_col = p.col}; }
+Span span_at(Pos p) { return (Span){.at = p, .lo = p}; }
 
 /* The columns a span underlines on its caret's line, [*lo, *hi): a span
- * of a token (hi_line 0) is the token; one that begins or ends on another
+ * of a token (hi NO_POS) is the token; one that begins or ends on another
  * line runs to that side's end of this one. */
 void diag_span_columns(Diag *d, Span s, int *lo, int *hi) {
-  Source *src = &d->sources.v[s.at.file];
-  const char *line = line_start(d, src, s.at.line);
+  Loc p = pos_loc(d, s.at);
+  Source *src = &d->sources.v[p.file];
+  const char *line = line_start(d, src, p.line);
   int len = (int)(line_end(line, src->text + src->len) - line);
-  int at = s.at.col;
-  if (!s.hi_line) {
-    *lo = at, *hi = token_end(d, s.at);
+  int at = p.col;
+  if (!pos_set(s.hi)) {
+    *lo = at, *hi = at + (int)(token_end(d, s.at).off - s.at.off);
   } else {
-    *lo = s.lo_line < s.at.line ? 1 : s.lo_line > s.at.line ? at : s.lo_col;
-    *hi = s.hi_line > s.at.line ? len + 1 : s.hi_line < s.at.line ? at + 1 : s.hi_col;
+    Loc l = pos_loc(d, s.lo), h = pos_loc(d, s.hi);
+    *lo = l.line < p.line ? 1 : l.line > p.line ? at : l.col;
+    *hi = h.line > p.line ? len + 1 : h.line < p.line ? at + 1 : h.col;
     /* Trailing blanks of a line are not the expression's. */
     while (*hi > *lo + 1 && *hi - 2 < len && (line[*hi - 2] == ' ' || line[*hi - 2] == '\t'))
       (*hi)--;
@@ -240,7 +289,7 @@ static void put_location(Diag *d, const char *key, int line, int col) {
 /* "file", "line" and "column" (the caret), "start" and "end" (the span). */
 static void put_position(Diag *d, Span s) {
   char buf[96];
-  Pos p = s.at;
+  Loc p = pos_loc(d, s.at);
   if (p.file < 0) {
     put_str(d, "\"file\":null,\"line\":0,\"column\":0,\"start\":null,\"end\":null");
     return;
@@ -255,23 +304,18 @@ static void put_position(Diag *d, Span s) {
   put_location(d, "end", p.line, hi);
 }
 
-void diag_fix_end(Diag *d, Span s, int *line, int *col) {
-  *line = s.hi_line, *col = s.hi_col;
-  if (!s.hi_line)
-    *line = s.at.line, *col = token_end(d, s.at);
-}
+Pos diag_fix_end(Diag *d, Span s) { return pos_set(s.hi) ? s.hi : token_end(d, s.at); }
 
 /* A fix's range exactly: an insertion starts where it ends. */
 static void put_fix_range(Diag *d, Span s) {
   char buf[96];
-  int hi_line, hi_col;
-  diag_fix_end(d, s, &hi_line, &hi_col);
+  Loc lo = pos_loc(d, s.lo), hi = pos_loc(d, diag_fix_end(d, s));
   put_str(d, "\"file\":");
-  put_json_string(d, d->sources.v[s.at.file].path);
-  snprintf(buf, sizeof buf, ",\"line\":%d,\"column\":%d", s.lo_line, s.lo_col);
+  put_json_string(d, d->sources.v[pos_file(d, s.at)].path);
+  snprintf(buf, sizeof buf, ",\"line\":%d,\"column\":%d", lo.line, lo.col);
   put_str(d, buf);
-  put_location(d, "start", s.lo_line, s.lo_col);
-  put_location(d, "end", hi_line, hi_col);
+  put_location(d, "start", lo.line, lo.col);
+  put_location(d, "end", hi.line, hi.col);
 }
 
 /* The JSON printer: a record as one object on a line. */
@@ -308,7 +352,7 @@ static void print_json(Diag *d, const DiagRecord *r) {
         put_str(d, ",\"to\":");
         put_json_string(d, p->edge_to);
         put_str(d, "}");
-        if (p->span.at.file >= 0) {
+        if (pos_set(p->span.at)) {
           put_str(d, ",");
           put_fix_range(d, p->span);
           put_str(d, ",\"text\":");
@@ -368,12 +412,26 @@ int diag_errors(const Diag *d) { return d->errors; }
 bool diag_stopped(const Diag *d) { return d->stopped; }
 const Source *source_get(Diag *d, int file) { return &d->sources.v[file]; }
 
+void diag_set_max_source_bytes(Diag *d, int64_t n) { d->max_pos = (uint64_t)n; }
+
+/* Gives s the next positions and adds it to the table: its index, or -1
+ * after an error at `at` when they would run past the last there is. */
+static int add_source(Diag *d, Source s, Pos at) {
+  if (d->next_base + s.len > d->max_pos) {
+    error_at(d, at, DIAG_SOURCES_TOGETHER, s.path, (long long)d->max_pos);
+    return -1;
+  }
+  s.base = (uint32_t)d->next_base;
+  d->next_base += s.len + 1; /* its end is a place too */
+  vec_push(&d->sources, s);
+  return (int)d->sources.n - 1;
+}
+
 int source_add(Diag *d, const char *path, const char *text, size_t len) {
   char *copy = arena_alloc(d->arena, len + 1);
   memcpy(copy, text, len);
   Source s = {.path = arena_strdup(d->arena, path), .text = copy, .len = len};
-  vec_push(&d->sources, s);
-  return (int)d->sources.n - 1;
+  return add_source(d, s, NO_POS);
 }
 void source_set_realpath(Diag *d, int file, const char *realpath) {
   Source *s = &d->sources.v[file];
@@ -445,9 +503,10 @@ int source_load(Diag *d, const char *path, Pos at) {
   }
   text[len] = 0;
   Source s = {.path = arena_strdup(d->arena, path), .text = text, .len = len};
-  s.realpath = realpath(path, NULL);
-  vec_push(&d->sources, s);
-  return (int)d->sources.n - 1;
+  int file = add_source(d, s, at);
+  if (file >= 0)
+    d->sources.v[file].realpath = realpath(path, NULL);
+  return file;
 }
 
 enum { C_RESET, C_BOLD, C_ERROR, C_WARNING, C_NOTE, C_CARET };
@@ -468,8 +527,9 @@ static void indent_to(Diag *d, const char *line, const char *eol, int to) {
 
 /* The source line and, under it, the span: ^ at the caret, ~ elsewhere. */
 static void print_line(Diag *d, Span s) {
-  Source *src = &d->sources.v[s.at.file];
-  const char *line = line_start(d, src, s.at.line);
+  Loc at = pos_loc(d, s.at);
+  Source *src = &d->sources.v[at.file];
+  const char *line = line_start(d, src, at.line);
   const char *eol = line_end(line, src->text + src->len);
   fputs("    ", d->out);
   for (const char *c = line; c < eol; c++)
@@ -480,7 +540,7 @@ static void print_line(Diag *d, Span s) {
   indent_to(d, line, eol, lo);
   fputs(col(d, C_CARET), d->out);
   for (int c = lo; c < hi; c++)
-    fputc(c == s.at.col ? '^' : '~', d->out);
+    fputc(c == at.col ? '^' : '~', d->out);
   fprintf(d->out, "%s\n", col(d, C_RESET));
 }
 
@@ -504,7 +564,7 @@ static char *same_key(Diag *d, Pos p, const char *msg) {
     *o++ = msg[i];
   }
   *o = 0;
-  return arena_printf(d->arena, "%d:%d:%d:%s", p.file, p.line, p.col, m);
+  return arena_printf(d->arena, "%" PRIu32 ":%s", p.off, m);
 }
 
 void diag_enable_warning(Diag *d, Warning w, bool on) { d->warning_off[w] = !on; }
@@ -519,8 +579,6 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
                                       [C_NOTE] = "note"};
   char msg[2048], option[64] = "";
   vsnprintf(msg, sizeof msg, fmt, ap);
-  if (s.at.file >= 0 && s.at.line < 1)
-    s = span_at((Pos){.file = -1}); /* a place never set: no line 0 is shown */
   Pos p = s.at;
 
   if (warning >= 0) {
@@ -546,7 +604,7 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
     if (d->errors == MAX_ERRORS) {
       d->stopped = true;
       d->dropping = true;
-      add_record(d, span_at((Pos){.file = -1}), DIAG_ERROR, error_code(TOO_MANY), NULL, TOO_MANY);
+      add_record(d, span_at(NO_POS), DIAG_ERROR, error_code(TOO_MANY), NULL, TOO_MANY);
       if (text_out(d))
         fprintf(d->out, "cgc: %serror[%s]:%s " TOO_MANY "\n", col(d, C_ERROR),
                 error_code(TOO_MANY), col(d, C_RESET));
@@ -583,9 +641,10 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
   /* A line break or escape sequence in a file name or message must not
    * split the FILE:LINE:COL line or reach the terminal. */
   fputs(col(d, C_BOLD), d->out);
-  if (p.file >= 0) {
-    fput_escaped(d->out, d->sources.v[p.file].path);
-    fprintf(d->out, ":%d:%d:%s ", p.line, p.col, col(d, C_RESET));
+  Loc at = pos_loc(d, p);
+  if (at.file >= 0) {
+    fput_escaped(d->out, d->sources.v[at.file].path);
+    fprintf(d->out, ":%d:%d:%s ", at.line, at.col, col(d, C_RESET));
   } else {
     fprintf(d->out, "cgc:%s ", col(d, C_RESET));
   }
@@ -598,7 +657,7 @@ static void report(Diag *d, Span s, int severity, int warning, const char *fmt, 
   if (*option)
     fprintf(d->out, " [%s]", option);
   fputc('\n', d->out);
-  if (p.file >= 0)
+  if (at.file >= 0)
     print_line(d, s);
   if (mem) {
     d->out = out;
@@ -624,14 +683,15 @@ void warn_at(Diag *d, Warning w, Pos p, const char *fmt, ...) {
 void warn_span(Diag *d, Warning w, Span s, const char *fmt, ...) { REPORT(C_WARNING, (int)w, s); }
 
 void diag_fix(Diag *d, Span s, const char *text) {
-  if (d->dropping || d->stopped || s.at.file < 0 || s.at.line < 1)
+  if (d->dropping || d->stopped || !pos_set(s.at))
     return;
   add_part(d, (DiagPart){.fix = true, .span = s, .text = text});
   if (!text_out(d))
     return;
   /* Under the caret line, where the text goes. */
-  Source *src = &d->sources.v[s.at.file];
-  const char *line = line_start(d, src, s.at.line);
+  Loc at = pos_loc(d, s.at);
+  Source *src = &d->sources.v[at.file];
+  const char *line = line_start(d, src, at.line);
   int lo, hi;
   diag_span_columns(d, s, &lo, &hi);
   indent_to(d, line, line_end(line, src->text + src->len), lo);
@@ -646,7 +706,7 @@ void diag_fix_edge(Diag *d, const char *from, const char *to, Span at, const cha
     return;
   add_part(d, (DiagPart){.fix = true,
                          .span = at,
-                         .text = at.at.file >= 0 ? text : NULL,
+                         .text = pos_set(at.at) ? text : NULL,
                          .edge_from = from,
                          .edge_to = to});
 }
@@ -811,7 +871,7 @@ int flush_stdout(void) {
 }
 
 static void output_error(Outputs *os, const char *path, int err) {
-  error_at(os->diag, (Pos){.file = -1}, "cannot write '%s': %s", path, strerror(err));
+  error_at(os->diag, NO_POS, "cannot write '%s': %s", path, strerror(err));
 }
 
 /* Whether rename() could put a file over r's target: its directory's
@@ -1059,7 +1119,7 @@ bool outputs_commit(Outputs *os) {
     output_error(os, v[i]->path, err);
     for (size_t k = 0; k < n; k++)
       if (!v[k]->tmp)
-        note_at(os->diag, (Pos){.file = -1}, "'%s' was written all the same", v[k]->path);
+        note_at(os->diag, NO_POS, "'%s' was written all the same", v[k]->path);
   }
   outputs_abort(os);
   return !err;

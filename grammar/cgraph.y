@@ -403,14 +403,15 @@ static const char *keyword_meant(const char *word, const yysymbol_kind_t *kinds,
 
 /* Whether t may begin a statement or a parameter: after these tokens, at
  * the start, or first on its line. */
-static bool starts_here(const struct ScannedToken *before, const struct ScannedToken *t) {
+static bool starts_here(Diag *d, const struct ScannedToken *before,
+                        const struct ScannedToken *t) {
   return !before || before->kind == ';' || before->kind == '{' || before->kind == '}' ||
-         before->kind == '(' || before->kind == ',' || before->end_line < t->at.line;
+         before->kind == '(' || before->kind == ',' ||
+         pos_line(d, before->end) < pos_line(d, t->at);
 }
 
 static Span token_span(const struct ScannedToken *t) {
-  return (Span){.at = t->at, .lo_line = t->at.line, .lo_col = t->at.col, .hi_line = t->end_line,
-                .hi_col = t->end_col};
+  return (Span){.at = t->at, .lo = t->at, .hi = t->end};
 }
 
 /* Recovery from this error discards tokens up to a ';' or '}', the
@@ -429,7 +430,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
   Diag *d = ps->c->diag;
   Pos at = *yypcontext_location(ctx);
   /* The scanner already reported what went wrong on this line. */
-  if (at.line == ps->lex_error_line) {
+  if (pos_line(d, at) == ps->lex_error_line) {
     discarding(ps);
     return 0;
   }
@@ -449,14 +450,13 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
     }
   /* A ';' missing at the end of a line: said there, not at the next
    * token, and inserted (the parser goes on as if it were there). */
-  if (semicolon && prev && look && (tok == YYSYMBOL_YYEOF || look->at.line > prev->end_line)) {
-    if (prev->end_line == ps->lex_error_line) {
+  if (semicolon && prev && look &&
+      (tok == YYSYMBOL_YYEOF || pos_line(d, look->at) > pos_line(d, prev->end))) {
+    if (pos_line(d, prev->end) == ps->lex_error_line) {
       discarding(ps);
       return 0; /* what the scanner reported there is the mistake */
     }
-    Pos end = {.file = prev->at.file, .line = prev->end_line, .col = prev->end_col};
-    Span sp = {.at = end, .lo_line = end.line, .lo_col = end.col, .hi_line = end.line,
-               .hi_col = end.col};
+    Span sp = {.at = prev->end, .lo = prev->end, .hi = prev->end};
     error_span(d, sp, "expected ';' at the end of the statement");
     diag_fix(d, sp, ";");
     ps->semicolon_inserted = true;
@@ -498,8 +498,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
   /* An identifier that begins a statement and the token after it makes no
    * sense: a misspelt keyword (bufer x: f32[4];). */
   const struct ScannedToken *before = scanned(ps, 2);
-  if (prev && prev->kind == IDENT && starts_here(before, prev) &&
-      (prev->at.line < at.line || (prev->at.line == at.line && prev->at.col < at.col))) {
+  if (prev && prev->kind == IDENT && starts_here(d, before, prev) && prev->at.off < at.off) {
     yysymbol_kind_t all[YYNTOKENS];
     int nall = 0;
     for (int k = 0; k < YYNTOKENS; k++)

@@ -5,6 +5,7 @@
  * end in a diagnostic: it exits 1 when it printed any, error or warning.
  *   cgc_limits [--max-nodes=N] [--max-statements=N] [--max-accesses=N]
  *              [--max-edges=N] [--max-search-steps=N] [--max-module-bytes=N]
+ *              [--max-source-bytes=N]
  *              [--emit=dot] [--check] [--diagnostics-format=json] [-o IGNORED] FILE */
 #include "cgc.h"
 
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
   Compiler c = {0};
   const char *input = NULL;
   bool json = false;
+  int64_t max_source_bytes = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (limit_arg(a, "--max-nodes", &c.max_nodes) ||
@@ -30,7 +32,8 @@ int main(int argc, char **argv) {
         limit_arg(a, "--max-accesses", &c.max_accesses) ||
         limit_arg(a, "--max-edges", &c.max_edges) ||
         limit_arg(a, "--max-search-steps", &c.max_search_steps) ||
-        limit_arg(a, "--max-module-bytes", &c.max_module_bytes) || !strcmp(a, "--emit=dot") ||
+        limit_arg(a, "--max-module-bytes", &c.max_module_bytes) ||
+        limit_arg(a, "--max-source-bytes", &max_source_bytes) || !strcmp(a, "--emit=dot") ||
         !strcmp(a, "--check"))
       continue;
     if (!strcmp(a, "--diagnostics-format=json")) {
@@ -53,6 +56,8 @@ int main(int argc, char **argv) {
   FILE *out = open_memstream(&text, &len);
   diag_set_output(c.diag, out);
   diag_set_json(c.diag, json);
+  if (max_source_bytes)
+    diag_set_max_source_bytes(c.diag, max_source_bytes);
   int status = 2;
   if (parse_program(&c, input)) {
     Program *p = analyze_program(&c);
