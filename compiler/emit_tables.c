@@ -194,8 +194,9 @@ static void emit_node_control(FILE *c, const Graph *g, const Node *n, size_t cod
 static void emit_node(FILE *c, Diag *d, const Kernels *k, const Kernels *captures, const Graph *g,
                       const Node *n, size_t v, size_t arg, size_t nargs, size_t code, size_t ncode,
                       size_t grid_code) {
+  const Loc at = pos_loc(d, node_pos(n));
   fprintf(c, "  [%zu] = {.name = \"%s\", .line = %d, .col = %d, .kind = %s,\n     ", v, n->name,
-          pos_line(d, node_pos(n)), pos_col(d, node_pos(n)), node_kinds[n->kind].abi);
+          at.line, at.col, node_kinds[n->kind].abi);
   emit_node_runs(c, k, captures, g, n);
   if (nargs)
     fprintf(c, ".arg = %zu, .nargs = %zu, ", arg, nargs);

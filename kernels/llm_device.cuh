@@ -144,13 +144,13 @@ __device__ __forceinline__ float block_sum(float v, float *red) {
 // silu(x) = x / (1 + e^-x), as PyTorch computes it for a bf16 tensor (in f32).
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
 
-// An argmax candidate as one 64-bit key: larger value first, then the lower
-// index, so that the largest key is the first index of the largest value.
 // An f32 as a u32 that orders as the values do (argmax_key's high half).
 __device__ __forceinline__ uint32_t ordered_bits(float v) {
   const uint32_t b = __float_as_uint(v);
   return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
+// An argmax candidate as one 64-bit key: larger value first, then the lower
+// index, so that the largest key is the first index of the largest value.
 __device__ __forceinline__ unsigned long long argmax_key(float v, uint32_t index) {
   return ((unsigned long long)ordered_bits(v) << 32) | (uint32_t)~index;
 }

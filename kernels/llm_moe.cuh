@@ -124,9 +124,10 @@ template <int R, int U> struct Moe {
 
   // The shared experts' blocks, all m tokens at once: past 2 tokens, one
   // chunk a row in flight (each chunk then feeds 4 or 8 dot products), so
-  // that the kernel's registers allow 4 blocks a multiprocessor.  Early (any
-  // token count but 2), they neither wait nor let the next kernel start
-  // (gate_up says why).
+  // that the kernel's registers allow 4 blocks a multiprocessor.  Early,
+  // they neither wait nor let the next kernel start (gate_up says why); at
+  // 2 tokens never (gate_up does not ask), since that instance would then
+  // spill registers.
   static __device__ __forceinline__ void shared_gate_up(const GemvArgs &a, int b, int nbs,
                                                         bool early) {
     if (a.m <= 1)
@@ -146,12 +147,9 @@ template <int R, int U> struct Moe {
   // router has finished.  The shared experts need only x, which the kernel
   // two before (o_proj) writes: the router waits on it before it lets this
   // kernel start, so x is complete when this one starts, and the shared
-  // blocks run through without waiting on the router, beside it:
-  // DeepSeek-V2-Lite's step 2.9% faster at one token, 0.2% at 4 and 8.
-  // Not at 2 tokens: that instance, early, costs the kernel spilled
-  // registers at 4 blocks a multiprocessor (60 bytes under sm_90 with
-  // every instance early, which made 4 and 8 tokens 1.2 and 1.7% slower
-  // and one token gain only 1.3%).  The routed blocks wait (one of them at least: the last unit is routed), so
+  // blocks run through without waiting on the router, beside it (but at 2
+  // tokens: shared_gate_up; doc/kernels.md has the measurements).  The
+  // routed blocks wait (one of them at least: the last unit is routed), so
   // that the kernel still lets the next start, and ends, only after the
   // router: llm_moe_down reads the ids before its wait.  With no routed
   // units the shared blocks wait as every kernel does.
