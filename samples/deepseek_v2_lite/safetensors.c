@@ -55,6 +55,17 @@ static int fail(Parser *ps, const char *fmt, ...) {
   return 1;
 }
 
+/* A byte for a message: 'c' when it is printable ASCII, else its value, so
+ * that a NUL, a control character or a stray UTF-8 byte neither cuts the
+ * message short nor reaches a terminal raw. */
+static const char *shown(unsigned c, char out[12]) {
+  if (c > 0x20 && c < 0x7f)
+    snprintf(out, 12, "'%c'", (char)c);
+  else
+    snprintf(out, 12, "byte 0x%02x", c & 0xff);
+  return out;
+}
+
 static void skip_space(Parser *ps) {
   while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
     ps->p++;
@@ -65,7 +76,7 @@ static int expect(Parser *ps, char c) {
   if (ps->p >= ps->end)
     return fail(ps, "expected '%c', found the end of the header", c);
   if (*ps->p != c)
-    return fail(ps, "expected '%c', found '%c'", c, *ps->p);
+    return fail(ps, "expected '%c', found %s", c, shown(*ps->p, (char[12]){0}));
   ps->p++;
   return 0;
 }
@@ -105,7 +116,7 @@ static int hex4(Parser *ps, uint32_t *v) {
                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                         : 16;
     if (d == 16)
-      return fail(ps, "'%c' is not a hexadecimal digit in a \\u escape", c);
+      return fail(ps, "%s is not a hexadecimal digit in a \\u escape", shown(c, (char[12]){0}));
     *v = *v << 4 | d;
   }
   return 0;
@@ -152,7 +163,9 @@ static int parse_string(Parser *ps, char **out) {
     if (c != 'u') {
       ps->p--;
       free(s);
-      return fail(ps, "unknown escape '\\%c'", c);
+      return fail(ps, c > 0x20 && c < 0x7f ? "unknown escape '\\%c'"
+                                           : "unknown escape: a backslash, then byte 0x%02x",
+                  c);
     }
     uint32_t cp;
     if (hex4(ps, &cp))

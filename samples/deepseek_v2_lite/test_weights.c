@@ -561,6 +561,45 @@ static void test_refused(void) {
   st_close(&f);
 }
 
+/* Headers with bytes that are not printable: each refused with a message
+ * that neither stops at a NUL nor passes a raw byte on. */
+static void test_bytes(void) {
+  const char *bad = path_of("bytes.safetensors");
+#define TENSOR_A "\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}}"
+  static const struct {
+    const char *header;
+    size_t len;
+    const char *message;
+  } headers[] = {
+#define CASE(text, message) {text, sizeof text - 1, message}
+      CASE("\0\0\0\0\0\0\0\0", "header byte 0: expected '{', found byte 0x00"),
+      CASE("{\"a\"\x01", "header byte 4: expected ':', found byte 0x01"),
+      CASE("\xef\xbb\xbf{}", "header byte 0: expected '{', found byte 0xef"),
+      CASE("{\"\\u12\xff" TENSOR_A, "byte 0xff is not a hexadecimal digit"),
+      CASE("{\"\\\xc3\xa9" TENSOR_A, "unknown escape: a backslash, then byte 0xc3"),
+#undef CASE
+  };
+  static const unsigned char data[8];
+  for (size_t i = 0; i < sizeof headers / sizeof *headers; i++) {
+    Entry d = {.data = data, .bytes = sizeof data};
+    write_raw(bad, headers[i].header, headers[i].len, &d, 1);
+    char name[32], err[512];
+    snprintf(name, sizeof name, "bytes %zu", i);
+    StFile f;
+    err[0] = 0;
+    if (st_open(&f, bad, err, sizeof err) == 0) {
+      CHECK(0, "%s: opened", name);
+      st_close(&f);
+      continue;
+    }
+    CHECK(strstr(err, headers[i].message), "%s: the message \"%s\" lacks \"%s\"", name, err,
+          headers[i].message);
+    for (const unsigned char *c = (const unsigned char *)err; *c; c++)
+      CHECK(*c >= 0x20 && *c < 0x7f, "%s: byte 0x%02x in the message \"%s\"", name, *c, err);
+  }
+#undef TENSOR_A
+}
+
 /* Every prefix of a small checkpoint, and 1,500 copies of it with a few
  * bytes of the header changed at random: each is loaded or refused with a
  * message, never read out of bounds (valgrind and the sanitizers watch). */
@@ -663,6 +702,7 @@ int main(int argc, char **argv) {
   test_load();
   test_convert();
   test_refused();
+  test_bytes();
   test_damaged();
   if (failures) {
     fprintf(stderr, "test_weights: %d failures\n", failures);
