@@ -1,6 +1,6 @@
 /* safetensors.c: maps a safetensors file and checks its header with a
  * strict JSON parser of the little that the header uses: objects, strings
- * (with every escape), arrays of integers. */
+ * (with every escape, and nothing but valid UTF-8), arrays of integers. */
 #include "safetensors.h"
 
 #include <errno.h>
@@ -122,6 +122,24 @@ static int hex4(Parser *ps, uint32_t *v) {
   return 0;
 }
 
+/* The length of the UTF-8 sequence at p (before end), or 0 when it is not
+ * one: a stray continuation byte, a sequence cut short, an overlong form, a
+ * surrogate or a code point past U+10FFFF. */
+static size_t utf8_length(const unsigned char *p, const unsigned char *end) {
+  size_t n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+             : p[0] >= 0xf0 && p[0] <= 0xf4                                 ? 4
+                                                                            : 0;
+  if (!n || (size_t)(end - p) < n)
+    return 0;
+  for (size_t i = 1; i < n; i++)
+    if ((p[i] & 0xc0) != 0x80)
+      return 0;
+  if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
+      (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+    return 0;
+  return n;
+}
+
 /* A JSON string, decoded into a new NUL-terminated string (the escapes'
  * UTF-8 is never longer than the escape). */
 static int parse_string(Parser *ps, char **out) {
@@ -147,6 +165,17 @@ static int parse_string(Parser *ps, char **out) {
     if (c < 0x20) {
       free(s);
       return fail(ps, "control character 0x%02x in a string", c);
+    }
+    if (c >= 0x80) {
+      size_t n = utf8_length(ps->p, stop);
+      if (!n) {
+        free(s);
+        return fail(ps, "byte 0x%02x is not valid UTF-8 in a string", c);
+      }
+      memcpy(o, ps->p, n);
+      o += n;
+      ps->p += n;
+      continue;
     }
     if (c != '\\') {
       *o++ = c;

@@ -561,8 +561,9 @@ static void test_refused(void) {
   st_close(&f);
 }
 
-/* Headers with bytes that are not printable: each refused with a message
- * that neither stops at a NUL nor passes a raw byte on. */
+/* Headers whose bytes are not text: each refused with the header byte it
+ * failed at and a message that neither stops at a NUL nor passes a raw byte
+ * on; and names of valid UTF-8 that are not ASCII, accepted as they are. */
 static void test_bytes(void) {
   const char *bad = path_of("bytes.safetensors");
 #define TENSOR_A "\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}}"
@@ -577,6 +578,17 @@ static void test_bytes(void) {
       CASE("\xef\xbb\xbf{}", "header byte 0: expected '{', found byte 0xef"),
       CASE("{\"\\u12\xff" TENSOR_A, "byte 0xff is not a hexadecimal digit"),
       CASE("{\"\\\xc3\xa9" TENSOR_A, "unknown escape: a backslash, then byte 0xc3"),
+      /* not UTF-8: a stray continuation byte, Latin-1, a sequence cut short
+       * by the quote, overlong forms, a surrogate, past U+10FFFF */
+      CASE("{\"a\x80" TENSOR_A, "header byte 3: byte 0x80 is not valid UTF-8 in a string"),
+      CASE("{\"caf\xe9" TENSOR_A, "header byte 5: byte 0xe9 is not valid UTF-8"),
+      CASE("{\"a\xe2\x82" TENSOR_A, "header byte 3: byte 0xe2 is not valid UTF-8"),
+      CASE("{\"\xc0\xaf" TENSOR_A, "header byte 2: byte 0xc0 is not valid UTF-8"),
+      CASE("{\"\xe0\x80\xaf" TENSOR_A, "byte 0xe0 is not valid UTF-8"),
+      CASE("{\"\xed\xa0\x80" TENSOR_A, "byte 0xed is not valid UTF-8"),
+      CASE("{\"\xf4\x90\x80\x80" TENSOR_A, "byte 0xf4 is not valid UTF-8"),
+      CASE("{\"\xff" TENSOR_A, "byte 0xff is not valid UTF-8"),
+      CASE("{\"__metadata__\": {\"k\": \"\xfe\"}}", "byte 0xfe is not valid UTF-8"),
 #undef CASE
   };
   static const unsigned char data[8];
@@ -596,6 +608,23 @@ static void test_bytes(void) {
           headers[i].message);
     for (const unsigned char *c = (const unsigned char *)err; *c; c++)
       CHECK(*c >= 0x20 && *c < 0x7f, "%s: byte 0x%02x in the message \"%s\"", name, *c, err);
+  }
+  /* é, € and an emoji, raw and as escapes: the same names. */
+  const char *good = "{\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" TENSOR_A;
+  const char *escaped = "{\"\\u00e9\\u20ac\\ud83d\\ude00" TENSOR_A;
+  const char *texts[2] = {good, escaped};
+  for (int i = 0; i < 2; i++) {
+    Entry d = {.data = data, .bytes = 2};
+    write_raw(bad, texts[i], strlen(texts[i]), &d, 1);
+    StFile f;
+    char err[512];
+    if (st_open(&f, bad, err, sizeof err) == 0) {
+      CHECK(f.ntensors == 1 && !strcmp(f.tensors[0].name, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"),
+            "UTF-8 name %d: \"%s\"", i, f.ntensors ? f.tensors[0].name : "");
+      st_close(&f);
+    } else {
+      CHECK(0, "UTF-8 name %d: %s", i, err);
+    }
   }
 #undef TENSOR_A
 }
