@@ -298,7 +298,20 @@ static int next_member(Parser *ps, int *more) {
                                    : "expected ',' or '}'");
 }
 
-/* "__metadata__": an object of strings, which nothing here reads. */
+/* A key of __metadata__ and where it starts, for finding one given twice. */
+typedef struct MetaKey {
+  char *key;
+  const unsigned char *at;
+} MetaKey;
+
+static int by_key_then_place(const void *a, const void *b) {
+  const MetaKey *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  return c ? c : x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* "__metadata__": an object of strings, which nothing here reads, each key
+ * once. */
 static int parse_metadata(Parser *ps) {
   if (expect(ps, '{'))
     return 1;
@@ -307,23 +320,52 @@ static int parse_metadata(Parser *ps) {
     ps->p++;
     return 0;
   }
+  MetaKey *keys = NULL;
+  size_t n = 0, cap = 0;
+  int rc = 1;
   for (int more = 1; more;) {
     char *key, *value;
-    if (parse_string(ps, &key))
-      return 1;
-    free(key);
-    if (expect(ps, ':'))
-      return 1;
     skip_space(ps);
-    if (ps->p < ps->end && *ps->p != '"')
-      return fail(ps, "__metadata__'s values must be strings");
+    const unsigned char *at = ps->p;
+    if (parse_string(ps, &key))
+      goto done;
+    if (n == cap) {
+      size_t grown = cap ? 2 * cap : 16;
+      MetaKey *k = realloc(keys, grown * sizeof *k);
+      if (!k) {
+        free(key);
+        fail(ps, "out of memory");
+        goto done;
+      }
+      keys = k;
+      cap = grown;
+    }
+    keys[n++] = (MetaKey){key, at};
+    if (expect(ps, ':'))
+      goto done;
+    skip_space(ps);
+    if (ps->p < ps->end && *ps->p != '"') {
+      fail(ps, "__metadata__'s values must be strings");
+      goto done;
+    }
     if (parse_string(ps, &value))
-      return 1;
+      goto done;
     free(value);
     if (next_member(ps, &more))
-      return 1;
+      goto done;
   }
-  return 0;
+  qsort(keys, n, sizeof *keys, by_key_then_place);
+  rc = 0;
+  for (size_t i = 1; i < n && !rc; i++)
+    if (!strcmp(keys[i - 1].key, keys[i].key)) {
+      ps->p = keys[i].at;
+      rc = fail(ps, "__metadata__: \"%s\" given twice", keys[i].key);
+    }
+done:
+  for (size_t i = 0; i < n; i++)
+    free(keys[i].key);
+  free(keys);
+  return rc;
 }
 
 /* One tensor's object: dtype, shape and data_offsets, each once. */

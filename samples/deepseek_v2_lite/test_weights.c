@@ -526,6 +526,8 @@ static void test_refused(void) {
       {"{\"a", "unterminated string"},
       {"{\"\\ud800\": {}}", "a high surrogate \\ud800 without a low one"},
       {"{\"__metadata__\": {\"format\": 1}}", "__metadata__'s values must be strings"},
+      {"{\"__metadata__\": {\"format\": \"pt\", \"format\": \"np\"}}",
+       "header byte 34: __metadata__: \"format\" given twice"},
       {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}, "
        "\"a\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [2, 4]}}",
        "tensor a is in the header twice"},
