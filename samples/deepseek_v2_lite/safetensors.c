@@ -540,12 +540,13 @@ static int check_tensors(StFile *f, char *err, size_t errlen) {
       bytes *= (uint64_t)t->shape[d];
     }
     if (overflow || bytes != t->end - t->begin) {
+      /* Past 2^64 - 1 the product has wrapped: say only that it is more. */
       snprintf(err, errlen,
                "%s: tensor %s: data_offsets [%llu, %llu] hold %llu bytes, and its dtype and "
                "shape need %s%llu",
                f->path, t->name, (unsigned long long)t->begin, (unsigned long long)t->end,
                (unsigned long long)(t->end - t->begin), overflow ? "more than " : "",
-               (unsigned long long)bytes);
+               overflow ? (unsigned long long)UINT64_MAX : (unsigned long long)bytes);
       return 1;
     }
     if (t->end > f->data_size) {

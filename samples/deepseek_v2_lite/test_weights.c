@@ -536,7 +536,10 @@ static void test_refused(void) {
        "tensors a [0, 4] and b [2, 4] overlap"},
       {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [9999999999, 9999999999, 9999999999], "
        "\"data_offsets\": [0, 2]}}",
-       "need more than"},
+       "need more than 18446744073709551615"},
+      {"{\"a\": {\"dtype\": \"F32\", \"shape\": [4611686018427387904, 2], "
+       "\"data_offsets\": [0, 2]}}",
+       "need more than 18446744073709551615"},
   };
   static const unsigned char data[8];
   for (size_t i = 0; i < sizeof headers / sizeof *headers; i++) {
