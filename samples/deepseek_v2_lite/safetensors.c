@@ -605,15 +605,35 @@ int st_open(StFile *f, const char *path, char *err, size_t errlen) {
     close(fd);
     return 1;
   }
-  f->size = (size_t)st.st_size;
-  void *map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  size_t size = (size_t)st.st_size;
+  void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
   int mmap_errno = errno;
   close(fd);
   if (map == MAP_FAILED) {
     snprintf(err, errlen, "%s: cannot map: %s", path, strerror(mmap_errno));
     return 1;
   }
-  f->map = map;
+  if (st_parse(f, path, map, size, err, errlen)) {
+    munmap(map, size);
+    return 1;
+  }
+  f->mapped = 1;
+  return 0;
+}
+
+int st_parse(StFile *f, const char *path, const unsigned char *bytes, size_t size, char *err,
+             size_t errlen) {
+  memset(f, 0, sizeof *f);
+  f->path = path;
+  if (size < 8) {
+    snprintf(err, errlen,
+             "%s: truncated: %zu bytes, and a safetensors file starts with an 8-byte header "
+             "length",
+             path, size);
+    return 1;
+  }
+  f->map = bytes;
+  f->size = size;
   uint64_t n = 0;
   for (int i = 7; i >= 0; i--)
     n = n << 8 | f->map[i];
@@ -643,7 +663,7 @@ void st_close(StFile *f) {
   for (size_t i = 0; i < f->ntensors; i++)
     free(f->tensors[i].name);
   free(f->tensors);
-  if (f->map)
+  if (f->map && f->mapped)
     munmap((void *)f->map, f->size);
   memset(f, 0, sizeof *f);
 }

@@ -31,6 +31,7 @@ typedef struct StFile {
   size_t data_size;
   StTensor *tensors;
   size_t ntensors;
+  int mapped; /* st_open mapped `map`: st_close unmaps it */
 } StFile;
 
 /* Maps `path` and checks its header: valid JSON of the shape above, known
@@ -38,6 +39,10 @@ typedef struct StFile {
  * shape, no two tensors overlapping.  Returns 0, or 1 with a message that
  * starts with the path (and the header's byte offset for bad JSON). */
 int st_open(StFile *f, const char *path, char *err, size_t errlen);
+/* The same checks of a file's `size` bytes already in memory (which must
+ * outlive f), named `path` in messages: the fuzzer's way in. */
+int st_parse(StFile *f, const char *path, const unsigned char *bytes, size_t size, char *err,
+             size_t errlen);
 void st_close(StFile *f);
 
 /* The dtype's size in bytes; 0 for ST_OTHER. */
