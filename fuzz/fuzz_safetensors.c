@@ -4,7 +4,8 @@
  * rewritten to end at its last '}', so that a mutated header still reaches
  * the JSON parser and the tensor checks.  An accepted file has every
  * tensor's bytes read, so that an offset past the data shows as a sanitizer
- * report; a refused one must say why.
+ * report, and its tensors must hold the whole data; a refused one must say
+ * why.
  *   clang -fsanitize=fuzzer,address,undefined (fuzz/CMakeLists.txt) */
 #include "safetensors.h"
 
@@ -20,13 +21,17 @@ static void check(const unsigned char *bytes, size_t size) {
     return;
   }
   volatile unsigned sum = 0;
+  uint64_t held = 0;
   for (size_t i = 0; i < f.ntensors; i++) {
     const StTensor *t = &f.tensors[i];
     if (t->begin > t->end || t->end > f.data_size || !t->name)
       abort();
     for (uint64_t j = t->begin; j < t->end; j++)
       sum += f.data[j];
+    held += t->end - t->begin;
   }
+  if (held != f.data_size)
+    abort(); /* the tensors, which do not overlap, hold the whole data */
   st_close(&f);
 }
 

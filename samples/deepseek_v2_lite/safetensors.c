@@ -516,10 +516,19 @@ static int parse_header(Parser *ps, StFile *f) {
 }
 
 /* What the parser cannot see: repeated names, sizes against dtype and
- * shape, offsets inside the data, overlaps. */
+ * shape, offsets inside the data, overlaps, and bytes of the data that no
+ * tensor holds (the format has none: "the byte buffer needs to be entirely
+ * indexed, and cannot contain holes", which keeps a file from being two). */
 static int check_tensors(StFile *f, char *err, size_t errlen) {
-  if (f->ntensors == 0)
-    return 0;
+  if (f->ntensors == 0) {
+    if (!f->data_size)
+      return 0;
+    snprintf(err, errlen,
+             "%s: the header has no tensor, and %zu bytes of data follow it: a safetensors "
+             "file's data holds its tensors and nothing else",
+             f->path, f->data_size);
+    return 1;
+  }
   qsort(f->tensors, f->ntensors, sizeof *f->tensors, by_name);
   for (size_t i = 1; i < f->ntensors; i++)
     if (!strcmp(f->tensors[i - 1].name, f->tensors[i].name)) {
@@ -566,14 +575,30 @@ static int check_tensors(StFile *f, char *err, size_t errlen) {
   memcpy(sorted, f->tensors, f->ntensors * sizeof *sorted);
   qsort(sorted, f->ntensors, sizeof *sorted, by_begin);
   int bad = 0;
-  for (size_t i = 1; i < f->ntensors && !bad; i++)
-    if (sorted[i].begin < sorted[i - 1].end) {
+  uint64_t at = 0; /* where the data's next tensor must begin */
+  for (size_t i = 0; i < f->ntensors && !bad; i++) {
+    const StTensor *t = &sorted[i], *prev = i ? &sorted[i - 1] : NULL;
+    if (prev && t->begin < prev->end) {
       snprintf(err, errlen, "%s: tensors %s [%llu, %llu] and %s [%llu, %llu] overlap", f->path,
-               sorted[i - 1].name, (unsigned long long)sorted[i - 1].begin,
-               (unsigned long long)sorted[i - 1].end, sorted[i].name,
-               (unsigned long long)sorted[i].begin, (unsigned long long)sorted[i].end);
+               prev->name, (unsigned long long)prev->begin, (unsigned long long)prev->end,
+               t->name, (unsigned long long)t->begin, (unsigned long long)t->end);
+      bad = 1;
+    } else if (t->begin > at) {
+      snprintf(err, errlen,
+               "%s: bytes [%llu, %llu] of the data, before tensor %s, belong to no tensor: a "
+               "safetensors file's data has no holes",
+               f->path, (unsigned long long)at, (unsigned long long)t->begin, t->name);
       bad = 1;
     }
+    at = t->end;
+  }
+  if (!bad && at < f->data_size) {
+    snprintf(err, errlen,
+             "%s: bytes [%llu, %zu] of the data, after the last tensor, %s, belong to no "
+             "tensor: a safetensors file's data has no holes",
+             f->path, (unsigned long long)at, f->data_size, sorted[f->ntensors - 1].name);
+    bad = 1;
+  }
   free(sorted);
   return bad;
 }

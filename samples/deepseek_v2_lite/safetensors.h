@@ -36,7 +36,8 @@ typedef struct StFile {
 
 /* Maps `path` and checks its header: valid JSON of the shape above, known
  * shapes, offsets inside the file, each tensor's size that of its dtype and
- * shape, no two tensors overlapping.  Returns 0, or 1 with a message that
+ * shape, no two tensors overlapping, and no byte of the data outside every
+ * tensor.  Returns 0, or 1 with a message that
  * starts with the path (and the header's byte offset for bad JSON). */
 int st_open(StFile *f, const char *path, char *err, size_t errlen);
 /* The same checks of a file's `size` bytes already in memory (which must

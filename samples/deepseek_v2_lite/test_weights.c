@@ -534,6 +534,17 @@ static void test_refused(void) {
       {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [2], \"data_offsets\": [0, 4]}, "
        "\"b\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [2, 4]}}",
        "tensors a [0, 4] and b [2, 4] overlap"},
+      /* bytes of the data (8 of them here) that no tensor holds: after the
+       * last, before the first, between two, and with no tensor at all */
+      {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}}",
+       "bytes [2, 8] of the data, after the last tensor, a, belong to no tensor"},
+      {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [6, 8]}}",
+       "bytes [0, 6] of the data, before tensor a, belong to no tensor"},
+      {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}, "
+       "\"z\": {\"dtype\": \"BF16\", \"shape\": [0], \"data_offsets\": [2, 2]}, "
+       "\"b\": {\"dtype\": \"BF16\", \"shape\": [2], \"data_offsets\": [4, 8]}}",
+       "bytes [2, 4] of the data, before tensor b, belong to no tensor"},
+      {"{\"__metadata__\": {\"format\": \"pt\"}}", "the header has no tensor, and 8 bytes"},
       {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [9999999999, 9999999999, 9999999999], "
        "\"data_offsets\": [0, 2]}}",
        "need more than 18446744073709551615"},
