@@ -603,7 +603,16 @@ static int check_tensors(StFile *f, char *err, size_t errlen) {
   return bad;
 }
 
+static int open_file(StFile *f, const char *path, char *err, size_t errlen);
+
 int st_open(StFile *f, const char *path, char *err, size_t errlen) {
+  if (!open_file(f, path, err, errlen))
+    return 0;
+  st_message_text(err, errlen);
+  return 1;
+}
+
+static int open_file(StFile *f, const char *path, char *err, size_t errlen) {
   memset(f, 0, sizeof *f);
   f->path = path;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -646,8 +655,47 @@ int st_open(StFile *f, const char *path, char *err, size_t errlen) {
   return 0;
 }
 
+void st_message_text(char *err, size_t errlen) {
+  if (!errlen)
+    return;
+  size_t n = strnlen(err, errlen - 1);
+  char *copy = malloc(n + 1);
+  if (!copy) { /* no room to spell them: each a '?' */
+    for (size_t i = 0; i < n; i++)
+      if ((unsigned char)err[i] < 0x20 || err[i] == 0x7f)
+        err[i] = '?';
+    return;
+  }
+  memcpy(copy, err, n);
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)copy[i];
+    int w = c < 0x20 || c == 0x7f ? 6 : 1;
+    if (o + (size_t)w > errlen - 1)
+      break;
+    if (w == 1)
+      err[o++] = (char)c;
+    else
+      o += (size_t)snprintf(err + o, 7, "\\u%04x", c);
+  }
+  err[o] = 0;
+  free(copy);
+}
+
+/* st_parse's checks; st_parse cleans its message. */
+static int parse_file(StFile *f, const char *path, const unsigned char *bytes, size_t size,
+                      char *err, size_t errlen);
+
 int st_parse(StFile *f, const char *path, const unsigned char *bytes, size_t size, char *err,
              size_t errlen) {
+  if (!parse_file(f, path, bytes, size, err, errlen))
+    return 0;
+  st_message_text(err, errlen);
+  return 1;
+}
+
+static int parse_file(StFile *f, const char *path, const unsigned char *bytes, size_t size,
+                      char *err, size_t errlen) {
   memset(f, 0, sizeof *f);
   f->path = path;
   if (size < 8) {

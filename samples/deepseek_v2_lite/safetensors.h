@@ -46,6 +46,13 @@ int st_parse(StFile *f, const char *path, const unsigned char *bytes, size_t siz
              size_t errlen);
 void st_close(StFile *f);
 
+/* Rewrites a message in place (within errlen bytes) so that control
+ * characters from a file's names (JSON lets "\u001b" or "\n" into one) are
+ * spelt as the header would spell them, \u001b, instead of breaking the
+ * message's line or reaching a terminal.  st_open's and st_parse's
+ * messages are already so. */
+void st_message_text(char *err, size_t errlen);
+
 /* The dtype's size in bytes; 0 for ST_OTHER. */
 size_t st_dtype_size(StDtype d);
 

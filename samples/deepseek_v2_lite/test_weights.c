@@ -577,6 +577,12 @@ static void test_refused(void) {
   st_close(&f);
 }
 
+static int host_copy_refused(Dsv2BufferId dst, size_t offset, const void *src, size_t bytes,
+                             void *ctx) {
+  (void)dst, (void)offset, (void)src, (void)bytes, (void)ctx;
+  return 1; /* a refused checkpoint copies nothing */
+}
+
 /* Headers whose bytes are not text: each refused with the header byte it
  * failed at and a message that neither stops at a NUL nor passes a raw byte
  * on; and names of valid UTF-8 that are not ASCII, accepted as they are. */
@@ -605,6 +611,10 @@ static void test_bytes(void) {
       CASE("{\"\xf4\x90\x80\x80" TENSOR_A, "byte 0xf4 is not valid UTF-8"),
       CASE("{\"\xff" TENSOR_A, "byte 0xff is not valid UTF-8"),
       CASE("{\"__metadata__\": {\"k\": \"\xfe\"}}", "byte 0xfe is not valid UTF-8"),
+      /* control characters that escapes put in a name, in the messages
+       * that name the tensor: spelt as the header spells them */
+      CASE("{\"a\\u001b[2Jb\": {}}", "tensor \"a\\u001b[2Jb\" has no dtype"),
+      CASE("{\"\\n\\t\\u007f" TENSOR_A, "after the last tensor, \\u000a\\u0009\\u007f, belong"),
 #undef CASE
   };
   static const unsigned char data[8];
@@ -624,6 +634,22 @@ static void test_bytes(void) {
           headers[i].message);
     for (const unsigned char *c = (const unsigned char *)err; *c; c++)
       CHECK(*c >= 0x20 && *c < 0x7f, "%s: byte 0x%02x in the message \"%s\"", name, *c, err);
+  }
+  /* A name with a line break in two files: the loader's message too. */
+  const char *twice = "{\"x\\ny\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}}";
+  const char *both[2] = {path_of("bytes-a.safetensors"), path_of("bytes-b.safetensors")};
+  for (int i = 0; i < 2; i++) {
+    Entry d = {.data = data, .bytes = 2};
+    write_raw(both[i], twice, strlen(twice), &d, 1);
+  }
+  {
+    char err[512] = "";
+    Dsv2Config c = small;
+    CHECK(dsv2_load(&c, both, 2, host_copy_refused, NULL, err, sizeof err) == 1 &&
+              strstr(err, "tensor x\\u000ay is also in"),
+          "a name in two files: \"%s\"", err);
+    for (const unsigned char *p = (const unsigned char *)err; *p; p++)
+      CHECK(*p >= 0x20 && *p < 0x7f, "a name in two files: byte 0x%02x in \"%s\"", *p, err);
   }
   /* é, € and an emoji, raw and as escapes: the same names. */
   const char *good = "{\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" TENSOR_A;
