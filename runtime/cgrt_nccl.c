@@ -185,8 +185,9 @@ cgrt_status cgrt_nccl_wait(void *c, cudaStream_t stream, double timeout_s) {
       const char *last = ncclGetLastError(comm); /* NCCL's, freed with the communicator */
       snprintf(why, sizeof why, "%s", last && *last ? last : ncclGetErrorString(r));
       abort_comm(comm);
-      return cgrt_fail(CGRT_ERROR_COMM, "cgrt_nccl_wait: the communicator failed: %s; it was "
-                                        "aborted",
+      return cgrt_fail(CGRT_ERROR_COMM,
+                       "cgrt_nccl_wait: the communicator failed: %s; it was "
+                       "aborted",
                        why);
     }
     if (timeout_s > 0 && now_s() > deadline) {

@@ -126,9 +126,10 @@ static int hex4(Parser *ps, uint32_t *v) {
  * one: a stray continuation byte, a sequence cut short, an overlong form, a
  * surrogate or a code point past U+10FFFF. */
 static size_t utf8_length(const unsigned char *p, const unsigned char *end) {
-  size_t n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
-             : p[0] >= 0xf0 && p[0] <= 0xf4                                 ? 4
-                                                                            : 0;
+  size_t n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+             : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+             : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                            : 0;
   if (!n || (size_t)(end - p) < n)
     return 0;
   for (size_t i = 1; i < n; i++)
@@ -192,8 +193,9 @@ static int parse_string(Parser *ps, char **out) {
     if (c != 'u') {
       ps->p--;
       free(s);
-      return fail(ps, c > 0x20 && c < 0x7f ? "unknown escape '\\%c'"
-                                           : "unknown escape: a backslash, then byte 0x%02x",
+      return fail(ps,
+                  c > 0x20 && c < 0x7f ? "unknown escape '\\%c'"
+                                       : "unknown escape: a backslash, then byte 0x%02x",
                   c);
     }
     uint32_t cp;
@@ -580,8 +582,8 @@ static int check_tensors(StFile *f, char *err, size_t errlen) {
     const StTensor *t = &sorted[i], *prev = i ? &sorted[i - 1] : NULL;
     if (prev && t->begin < prev->end) {
       snprintf(err, errlen, "%s: tensors %s [%llu, %llu] and %s [%llu, %llu] overlap", f->path,
-               prev->name, (unsigned long long)prev->begin, (unsigned long long)prev->end,
-               t->name, (unsigned long long)t->begin, (unsigned long long)t->end);
+               prev->name, (unsigned long long)prev->begin, (unsigned long long)prev->end, t->name,
+               (unsigned long long)t->begin, (unsigned long long)t->end);
       bad = 1;
     } else if (t->begin > at) {
       snprintf(err, errlen,

@@ -636,7 +636,8 @@ static void test_bytes(void) {
       CHECK(*c >= 0x20 && *c < 0x7f, "%s: byte 0x%02x in the message \"%s\"", name, *c, err);
   }
   /* A name with a line break in two files: the loader's message too. */
-  const char *twice = "{\"x\\ny\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}}";
+  const char *twice =
+      "{\"x\\ny\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}}";
   const char *both[2] = {path_of("bytes-a.safetensors"), path_of("bytes-b.safetensors")};
   for (int i = 0; i < 2; i++) {
     Entry d = {.data = data, .bytes = 2};

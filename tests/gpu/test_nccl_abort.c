@@ -29,11 +29,11 @@ static int failures;
 /* ---- the stand-in: communicators that are live or freed (never reused
  * by malloc, so that a call on a freed one is seen, not undefined) ---- */
 
-static char comms[4];          /* the handles */
-static int live[4];            /* made and not yet aborted or destroyed */
-static int calls_on_freed;     /* NCCL calls with a freed handle */
-static int destroys, aborts;   /* ncclCommDestroy and ncclCommAbort calls */
-static ncclResult_t async;     /* what ncclCommGetAsyncError says */
+static char comms[4];            /* the handles */
+static int live[4];              /* made and not yet aborted or destroyed */
+static int calls_on_freed;       /* NCCL calls with a freed handle */
+static int destroys, aborts;     /* ncclCommDestroy and ncclCommAbort calls */
+static ncclResult_t async;       /* what ncclCommGetAsyncError says */
 static cudaError_t stream_state; /* what cudaStreamQuery says */
 
 static ncclComm_t make(int i) {
@@ -132,9 +132,7 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) {
 
 /* ---- the cases ---- */
 
-static void reset(void) {
-  calls_on_freed = destroys = aborts = 0;
-}
+static void reset(void) { calls_on_freed = destroys = aborts = 0; }
 
 int main(void) {
   /* A collective that failed: wait aborts; free, as the header says, then
