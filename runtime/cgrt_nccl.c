@@ -2,8 +2,44 @@
 #include "cgrt_nccl.h"
 
 #include <nccl.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+/* The communicators that cgrt_nccl_wait aborted.  ncclCommAbort frees a
+ * communicator, so the handle the program still holds is gone: a
+ * cgrt_nccl_free of it (which the program may well call, having
+ * destroyed its graphs) must not touch it.  A handle seen again by any
+ * other call here is a new communicator at the same address, and is
+ * forgotten.  Slots, not a list: a handful is ever in flight. */
+#define ABORTED_SLOTS 64
+static _Atomic(void *) aborted[ABORTED_SLOTS];
+
+static void remember_aborted(void *comm) {
+  for (int i = 0; i < ABORTED_SLOTS; i++) {
+    void *none = NULL;
+    if (atomic_compare_exchange_strong(&aborted[i], &none, comm))
+      return;
+  }
+}
+
+/* 1 when comm was aborted here (and is no longer remembered). */
+static int forget_aborted(void *comm) {
+  int found = 0;
+  for (int i = 0; i < ABORTED_SLOTS; i++) {
+    void *was = comm;
+    if (comm && atomic_compare_exchange_strong(&aborted[i], &was, NULL))
+      found = 1;
+  }
+  return found;
+}
+
+/* Aborts a communicator that failed or is late, and remembers that it did. */
+static void abort_comm(ncclComm_t comm) {
+  remember_aborted(comm);
+  ncclCommAbort(comm);
+}
 
 static ncclDataType_t nccl_type(int type) {
   switch (type) {
@@ -42,6 +78,7 @@ static ncclResult_t settle(ncclComm_t comm, ncclResult_t r) {
 static int enqueue(void *c, int collective, int op, int type, const void *send, void *recv,
                    uint64_t send_count, uint64_t recv_count, uint32_t root, cudaStream_t stream) {
   ncclComm_t comm = c;
+  forget_aborted(c);
   ncclDataType_t t = nccl_type(type);
   ncclResult_t r;
   switch (collective) {
@@ -58,6 +95,7 @@ static int enqueue(void *c, int collective, int op, int type, const void *send, 
 }
 
 static int ranks(void *c, int *nranks, int *rank) {
+  forget_aborted(c);
   ncclResult_t r = ncclCommCount((ncclComm_t)c, nranks);
   if (r == ncclSuccess)
     r = ncclCommUserRank((ncclComm_t)c, rank);
@@ -123,12 +161,14 @@ cgrt_status cgrt_nccl_init(void **out, int nranks, const void *unique_id, int ra
     return cgrt_fail(CGRT_ERROR_COMM, "cgrt_nccl_init: rank %d of %d: %s", rank, nranks,
                      why && *why ? why : ncclGetErrorString(r));
   }
+  forget_aborted(comm);
   *out = comm;
   return CGRT_OK;
 }
 
 cgrt_status cgrt_nccl_wait(void *c, cudaStream_t stream, double timeout_s) {
   ncclComm_t comm = c;
+  forget_aborted(c);
   double deadline = now_s() + timeout_s;
   for (;;) {
     cudaError_t e = cudaStreamQuery(stream);
@@ -141,14 +181,17 @@ cgrt_status cgrt_nccl_wait(void *c, cudaStream_t stream, double timeout_s) {
     if (ncclCommGetAsyncError(comm, &r) != ncclSuccess)
       r = ncclInternalError;
     if (r != ncclSuccess && r != ncclInProgress) {
-      const char *why = ncclGetLastError(comm);
-      ncclCommAbort(comm);
-      return cgrt_fail(CGRT_ERROR_COMM, "cgrt_nccl_wait: the communicator failed: %s; it was "
-                                        "aborted",
-                       why && *why ? why : ncclGetErrorString(r));
+      char why[512];
+      const char *last = ncclGetLastError(comm); /* NCCL's, freed with the communicator */
+      snprintf(why, sizeof why, "%s", last && *last ? last : ncclGetErrorString(r));
+      abort_comm(comm);
+      return cgrt_fail(CGRT_ERROR_COMM,
+                       "cgrt_nccl_wait: the communicator failed: %s; it was "
+                       "aborted",
+                       why);
     }
     if (timeout_s > 0 && now_s() > deadline) {
-      ncclCommAbort(comm);
+      abort_comm(comm);
       return cgrt_fail(CGRT_ERROR_COMM,
                        "cgrt_nccl_wait: the work queued was not done within %g s (a rank that "
                        "never came?); the communicator was aborted",
@@ -160,8 +203,8 @@ cgrt_status cgrt_nccl_wait(void *c, cudaStream_t stream, double timeout_s) {
 
 void cgrt_nccl_free(void *c) {
   ncclComm_t comm = c;
-  if (!comm)
-    return;
+  if (!comm || forget_aborted(c))
+    return; /* none, or cgrt_nccl_wait aborted it, which freed it */
   ncclResult_t r = ncclSuccess;
   if (ncclCommGetAsyncError(comm, &r) == ncclSuccess && r == ncclSuccess &&
       ncclCommDestroy(comm) == ncclSuccess)

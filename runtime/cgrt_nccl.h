@@ -29,9 +29,11 @@ cgrt_status cgrt_nccl_unique_id(void *id);
  * failed or (timeout_s > 0) late collective aborts the communicator and
  * returns CGRT_ERROR_COMM with a message, instead of waiting forever for
  * a rank that is gone.  The graphs that use an aborted communicator are
- * unusable; destroy them, then the communicator. */
+ * unusable; destroy them, then the communicator (cgrt_nccl_free knows that
+ * the abort freed it, and does nothing more). */
 cgrt_status cgrt_nccl_wait(void *comm, cudaStream_t stream, double timeout_s);
-/* ncclCommDestroy, or ncclCommAbort for a communicator that failed. */
+/* ncclCommDestroy, or ncclCommAbort for a communicator that failed;
+ * nothing for one that cgrt_nccl_wait aborted (NCCL freed it then). */
 void cgrt_nccl_free(void *comm);
 
 #ifdef __cplusplus

@@ -20,7 +20,7 @@ cmake --build build-sanitize
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-sanitize -j "$jobs" --output-on-failure
 
-echo "== fuzzing the compiler for 120 s (libFuzzer, ASan, UBSan)"
+echo "== fuzzing the compiler for 120 s and the safetensors reader for 30 s (libFuzzer, ASan, UBSan)"
 bash fuzz/run.sh 120
 
 echo "== diagnostics tests under valgrind"

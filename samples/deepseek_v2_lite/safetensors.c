@@ -1,6 +1,6 @@
 /* safetensors.c: maps a safetensors file and checks its header with a
  * strict JSON parser of the little that the header uses: objects, strings
- * (with every escape), arrays of integers. */
+ * (with every escape, and nothing but valid UTF-8), arrays of integers. */
 #include "safetensors.h"
 
 #include <errno.h>
@@ -55,6 +55,17 @@ static int fail(Parser *ps, const char *fmt, ...) {
   return 1;
 }
 
+/* A byte for a message: 'c' when it is printable ASCII, else its value, so
+ * that a NUL, a control character or a stray UTF-8 byte neither cuts the
+ * message short nor reaches a terminal raw. */
+static const char *shown(unsigned c, char out[12]) {
+  if (c > 0x20 && c < 0x7f)
+    snprintf(out, 12, "'%c'", (char)c);
+  else
+    snprintf(out, 12, "byte 0x%02x", c & 0xff);
+  return out;
+}
+
 static void skip_space(Parser *ps) {
   while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
     ps->p++;
@@ -65,7 +76,7 @@ static int expect(Parser *ps, char c) {
   if (ps->p >= ps->end)
     return fail(ps, "expected '%c', found the end of the header", c);
   if (*ps->p != c)
-    return fail(ps, "expected '%c', found '%c'", c, *ps->p);
+    return fail(ps, "expected '%c', found %s", c, shown(*ps->p, (char[12]){0}));
   ps->p++;
   return 0;
 }
@@ -105,10 +116,29 @@ static int hex4(Parser *ps, uint32_t *v) {
                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                         : 16;
     if (d == 16)
-      return fail(ps, "'%c' is not a hexadecimal digit in a \\u escape", c);
+      return fail(ps, "%s is not a hexadecimal digit in a \\u escape", shown(c, (char[12]){0}));
     *v = *v << 4 | d;
   }
   return 0;
+}
+
+/* The length of the UTF-8 sequence at p (before end), or 0 when it is not
+ * one: a stray continuation byte, a sequence cut short, an overlong form, a
+ * surrogate or a code point past U+10FFFF. */
+static size_t utf8_length(const unsigned char *p, const unsigned char *end) {
+  size_t n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+             : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+             : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                            : 0;
+  if (!n || (size_t)(end - p) < n)
+    return 0;
+  for (size_t i = 1; i < n; i++)
+    if ((p[i] & 0xc0) != 0x80)
+      return 0;
+  if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
+      (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+    return 0;
+  return n;
 }
 
 /* A JSON string, decoded into a new NUL-terminated string (the escapes'
@@ -137,6 +167,17 @@ static int parse_string(Parser *ps, char **out) {
       free(s);
       return fail(ps, "control character 0x%02x in a string", c);
     }
+    if (c >= 0x80) {
+      size_t n = utf8_length(ps->p, stop);
+      if (!n) {
+        free(s);
+        return fail(ps, "byte 0x%02x is not valid UTF-8 in a string", c);
+      }
+      memcpy(o, ps->p, n);
+      o += n;
+      ps->p += n;
+      continue;
+    }
     if (c != '\\') {
       *o++ = c;
       ps->p++;
@@ -152,7 +193,10 @@ static int parse_string(Parser *ps, char **out) {
     if (c != 'u') {
       ps->p--;
       free(s);
-      return fail(ps, "unknown escape '\\%c'", c);
+      return fail(ps,
+                  c > 0x20 && c < 0x7f ? "unknown escape '\\%c'"
+                                       : "unknown escape: a backslash, then byte 0x%02x",
+                  c);
     }
     uint32_t cp;
     if (hex4(ps, &cp))
@@ -256,7 +300,20 @@ static int next_member(Parser *ps, int *more) {
                                    : "expected ',' or '}'");
 }
 
-/* "__metadata__": an object of strings, which nothing here reads. */
+/* A key of __metadata__ and where it starts, for finding one given twice. */
+typedef struct MetaKey {
+  char *key;
+  const unsigned char *at;
+} MetaKey;
+
+static int by_key_then_place(const void *a, const void *b) {
+  const MetaKey *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  return c ? c : x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* "__metadata__": an object of strings, which nothing here reads, each key
+ * once. */
 static int parse_metadata(Parser *ps) {
   if (expect(ps, '{'))
     return 1;
@@ -265,23 +322,52 @@ static int parse_metadata(Parser *ps) {
     ps->p++;
     return 0;
   }
+  MetaKey *keys = NULL;
+  size_t n = 0, cap = 0;
+  int rc = 1;
   for (int more = 1; more;) {
     char *key, *value;
-    if (parse_string(ps, &key))
-      return 1;
-    free(key);
-    if (expect(ps, ':'))
-      return 1;
     skip_space(ps);
-    if (ps->p < ps->end && *ps->p != '"')
-      return fail(ps, "__metadata__'s values must be strings");
+    const unsigned char *at = ps->p;
+    if (parse_string(ps, &key))
+      goto done;
+    if (n == cap) {
+      size_t grown = cap ? 2 * cap : 16;
+      MetaKey *k = realloc(keys, grown * sizeof *k);
+      if (!k) {
+        free(key);
+        fail(ps, "out of memory");
+        goto done;
+      }
+      keys = k;
+      cap = grown;
+    }
+    keys[n++] = (MetaKey){key, at};
+    if (expect(ps, ':'))
+      goto done;
+    skip_space(ps);
+    if (ps->p < ps->end && *ps->p != '"') {
+      fail(ps, "__metadata__'s values must be strings");
+      goto done;
+    }
     if (parse_string(ps, &value))
-      return 1;
+      goto done;
     free(value);
     if (next_member(ps, &more))
-      return 1;
+      goto done;
   }
-  return 0;
+  qsort(keys, n, sizeof *keys, by_key_then_place);
+  rc = 0;
+  for (size_t i = 1; i < n && !rc; i++)
+    if (!strcmp(keys[i - 1].key, keys[i].key)) {
+      ps->p = keys[i].at;
+      rc = fail(ps, "__metadata__: \"%s\" given twice", keys[i].key);
+    }
+done:
+  for (size_t i = 0; i < n; i++)
+    free(keys[i].key);
+  free(keys);
+  return rc;
 }
 
 /* One tensor's object: dtype, shape and data_offsets, each once. */
@@ -432,10 +518,19 @@ static int parse_header(Parser *ps, StFile *f) {
 }
 
 /* What the parser cannot see: repeated names, sizes against dtype and
- * shape, offsets inside the data, overlaps. */
+ * shape, offsets inside the data, overlaps, and bytes of the data that no
+ * tensor holds (the format has none: "the byte buffer needs to be entirely
+ * indexed, and cannot contain holes", which keeps a file from being two). */
 static int check_tensors(StFile *f, char *err, size_t errlen) {
-  if (f->ntensors == 0)
-    return 0;
+  if (f->ntensors == 0) {
+    if (!f->data_size)
+      return 0;
+    snprintf(err, errlen,
+             "%s: the header has no tensor, and %zu bytes of data follow it: a safetensors "
+             "file's data holds its tensors and nothing else",
+             f->path, f->data_size);
+    return 1;
+  }
   qsort(f->tensors, f->ntensors, sizeof *f->tensors, by_name);
   for (size_t i = 1; i < f->ntensors; i++)
     if (!strcmp(f->tensors[i - 1].name, f->tensors[i].name)) {
@@ -456,12 +551,13 @@ static int check_tensors(StFile *f, char *err, size_t errlen) {
       bytes *= (uint64_t)t->shape[d];
     }
     if (overflow || bytes != t->end - t->begin) {
+      /* Past 2^64 - 1 the product has wrapped: say only that it is more. */
       snprintf(err, errlen,
                "%s: tensor %s: data_offsets [%llu, %llu] hold %llu bytes, and its dtype and "
                "shape need %s%llu",
                f->path, t->name, (unsigned long long)t->begin, (unsigned long long)t->end,
                (unsigned long long)(t->end - t->begin), overflow ? "more than " : "",
-               (unsigned long long)bytes);
+               overflow ? (unsigned long long)UINT64_MAX : (unsigned long long)bytes);
       return 1;
     }
     if (t->end > f->data_size) {
@@ -481,19 +577,44 @@ static int check_tensors(StFile *f, char *err, size_t errlen) {
   memcpy(sorted, f->tensors, f->ntensors * sizeof *sorted);
   qsort(sorted, f->ntensors, sizeof *sorted, by_begin);
   int bad = 0;
-  for (size_t i = 1; i < f->ntensors && !bad; i++)
-    if (sorted[i].begin < sorted[i - 1].end) {
+  uint64_t at = 0; /* where the data's next tensor must begin */
+  for (size_t i = 0; i < f->ntensors && !bad; i++) {
+    const StTensor *t = &sorted[i], *prev = i ? &sorted[i - 1] : NULL;
+    if (prev && t->begin < prev->end) {
       snprintf(err, errlen, "%s: tensors %s [%llu, %llu] and %s [%llu, %llu] overlap", f->path,
-               sorted[i - 1].name, (unsigned long long)sorted[i - 1].begin,
-               (unsigned long long)sorted[i - 1].end, sorted[i].name,
-               (unsigned long long)sorted[i].begin, (unsigned long long)sorted[i].end);
+               prev->name, (unsigned long long)prev->begin, (unsigned long long)prev->end, t->name,
+               (unsigned long long)t->begin, (unsigned long long)t->end);
+      bad = 1;
+    } else if (t->begin > at) {
+      snprintf(err, errlen,
+               "%s: bytes [%llu, %llu] of the data, before tensor %s, belong to no tensor: a "
+               "safetensors file's data has no holes",
+               f->path, (unsigned long long)at, (unsigned long long)t->begin, t->name);
       bad = 1;
     }
+    at = t->end;
+  }
+  if (!bad && at < f->data_size) {
+    snprintf(err, errlen,
+             "%s: bytes [%llu, %zu] of the data, after the last tensor, %s, belong to no "
+             "tensor: a safetensors file's data has no holes",
+             f->path, (unsigned long long)at, f->data_size, sorted[f->ntensors - 1].name);
+    bad = 1;
+  }
   free(sorted);
   return bad;
 }
 
+static int open_file(StFile *f, const char *path, char *err, size_t errlen);
+
 int st_open(StFile *f, const char *path, char *err, size_t errlen) {
+  if (!open_file(f, path, err, errlen))
+    return 0;
+  st_message_text(err, errlen);
+  return 1;
+}
+
+static int open_file(StFile *f, const char *path, char *err, size_t errlen) {
   memset(f, 0, sizeof *f);
   f->path = path;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -520,15 +641,74 @@ int st_open(StFile *f, const char *path, char *err, size_t errlen) {
     close(fd);
     return 1;
   }
-  f->size = (size_t)st.st_size;
-  void *map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  size_t size = (size_t)st.st_size;
+  void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
   int mmap_errno = errno;
   close(fd);
   if (map == MAP_FAILED) {
     snprintf(err, errlen, "%s: cannot map: %s", path, strerror(mmap_errno));
     return 1;
   }
-  f->map = map;
+  if (st_parse(f, path, map, size, err, errlen)) {
+    munmap(map, size);
+    return 1;
+  }
+  f->mapped = 1;
+  return 0;
+}
+
+void st_message_text(char *err, size_t errlen) {
+  if (!errlen)
+    return;
+  size_t n = strnlen(err, errlen - 1);
+  char *copy = malloc(n + 1);
+  if (!copy) { /* no room to spell them: each a '?' */
+    for (size_t i = 0; i < n; i++)
+      if ((unsigned char)err[i] < 0x20 || err[i] == 0x7f)
+        err[i] = '?';
+    return;
+  }
+  memcpy(copy, err, n);
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)copy[i];
+    int w = c < 0x20 || c == 0x7f ? 6 : 1;
+    if (o + (size_t)w > errlen - 1)
+      break;
+    if (w == 1)
+      err[o++] = (char)c;
+    else
+      o += (size_t)snprintf(err + o, 7, "\\u%04x", c);
+  }
+  err[o] = 0;
+  free(copy);
+}
+
+/* st_parse's checks; st_parse cleans its message. */
+static int parse_file(StFile *f, const char *path, const unsigned char *bytes, size_t size,
+                      char *err, size_t errlen);
+
+int st_parse(StFile *f, const char *path, const unsigned char *bytes, size_t size, char *err,
+             size_t errlen) {
+  if (!parse_file(f, path, bytes, size, err, errlen))
+    return 0;
+  st_message_text(err, errlen);
+  return 1;
+}
+
+static int parse_file(StFile *f, const char *path, const unsigned char *bytes, size_t size,
+                      char *err, size_t errlen) {
+  memset(f, 0, sizeof *f);
+  f->path = path;
+  if (size < 8) {
+    snprintf(err, errlen,
+             "%s: truncated: %zu bytes, and a safetensors file starts with an 8-byte header "
+             "length",
+             path, size);
+    return 1;
+  }
+  f->map = bytes;
+  f->size = size;
   uint64_t n = 0;
   for (int i = 7; i >= 0; i--)
     n = n << 8 | f->map[i];
@@ -558,7 +738,7 @@ void st_close(StFile *f) {
   for (size_t i = 0; i < f->ntensors; i++)
     free(f->tensors[i].name);
   free(f->tensors);
-  if (f->map)
+  if (f->map && f->mapped)
     munmap((void *)f->map, f->size);
   memset(f, 0, sizeof *f);
 }

@@ -31,14 +31,27 @@ typedef struct StFile {
   size_t data_size;
   StTensor *tensors;
   size_t ntensors;
+  int mapped; /* st_open mapped `map`: st_close unmaps it */
 } StFile;
 
 /* Maps `path` and checks its header: valid JSON of the shape above, known
  * shapes, offsets inside the file, each tensor's size that of its dtype and
- * shape, no two tensors overlapping.  Returns 0, or 1 with a message that
+ * shape, no two tensors overlapping, and no byte of the data outside every
+ * tensor.  Returns 0, or 1 with a message that
  * starts with the path (and the header's byte offset for bad JSON). */
 int st_open(StFile *f, const char *path, char *err, size_t errlen);
+/* The same checks of a file's `size` bytes already in memory (which must
+ * outlive f), named `path` in messages: the fuzzer's way in. */
+int st_parse(StFile *f, const char *path, const unsigned char *bytes, size_t size, char *err,
+             size_t errlen);
 void st_close(StFile *f);
+
+/* Rewrites a message in place (within errlen bytes) so that control
+ * characters from a file's names (JSON lets "\u001b" or "\n" into one) are
+ * spelt as the header would spell them, \u001b, instead of breaking the
+ * message's line or reaching a terminal.  st_open's and st_parse's
+ * messages are already so. */
+void st_message_text(char *err, size_t errlen);
 
 /* The dtype's size in bytes; 0 for ST_OTHER. */
 size_t st_dtype_size(StDtype d);

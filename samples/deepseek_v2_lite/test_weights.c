@@ -526,15 +526,31 @@ static void test_refused(void) {
       {"{\"a", "unterminated string"},
       {"{\"\\ud800\": {}}", "a high surrogate \\ud800 without a low one"},
       {"{\"__metadata__\": {\"format\": 1}}", "__metadata__'s values must be strings"},
+      {"{\"__metadata__\": {\"format\": \"pt\", \"format\": \"np\"}}",
+       "header byte 34: __metadata__: \"format\" given twice"},
       {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}, "
        "\"a\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [2, 4]}}",
        "tensor a is in the header twice"},
       {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [2], \"data_offsets\": [0, 4]}, "
        "\"b\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [2, 4]}}",
        "tensors a [0, 4] and b [2, 4] overlap"},
+      /* bytes of the data (8 of them here) that no tensor holds: after the
+       * last, before the first, between two, and with no tensor at all */
+      {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}}",
+       "bytes [2, 8] of the data, after the last tensor, a, belong to no tensor"},
+      {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [6, 8]}}",
+       "bytes [0, 6] of the data, before tensor a, belong to no tensor"},
+      {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}, "
+       "\"z\": {\"dtype\": \"BF16\", \"shape\": [0], \"data_offsets\": [2, 2]}, "
+       "\"b\": {\"dtype\": \"BF16\", \"shape\": [2], \"data_offsets\": [4, 8]}}",
+       "bytes [2, 4] of the data, before tensor b, belong to no tensor"},
+      {"{\"__metadata__\": {\"format\": \"pt\"}}", "the header has no tensor, and 8 bytes"},
       {"{\"a\": {\"dtype\": \"BF16\", \"shape\": [9999999999, 9999999999, 9999999999], "
        "\"data_offsets\": [0, 2]}}",
-       "need more than"},
+       "need more than 18446744073709551615"},
+      {"{\"a\": {\"dtype\": \"F32\", \"shape\": [4611686018427387904, 2], "
+       "\"data_offsets\": [0, 2]}}",
+       "need more than 18446744073709551615"},
   };
   static const unsigned char data[8];
   for (size_t i = 0; i < sizeof headers / sizeof *headers; i++) {
@@ -559,6 +575,101 @@ static void test_refused(void) {
   }
   free(e);
   st_close(&f);
+}
+
+static int host_copy_refused(Dsv2BufferId dst, size_t offset, const void *src, size_t bytes,
+                             void *ctx) {
+  (void)dst, (void)offset, (void)src, (void)bytes, (void)ctx;
+  return 1; /* a refused checkpoint copies nothing */
+}
+
+/* Headers whose bytes are not text: each refused with the header byte it
+ * failed at and a message that neither stops at a NUL nor passes a raw byte
+ * on; and names of valid UTF-8 that are not ASCII, accepted as they are. */
+static void test_bytes(void) {
+  const char *bad = path_of("bytes.safetensors");
+#define TENSOR_A "\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}}"
+  static const struct {
+    const char *header;
+    size_t len;
+    const char *message;
+  } headers[] = {
+#define CASE(text, message) {text, sizeof text - 1, message}
+      CASE("\0\0\0\0\0\0\0\0", "header byte 0: expected '{', found byte 0x00"),
+      CASE("{\"a\"\x01", "header byte 4: expected ':', found byte 0x01"),
+      CASE("\xef\xbb\xbf{}", "header byte 0: expected '{', found byte 0xef"),
+      CASE("{\"\\u12\xff" TENSOR_A, "byte 0xff is not a hexadecimal digit"),
+      CASE("{\"\\\xc3\xa9" TENSOR_A, "unknown escape: a backslash, then byte 0xc3"),
+      /* not UTF-8: a stray continuation byte, Latin-1, a sequence cut short
+       * by the quote, overlong forms, a surrogate, past U+10FFFF */
+      CASE("{\"a\x80" TENSOR_A, "header byte 3: byte 0x80 is not valid UTF-8 in a string"),
+      CASE("{\"caf\xe9" TENSOR_A, "header byte 5: byte 0xe9 is not valid UTF-8"),
+      CASE("{\"a\xe2\x82" TENSOR_A, "header byte 3: byte 0xe2 is not valid UTF-8"),
+      CASE("{\"\xc0\xaf" TENSOR_A, "header byte 2: byte 0xc0 is not valid UTF-8"),
+      CASE("{\"\xe0\x80\xaf" TENSOR_A, "byte 0xe0 is not valid UTF-8"),
+      CASE("{\"\xed\xa0\x80" TENSOR_A, "byte 0xed is not valid UTF-8"),
+      CASE("{\"\xf4\x90\x80\x80" TENSOR_A, "byte 0xf4 is not valid UTF-8"),
+      CASE("{\"\xff" TENSOR_A, "byte 0xff is not valid UTF-8"),
+      CASE("{\"__metadata__\": {\"k\": \"\xfe\"}}", "byte 0xfe is not valid UTF-8"),
+      /* control characters that escapes put in a name, in the messages
+       * that name the tensor: spelt as the header spells them */
+      CASE("{\"a\\u001b[2Jb\": {}}", "tensor \"a\\u001b[2Jb\" has no dtype"),
+      CASE("{\"\\n\\t\\u007f" TENSOR_A, "after the last tensor, \\u000a\\u0009\\u007f, belong"),
+#undef CASE
+  };
+  static const unsigned char data[8];
+  for (size_t i = 0; i < sizeof headers / sizeof *headers; i++) {
+    Entry d = {.data = data, .bytes = sizeof data};
+    write_raw(bad, headers[i].header, headers[i].len, &d, 1);
+    char name[32], err[512];
+    snprintf(name, sizeof name, "bytes %zu", i);
+    StFile f;
+    err[0] = 0;
+    if (st_open(&f, bad, err, sizeof err) == 0) {
+      CHECK(0, "%s: opened", name);
+      st_close(&f);
+      continue;
+    }
+    CHECK(strstr(err, headers[i].message), "%s: the message \"%s\" lacks \"%s\"", name, err,
+          headers[i].message);
+    for (const unsigned char *c = (const unsigned char *)err; *c; c++)
+      CHECK(*c >= 0x20 && *c < 0x7f, "%s: byte 0x%02x in the message \"%s\"", name, *c, err);
+  }
+  /* A name with a line break in two files: the loader's message too. */
+  const char *twice =
+      "{\"x\\ny\": {\"dtype\": \"BF16\", \"shape\": [1], \"data_offsets\": [0, 2]}}";
+  const char *both[2] = {path_of("bytes-a.safetensors"), path_of("bytes-b.safetensors")};
+  for (int i = 0; i < 2; i++) {
+    Entry d = {.data = data, .bytes = 2};
+    write_raw(both[i], twice, strlen(twice), &d, 1);
+  }
+  {
+    char err[512] = "";
+    Dsv2Config c = small;
+    CHECK(dsv2_load(&c, both, 2, host_copy_refused, NULL, err, sizeof err) == 1 &&
+              strstr(err, "tensor x\\u000ay is also in"),
+          "a name in two files: \"%s\"", err);
+    for (const unsigned char *p = (const unsigned char *)err; *p; p++)
+      CHECK(*p >= 0x20 && *p < 0x7f, "a name in two files: byte 0x%02x in \"%s\"", *p, err);
+  }
+  /* é, € and an emoji, raw and as escapes: the same names. */
+  const char *good = "{\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" TENSOR_A;
+  const char *escaped = "{\"\\u00e9\\u20ac\\ud83d\\ude00" TENSOR_A;
+  const char *texts[2] = {good, escaped};
+  for (int i = 0; i < 2; i++) {
+    Entry d = {.data = data, .bytes = 2};
+    write_raw(bad, texts[i], strlen(texts[i]), &d, 1);
+    StFile f;
+    char err[512];
+    if (st_open(&f, bad, err, sizeof err) == 0) {
+      CHECK(f.ntensors == 1 && !strcmp(f.tensors[0].name, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"),
+            "UTF-8 name %d: \"%s\"", i, f.ntensors ? f.tensors[0].name : "");
+      st_close(&f);
+    } else {
+      CHECK(0, "UTF-8 name %d: %s", i, err);
+    }
+  }
+#undef TENSOR_A
 }
 
 /* Every prefix of a small checkpoint, and 1,500 copies of it with a few
@@ -663,6 +774,7 @@ int main(int argc, char **argv) {
   test_load();
   test_convert();
   test_refused();
+  test_bytes();
   test_damaged();
   if (failures) {
     fprintf(stderr, "test_weights: %d failures\n", failures);

@@ -7,7 +7,9 @@
  *   random     dsv2_random_device against the host formula: every element
  *              at small shapes, and samples at the real shape (indices past
  *              2^32 included) where the GPU has the memory.
- * Exits 77 (skipped) without a GPU. */
+ *   no_gpu     without a GPU, the load's first CUDA call failing gives
+ *              that call's message (exits 77 where there is a GPU).
+ * The others exit 77 (skipped) without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,13 +190,46 @@ static int test_random(void) {
   return 0;
 }
 
+/* Without a GPU the load's first CUDA call fails: the message is that
+ * call's alone, whatever the caller's buffer held before. */
+static int test_no_gpu(void) {
+  Dsv2Config c = small;
+  void *device[DSV2_NBUFFERS];
+  static unsigned char fake[DSV2_NBUFFERS];
+  for (int b = 0; b < DSV2_NBUFFERS; b++)
+    device[b] = &fake[b]; /* never reached: nothing is copied */
+  const char *path = "absent.safetensors";
+  char err[512];
+  snprintf(err, sizeof err, "a stale message");
+  int rc = dsv2_load_device(&c, &path, 1, device, err, sizeof err);
+  const char *want = "dsv2_load_device: cudaStreamCreateWithFlags: ";
+  if (rc != 1 || strncmp(err, want, strlen(want)) || strstr(err, "stale")) {
+    failures++;
+    fprintf(stderr, "no GPU: rc %d, \"%s\", expected 1 and \"%s...\"\n", rc, err, want);
+  }
+  printf("  no GPU: %s\n", err);
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2 || (strcmp(argv[1], "load") && strcmp(argv[1], "random")) ||
+  if (argc < 2 ||
+      (strcmp(argv[1], "load") && strcmp(argv[1], "random") && strcmp(argv[1], "no_gpu")) ||
       (!strcmp(argv[1], "load") && argc != 3)) {
-    fprintf(stderr, "usage: test_weights_device load DIR | random\n");
+    fprintf(stderr, "usage: test_weights_device load DIR | random | no_gpu\n");
     return 2;
   }
   int devices = 0;
+  if (!strcmp(argv[1], "no_gpu")) {
+    if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
+      printf("test_weights_device: skipped: this machine has a GPU\n");
+      return 77;
+    }
+    test_no_gpu();
+    if (failures)
+      return 1;
+    printf("test_weights_device no_gpu: all passed\n");
+    return 0;
+  }
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     printf("test_weights_device: skipped: no GPU\n");
     return 77;

@@ -451,6 +451,8 @@ int dsv2_load(const Dsv2Config *c, const char *const *paths, int npaths, Dsv2Cop
   }
   rc = 0;
 done:
+  if (rc)
+    st_message_text(err, errlen); /* a name from a file may be in it */
   for (int i = 0; i < opened; i++)
     st_close(&files[i]);
   free(files);

@@ -37,6 +37,9 @@ add_test(NAME gpu.weights_device
 add_test(NAME gpu.weights_random COMMAND test_dsv2_weights_device random)
 set_tests_properties(gpu.weights_device gpu.weights_random
                      PROPERTIES LABELS "gpu;sample" SKIP_RETURN_CODE 77)
+# Runs where CUDA sees no GPU (skipped where it does), as runtime.no_gpu.
+add_test(NAME weights.device_no_gpu COMMAND test_dsv2_weights_device no_gpu)
+set_tests_properties(weights.device_no_gpu PROPERTIES LABELS "sample" SKIP_RETURN_CODE 77)
 
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)

@@ -66,7 +66,7 @@ int dsv2_load_device(const Dsv2Config *c, const char *const *paths, int npaths,
       return 1;
     }
   Staging s = {.config = c, .device = device};
-  int rc = 1;
+  int rc = 1, load_failed = 0; /* when dsv2_load has written err */
   cudaError_t e = cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking);
   if (e != cudaSuccess) {
     s.stream = NULL;
@@ -86,8 +86,10 @@ int dsv2_load_device(const Dsv2Config *c, const char *const *paths, int npaths,
       goto done;
     }
   }
-  if (dsv2_load(c, paths, npaths, stage, &s, err, errlen))
+  if (dsv2_load(c, paths, npaths, stage, &s, err, errlen)) {
+    load_failed = 1;
     goto done;
+  }
   if ((e = cudaStreamSynchronize(s.stream)) != cudaSuccess) {
     cuda_failed(&s, "cudaStreamSynchronize", e);
     goto done;
@@ -106,8 +108,9 @@ done:
   if (s.stream && (e = cudaStreamDestroy(s.stream)) != cudaSuccess && !s.failure[0])
     cuda_failed(&s, "cudaStreamDestroy", e);
   if (s.failure[0]) {
-    /* dsv2_load's message says which tensor; add what CUDA said. */
-    size_t used = rc ? strlen(err) : 0;
+    /* dsv2_load's message says which tensor; add what CUDA said.  Before
+     * dsv2_load (or after it succeeded) err holds nothing of ours. */
+    size_t used = load_failed ? strlen(err) : 0;
     if (used && used + 2 < errlen) {
       snprintf(err + used, errlen - used, ": %s", s.failure);
     } else {
