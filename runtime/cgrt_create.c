@@ -163,12 +163,18 @@ cgrt_status cgrt_create(cgrt_graph **out, const cgrt_graph_desc *d, void *const 
   if (!out)
     return invalid(d, "create: the result pointer is NULL");
   *out = NULL;
+  if (!d)
+    return invalid(NULL, "cgrt_create: the graph description is NULL");
   if (d->abi != CGRT_ABI)
     return invalid(d, "generated for runtime ABI %d, but this runtime is ABI %d", d->abi,
                    CGRT_ABI);
   cgrt_status s = cgrt_check_desc(d);
   if (s != CGRT_OK)
     return s;
+  for (uint32_t i = 0; !externs && i < d->nbuffers; i++)
+    if (is_extern(buffer_kind(&d->buffers[i])))
+      return invalid(d, "buffer %s is extern, and create was given no extern pointers (NULL)",
+                     d->buffers[i].name);
   cgrt_options o = CGRT_OPTIONS_INIT;
   if (opt)
     o = *opt;

@@ -180,24 +180,29 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out) {
   char *end;
   errno = 0;
   unsigned long v = strtoul(s, &end, 10);
-  if (errno || end == s || *end || v > max || s[0] == '-')
+  if (s[0] < '0' || s[0] > '9' || errno || *end || v > max) /* digits only: no sign, no space */
     return 0;
   *out = v;
   return 1;
 }
 
+/* ID,ID,...: each id digits only (no sign, no space), below the vocabulary;
+ * no empty id (",1", "1,,2", "1,"). */
 static int parse_prompt(const char *s, uint32_t *ids, int *n) {
   *n = 0;
-  while (*s) {
+  for (;;) {
     char *end;
+    if (*s < '0' || *s > '9' || *n == MAX_PROMPT)
+      return 0;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || v >= DSV2_VOCAB || *n == MAX_PROMPT || (*end && *end != ','))
+    if (errno || v >= DSV2_VOCAB || (*end && *end != ','))
       return 0;
     ids[(*n)++] = (uint32_t)v;
-    s = *end ? end + 1 : end;
+    if (!*end)
+      return 1;
+    s = end + 1;
   }
-  return *n > 0;
 }
 
 static void usage(void) {

@@ -9,10 +9,12 @@
  *   test_weights --write A B SEED   writes the seed's checkpoint of the small
  *                              model in two files, for test_reference.py */
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "safetensors.h"
@@ -733,6 +735,42 @@ static void test_damaged(void) {
 
 /* Sampled random weights at the real shape and the small one, for
  * test_reference.py: "buffer index bits" a line. */
+/* A write that fails part way (past a file-size limit of 4 KB, so fwrite
+ * fails with EFBIG) is refused with its message, leaves the older file at
+ * its path as it was and no partial file beside it; with the limit gone the
+ * same call writes a checkpoint that loads. */
+static void test_write_fails(void) {
+  const char *path = path_of("limited.safetensors");
+  char partial[600], err[512], older[16] = {0};
+  snprintf(partial, sizeof partial, "%s.partial", path);
+  FILE *f = fopen(path, "wb");
+  CHECK(f && fputs("older", f) >= 0 && fclose(f) == 0, "cannot write %s", path);
+  struct rlimit was, lim;
+  CHECK(getrlimit(RLIMIT_FSIZE, &was) == 0, "getrlimit");
+  lim = was;
+  lim.rlim_cur = 4096;
+  void (*handler)(int) = signal(SIGXFSZ, SIG_IGN); /* fwrite fails instead of the signal */
+  CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit");
+  const int rc = dsv2_write_checkpoint(&small, path, 5, err, sizeof err);
+  CHECK(setrlimit(RLIMIT_FSIZE, &was) == 0, "setrlimit back");
+  signal(SIGXFSZ, handler);
+  CHECK(rc == 1, "written past a 4 KB file-size limit");
+  CHECK(rc != 1 || strstr(err, "cannot write"), "the message \"%s\" lacks \"cannot write\"", err);
+  f = fopen(path, "rb");
+  CHECK(f && fread(older, 1, sizeof older - 1, f) == 5 && !strcmp(older, "older"),
+        "%s is not the older file after the failed write", path);
+  if (f)
+    fclose(f);
+  CHECK(access(partial, F_OK) != 0, "%s left behind", partial);
+  CHECK(!dsv2_write_checkpoint(&small, path, 5, err, sizeof err), "%s", err);
+  Host h;
+  host_alloc(&h, &small);
+  CHECK(!dsv2_load(&small, &path, 1, host_copy, &h, err, sizeof err), "%s", err);
+  check_random(&small, &h, 5, "written after the failed write");
+  host_free(&h);
+  CHECK(access(partial, F_OK) != 0, "%s left behind after a good write", partial);
+}
+
 static void print_sample(void) {
   const Dsv2Config configs[2] = {dsv2_lite(), small};
   for (int c = 0; c < 2; c++)
@@ -776,6 +814,7 @@ int main(int argc, char **argv) {
   test_refused();
   test_bytes();
   test_damaged();
+  test_write_fails();
   if (failures) {
     fprintf(stderr, "test_weights: %d failures\n", failures);
     return 1;

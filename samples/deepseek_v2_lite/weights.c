@@ -476,6 +476,7 @@ static int write_file(const Dsv2Config *c, const Dsv2Tensor *want, size_t ntenso
   size_t cap = 256, len = 0;
   char *header = malloc(cap);
   uint16_t *row = NULL;
+  char *partial = NULL;
   FILE *out = NULL;
   int rc = 1;
   float scale[DSV2_NBUFFERS], offset[DSV2_NBUFFERS];
@@ -517,9 +518,16 @@ static int write_file(const Dsv2Config *c, const Dsv2Tensor *want, size_t ntenso
   header[len++] = '}';
   while (len % 8)
     header[len++] = ' ';
-  out = fopen(path, "wb");
+  /* Written whole under another name, then renamed over path: a failed
+   * write leaves no half file, and an older file at path as it was. */
+  size_t plen = strlen(path) + sizeof ".partial";
+  partial = malloc(plen);
+  if (!partial)
+    goto oom;
+  snprintf(partial, plen, "%s.partial", path);
+  out = fopen(partial, "wb");
   if (!out) {
-    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+    snprintf(err, errlen, "%s: cannot write: %s", partial, strerror(errno));
     goto done;
   }
   unsigned char size[8];
@@ -565,6 +573,13 @@ done:
     snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
     rc = 1;
   }
+  if (out && rc == 0 && rename(partial, path) != 0) {
+    snprintf(err, errlen, "%s: cannot rename %s to it: %s", path, partial, strerror(errno));
+    rc = 1;
+  }
+  if (out && rc != 0)
+    remove(partial);
+  free(partial);
   free(header);
   free(row);
   return rc;

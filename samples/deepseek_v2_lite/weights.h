@@ -114,7 +114,10 @@ int dsv2_load_device(const Dsv2Config *c, const char *const *paths, int npaths,
 
 /* Writes a checkpoint in the published names and shapes whose load is
  * exactly the seed's random weights (dsv2_random_value); the tensors are
- * spread over the files by layer, as the published ones are. */
+ * spread over the files by layer, as the published ones are.  Each file is
+ * written as PATH.partial, then renamed to PATH: a failed write leaves no
+ * half file, and what was at PATH as it was (files before it in paths are
+ * written). */
 int dsv2_write_checkpoint_files(const Dsv2Config *c, const char *const *paths, int npaths,
                                 uint32_t seed, char *err, size_t errlen);
 int dsv2_write_checkpoint(const Dsv2Config *c, const char *path, uint32_t seed, char *err,

@@ -159,6 +159,23 @@ int main(void) {
   table_init(&t);
   expect_accepted(&t, "a well-formed table");
 
+  {
+    cgrt_graph *g = (cgrt_graph *)&t; /* overwritten by create */
+    const cgrt_status s = cgrt_create(&g, NULL, NULL, NULL);
+    checks++;
+    if (s != CGRT_ERROR_INVALID || g != NULL ||
+        strcmp(cgrt_last_error(), "cgrt_create: the graph description is NULL") != 0) {
+      failures++;
+      fprintf(stderr, "test_desc: no description: status %d, message \"%s\"\n", s,
+              cgrt_last_error());
+    }
+  }
+
+  table_init(&t);
+  t.buffers[0].kind = CGRT_EXTERN;
+  expect_refused(&t, "an extern buffer and no extern pointers",
+                 "buffer x is extern, and create was given no extern pointers (NULL)");
+
   table_init(&t);
   t.edges[0] = 1, t.edges[1] = 0; /* k1 -> k0: backward, as `k1 -> k0` written may be */
   expect_accepted(&t, "an edge that goes backward");
