@@ -535,7 +535,8 @@ int cgc_fmt(int argc, char **argv) {
     }
     bool piped = !strcmp(argv[i], "-");
     if (argv[i][0] == '-' && !piped) {
-      fprintf(stderr, "cgc: error: unknown fmt option '%s'\n", argv[i]);
+      fprintf(stderr, "cgc: error[%s]: unknown fmt option '%s'\n",
+              error_code("unknown fmt option '%s'"), argv[i]);
       return 2;
     }
     files++;
@@ -572,7 +573,8 @@ int cgc_fmt(int argc, char **argv) {
     compiler_free(&c);
   }
   if (!files) {
-    fputs("cgc: error: fmt needs files (cgc fmt --help)\n", stderr);
+    fprintf(stderr, "cgc: error[%s]: fmt needs files (cgc fmt --help)\n",
+            error_code("fmt needs files (cgc fmt --help)"));
     return 2;
   }
   int err = flush_stdout(); /* the list of --check */

@@ -88,6 +88,14 @@ check "--check changes nothing" [ "$(cat "$tmp/unformatted.cgraph")" = "const N=
 "$cgc" fmt "$tmp/unformatted.cgraph"
 check "fmt rewrites it in place" [ "$(cat "$tmp/unformatted.cgraph")" = "const N = 1;" ]
 check "fmt without files is a usage error" sh -c '"$0" fmt 2> /dev/null; [ $? = 2 ]' "$cgc"
+"$cgc" fmt 2> "$tmp/usage.err"
+check "and says so with its code" \
+  grep -qxF "cgc: error[E0247]: fmt needs files (cgc fmt --help)" "$tmp/usage.err"
+"$cgc" fmt --write "$tmp/unformatted.cgraph" 2> "$tmp/usage.err"
+status=$?
+check "an unknown fmt option is a usage error (exit 2)" [ "$status" = 2 ]
+check "and names the option, with its code" \
+  grep -qxF "cgc: error[E0246]: unknown fmt option '--write'" "$tmp/usage.err"
 
 valgrind_clean "$tmp/vg"
 finish
