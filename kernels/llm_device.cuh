@@ -48,6 +48,20 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
 }
+// Pipelined copies: the thread's copies since the last commit form a group;
+// cp_async_wait_pending(n) waits until at most its n newest groups are in
+// flight (n < 4).
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void cp_async_wait_pending(int n) {
+  switch (n) {
+  case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
+  case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
+  case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
+  default: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
+  }
+}
 
 __device__ __forceinline__ unsigned dynamic_smem() {
   unsigned r;

@@ -27,7 +27,11 @@ constexpr int MLA_COMBINE_THREADS = 128;                                 // mla_
 constexpr int MLA_PAD = MLA_CH + 8;           // a row in shared memory: no bank conflicts
 constexpr int MLA_PPAD = MLA_TILE + 8;
 constexpr int MLA_OPAD = MLA_KVR + 8;         // a head's output row, for the cluster's join
-constexpr size_t MLA_DECODE_SMEM = (size_t)(MLA_H + MLA_TILE) * MLA_PAD * 2 +
+// mla_decode's shared memory with one tile of keys in flight; each further
+// tile (up to MLA_MAX_STAGES in all) takes MLA_TILE_SMEM more.
+constexpr size_t MLA_TILE_SMEM = (size_t)MLA_TILE * MLA_PAD * 2;
+constexpr int MLA_MAX_STAGES = 4;
+constexpr size_t MLA_DECODE_SMEM = (size_t)MLA_H * MLA_PAD * 2 + MLA_TILE_SMEM +
                                    (size_t)MLA_H * MLA_TILE * 4 + (size_t)MLA_H * MLA_PPAD * 2 +
                                    3 * MLA_H * 4;
 static_assert(MLA_THREADS / 32 * 128 == MLA_KVR, "a warp's share of the latent output");
@@ -109,6 +113,12 @@ __device__ inline void mla_cluster_join(cooperative_groups::cluster_group &clust
 // memory first, each block taking KVR / C of the latent values, so that
 // gridDim.x / C partial results a token go through global memory instead of
 // gridDim.x: the join after reads C times fewer.
+//
+// A split's tiles of keys go through a ring of S buffers (S = 1 + the
+// dynamic shared memory past MLA_DECODE_SMEM in MLA_TILE_SMEMs, at most
+// MLA_MAX_STAGES): its first S tiles are asked for before the wait on the
+// kernel before, and tile i + S as tile i's buffer is free, so that S tiles
+// are in flight while the block works.
 struct MlaDecodeArgs {
   const bf16 *q_lat;  // [m][H][KVR]
   const bf16 *q_pe;   // [m][H][ROPE], RoPE applied
@@ -122,13 +132,15 @@ struct MlaDecodeArgs {
 
 __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
   extern __shared__ __align__(16) unsigned char llm_smem[];
+  require_smem(MLA_DECODE_SMEM);
+  const int stages =
+      min(MLA_MAX_STAGES, 1 + (int)((dynamic_smem() - MLA_DECODE_SMEM) / MLA_TILE_SMEM));
   bf16 *qs = reinterpret_cast<bf16 *>(llm_smem);     // [H][PAD]
-  bf16 *ks = qs + MLA_H * MLA_PAD;                   // [TILE][PAD]
-  float *ss = reinterpret_cast<float *>(ks + MLA_TILE * MLA_PAD); // [H][TILE]
+  bf16 *ks0 = qs + MLA_H * MLA_PAD;                  // [stages][TILE][PAD]
+  float *ss = reinterpret_cast<float *>(ks0 + stages * MLA_TILE * MLA_PAD); // [H][TILE]
   bf16 *ps = reinterpret_cast<bf16 *>(ss + MLA_H * MLA_TILE);     // [H][PPAD]
   float *m_run = reinterpret_cast<float *>(ps + MLA_H * MLA_PPAD);
   float *l_run = m_run + MLA_H, *alpha = l_run + MLA_H;
-  require_smem(MLA_DECODE_SMEM);
 
   const int t = blockIdx.y, s = blockIdx.x, splits = gridDim.x;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, q = lane & 3;
@@ -141,12 +153,24 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
       MLA_KVR % csize != 0)
     __trap();
 #endif
-  // Before the wait: the split's first tile of keys but the newest, pos[t]
+  // Before the wait: the split's first tiles of keys but the newest, pos[t]
   // (the kernel before, llm_mla_prep, writes that row).  pos and the rows
   // before pos[t] were written before the kernel before started, so they
   // are complete when it lets this one start.
   const bf16 *cache = a.cache + (size_t)t * a.maxpos * MLA_CH;
-  const auto load_tile = [&](int kt, int nt, int skip) {
+  int nk = 0, per = MLA_MIN_KEYS, k0 = 0, k1 = 0;
+  if (t < a.m) {
+    nk = min((int)a.pos[t] + 1, a.maxpos);
+    per = max(MLA_MIN_KEYS, (nk + splits - 1) / splits);
+    k0 = min(s * per, nk);
+    k1 = min(k0 + per, nk);
+  }
+  const int ntiles = (k1 - k0 + MLA_TILE - 1) / MLA_TILE, pre = min(stages, ntiles);
+  // Tile i (keys k0 + i * TILE on) into buffer i % stages, as a group of
+  // copies; rows past the split's keys are zero.
+  const auto load_tile = [&](int ti, int skip) {
+    const int kt = k0 + ti * MLA_TILE, nt = min(MLA_TILE, k1 - kt);
+    bf16 *ks = ks0 + (ti % stages) * MLA_TILE * MLA_PAD;
     for (int c = tid; c < MLA_TILE * (MLA_CH / 8); c += MLA_THREADS) {
       const int j = c / (MLA_CH / 8), i = c % (MLA_CH / 8);
       uint4 *dst = reinterpret_cast<uint4 *>(ks + j * MLA_PAD) + i;
@@ -155,17 +179,10 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
       else if (kt + j != skip)
         cp_async16(dst, reinterpret_cast<const uint4 *>(cache + (size_t)(kt + j) * MLA_CH) + i);
     }
+    cp_async_commit();
   };
-  int nk = 0, per = MLA_MIN_KEYS, k0 = 0, k1 = 0;
-  if (t < a.m) {
-    nk = min((int)a.pos[t] + 1, a.maxpos);
-    per = max(MLA_MIN_KEYS, (nk + splits - 1) / splits);
-    k0 = min(s * per, nk);
-    k1 = min(k0 + per, nk);
-  }
-  const int nt0 = min(MLA_TILE, k1 - k0);
-  if (k0 < k1)
-    load_tile(k0, nt0, nk - 1);
+  for (int i = 0; i < pre; i++)
+    load_tile(i, nk - 1);
   wait();
   trigger();
   if (t >= a.m) // the same for every block of a cluster (clusters are along x)
@@ -183,8 +200,8 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
   }
 
   // The queries: latent then RoPE part, a row a head; and the newest key if
-  // it is in the first tile.  (A block past the keys in a cluster that has
-  // some only takes part in the join.)
+  // its tile was asked for before the wait.  (A block past the keys in a
+  // cluster that has some only takes part in the join.)
   if (k0 < k1) {
     for (int c = tid; c < MLA_H * (MLA_CH / 8); c += MLA_THREADS) {
       const int h = c / (MLA_CH / 8), j = c % (MLA_CH / 8);
@@ -194,10 +211,11 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
                                    (j - MLA_KVR / 8);
       cp_async16(reinterpret_cast<uint4 *>(qs + h * MLA_PAD) + j, src);
     }
-    if (nk - 1 < k0 + nt0)
+    if (nk - 1 < k0 + pre * MLA_TILE) // a preloaded tile: buffer (nk - 1 - k0) / TILE
       for (int i = tid; i < MLA_CH / 8; i += MLA_THREADS)
-        cp_async16(reinterpret_cast<uint4 *>(ks + (nk - 1 - k0) * MLA_PAD) + i,
+        cp_async16(reinterpret_cast<uint4 *>(ks0 + (nk - 1 - k0) * MLA_PAD) + i,
                    reinterpret_cast<const uint4 *>(cache + (size_t)(nk - 1) * MLA_CH) + i);
+    cp_async_commit();
   }
   if (tid < MLA_H) {
     m_run[tid] = -INFINITY;
@@ -209,13 +227,22 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
 #pragma unroll
     for (int i = 0; i < 4; i++)
       o[n][i] = 0;
-  for (int kt = k0; kt < k1; kt += MLA_TILE) {
-    const int nt = min(MLA_TILE, k1 - kt);
-    if (kt != k0) {
-      __syncthreads(); // the tile before is read
-      load_tile(kt, nt, -1);
+  for (int ti = 0; ti < ntiles; ti++) {
+    const int nt = min(MLA_TILE, k1 - (k0 + ti * MLA_TILE));
+    const bf16 *ks = ks0 + (ti % stages) * MLA_TILE * MLA_PAD;
+    if (ti == 0) {
+      cp_async_wait_pending(0); // the first tiles, the queries and the newest key
+    } else {
+      // Tile ti - 1's buffer is read: tile ti - 1 + stages into it (an
+      // empty group past the last, so that the count stays right).  The
+      // groups after tile ti's are tiles ti + 1 .. ti - 1 + stages.
+      __syncthreads();
+      if (ti - 1 + stages < ntiles)
+        load_tile(ti - 1 + stages, -1);
+      else
+        cp_async_commit();
+      cp_async_wait_pending(stages - 1);
     }
-    cp_async_wait(); // the queries' copies too, the first time
     __syncthreads();
 
     // Scores: warp w takes keys 8w .. 8w + 7 of the tile.

@@ -140,14 +140,17 @@ void check_combine_up(Dev<bf16_bits> &o, Dev<float> &part, Dev<float> &ml, unsig
 // latent value d of key j is 1 where j % KVR == d, else 0: o[t][h][d] is
 // the share of the live keys j with j % KVR == d, so a key lost or taken
 // twice shows.
-// combine_grid: llm_mla_combine's grid.x (0: one pass).
+// combine_grid: llm_mla_combine's grid.x (0: one pass).  stages: the tiles
+// of keys the decode keeps in flight (its smem by the launch rule).
 void run_decode(const std::vector<uint32_t> &pos, unsigned maxpos, unsigned splits, float scale,
-                bool count, unsigned combine_grid = 0, unsigned cluster = 1) {
+                bool count, unsigned combine_grid = 0, unsigned cluster = 1,
+                unsigned stages = 1) {
   const unsigned m = (unsigned)pos.size(), parts = splits / cluster;
   const unsigned cgrid = combine_grid ? combine_grid : H * KVR / COMBINE_THREADS;
-  printf("llm_mla_decode + llm_mla_combine%s: m=%u keys=%u.. splits=%u cluster=%u maxpos=%u "
-         "combine grid=%u\n",
-         count ? " (counting keys)" : "", m, pos[0] + 1, splits, cluster, maxpos, cgrid);
+  const size_t smem = LLM_MLA_SMEM + (size_t)(stages - 1) * LLM_MLA_TILE_SMEM;
+  printf("llm_mla_decode + llm_mla_combine%s: m=%u keys=%u.. splits=%u cluster=%u stages=%u "
+         "maxpos=%u combine grid=%u\n",
+         count ? " (counting keys)" : "", m, pos[0] + 1, splits, cluster, stages, maxpos, cgrid);
   std::vector<bf16_bits> qlat = rand_bf16((size_t)m * H * KVR, 1.0f);
   std::vector<bf16_bits> qpe = rand_bf16((size_t)m * H * ROPE, 1.0f);
   std::vector<bf16_bits> cache = rand_bf16((size_t)m * maxpos * CH, 1.0f);
@@ -177,11 +180,11 @@ void run_decode(const std::vector<uint32_t> &pos, unsigned maxpos, unsigned spli
   dcache.put(cache);
   dpos.put(pos);
   dout.put(std::vector<bf16_bits>(dout.n, 0x7fc1));
-  allow_smem(llm_mla_decode, LLM_MLA_SMEM);
+  allow_smem(llm_mla_decode, smem);
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(splits, m);
   cfg.blockDim = dim3(LLM_MLA_THREADS);
-  cfg.dynamicSmemBytes = LLM_MLA_SMEM;
+  cfg.dynamicSmemBytes = smem;
   cudaLaunchAttribute attr = cluster_along_x(cluster);
   cfg.attrs = &attr;
   cfg.numAttrs = cluster > 1 ? 1 : 0;
@@ -270,8 +273,28 @@ int main() {
           run_decode(pos, keys + 3, 6, scale, count, 0, 2);
         }
     run_decode({4095, 100, 4000}, 4096, 256, scale, false, 5, 8);
+    // Clusters with 2 and 4 tiles of keys in flight: 2 tiles a split (64
+    // splits), and many (6 splits) with the newest key in the last.
+    for (unsigned stages : {2u, 4u})
+      for (bool count : {false, true}) {
+        run_decode({4095, 1000, 31, 3000}, 4096, 64, scale, count, 0, 8, stages);
+        run_decode({4095, 32, 2500}, 4096, 6, scale, count, 0, 2, stages);
+      }
   } else
     printf("llm_mla_decode in clusters: skipped (compute capability %d)\n", compute_major());
+  // 2 to 4 tiles of keys in flight: splits of one tile (the newest key
+  // asked for after the wait into the first buffer), of 2 (into the
+  // second), of fewer tiles than buffers, and of many tiles (the ring
+  // wrapping round), their last tile full or partial.
+  for (unsigned stages : {2u, 3u, 4u})
+    for (unsigned keys : {37u, 300u, 4096u})
+      for (unsigned splits : {1u, 5u, 64u})
+        for (bool count : {false, true}) {
+          std::vector<uint32_t> pos = {keys - 1};
+          if (splits == 5)
+            pos = {keys - 1, rand_below(keys), 0, keys / 2};
+          run_decode(pos, keys + 3, splits, scale, count, 0, 1, stages);
+        }
   // llm_mla_combine with fewer blocks than units (any grid.x is correct)
   run_decode({4095, 100, 4000}, 4096, 64, scale, false, 3);
   run_decode({4095}, 4096, 5, scale, true, 1);
