@@ -473,10 +473,11 @@ static void sweep(const char *name, int n, int k) {
 
 // Attention over `keys` keys for m tokens: prep, decode, combine; the
 // decode in clusters of `cluster` blocks where it is past 1 (each joining
-// its splits: splits / cluster partial results for the combine).
-static void attention_case(int keys, int m, int splits, unsigned cluster) {
+// its splits: splits / cluster partial results for the combine), with
+// `stages` tiles of keys in flight a block.
+static void attention_case(int keys, int m, int splits, unsigned cluster, int stages = 1) {
   const int maxpos = keys;
-  bf16 *cache = random_bf16((size_t)m * maxpos * MLA_CH, 1);
+  Copies cache((size_t)m * maxpos * MLA_CH, 1);
   Copies w_ukt((size_t)MLA_H * MLA_KVR * MLA_NOPE);
   bf16 *qkv = random_bf16((size_t)m * MLA_QKV, 1), *kvn = random_bf16(MLA_KVR, 1);
   bf16 *q_lat = (bf16 *)dalloc((size_t)m * MLA_H * MLA_KVR * 2);
@@ -489,33 +490,34 @@ static void attention_case(int keys, int m, int splits, unsigned cluster) {
   std::vector<uint32_t> pos(m, (uint32_t)keys - 1);
   uint32_t *dpos = (uint32_t *)dalloc(m * 4);
   CUDA(cudaMemcpy(dpos, pos.data(), m * 4, cudaMemcpyHostToDevice));
-  // Only decode and combine: the cache bytes are the ones at stake (every
-  // call reads the same cache, as a step of each layer reads its own; at
-  // 4096 keys and 8 tokens it is 38 MB, so L2 holds part of it).
+  // Only decode and combine: the cache bytes are the ones at stake (each
+  // call reads another copy of the cache, as each layer of a step reads its
+  // own).
+  const size_t smem = MLA_DECODE_SMEM + (size_t)(stages - 1) * MLA_TILE_SMEM;
   double us = time_calls([&](int i) {
-    (void)i;
-    launch_clusters(llm_mla_decode, dim3(splits, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true,
-                    cluster > 1 ? cluster : 0, q_lat, q_pe, cache, dpos, part, ml, m, maxpos,
+    launch_clusters(llm_mla_decode, dim3(splits, m), dim3(MLA_THREADS), smem, true,
+                    cluster > 1 ? cluster : 0, q_lat, q_pe, cache[i], dpos, part, ml, m, maxpos,
                     0.1147f);
     launch(llm_mla_combine, dim3(MLA_H * MLA_KVR / MLA_COMBINE_THREADS, m),
            dim3(MLA_COMBINE_THREADS), 0, true, part, ml, o, splits / (int)cluster, m);
   });
   double prep = time_calls([&](int i) {
     launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / GEMV_ROWS + 1), dim3(THREADS),
-           (size_t)m * MLA_NOPE * 2, true, w_ukt[i], qkv, kvn, inv, dpos, q_lat, q_pe, cache, m,
+           (size_t)m * MLA_NOPE * 2, true, w_ukt[i], qkv, kvn, inv, dpos, q_lat, q_pe, cache[i], m,
            maxpos, 1e-6f, 1.0f);
   });
-  char name[64];
+  char name[80];
+  int len = snprintf(name, sizeof name, "keys%d_m%d_splits%d", keys, m, splits);
   if (cluster > 1)
-    snprintf(name, sizeof name, "keys%d_m%d_splits%d_cluster%u", keys, m, splits, cluster);
-  else
-    snprintf(name, sizeof name, "keys%d_m%d_splits%d", keys, m, splits);
+    len += snprintf(name + len, sizeof name - len, "_cluster%u", cluster);
+  if (stages > 1)
+    snprintf(name + len, sizeof name - len, "_stages%d", stages);
   const size_t bytes = (size_t)m * keys * MLA_CH * 2;
   bench_row("attention", name, "bytes", "MB", bytes / 1e6);
   bench_row("attention", name, "decode_combine", "us", us);
   bench_row("attention", name, "prep", "us", prep);
   bench_row("attention", name, "read_only", "us", read_time(bytes));
-  for (void *p : {(void *)cache, (void *)qkv, (void *)kvn, (void *)q_lat, (void *)q_pe, (void *)o,
+  for (void *p : {(void *)qkv, (void *)kvn, (void *)q_lat, (void *)q_pe, (void *)o,
                   (void *)part, (void *)ml, (void *)inv, (void *)dpos})
     CUDA(cudaFree(p));
 }
@@ -927,8 +929,13 @@ int main(int argc, char **argv) {
   }
   for (int m : {1, 8}) {
     if (want("attention")) {
-      attention_case(4096, m, 64, 1);
-      attention_case(4096, m, 64, 8);
+      // The sample's splits (64 a sequence, 32 at 8) with 1, 2 and 4 tiles
+      // of keys in flight a block; 512 keys make one tile a split.
+      const int sample_splits = m == 8 ? 32 : 64, sample_cluster = m == 8 ? 8 : 1;
+      for (int stages : {1, 2, 4})
+        attention_case(4096, m, sample_splits, sample_cluster, stages);
+      attention_case(4096, m, sample_splits / 2, sample_cluster, 4);
+      attention_case(4096, m, 64, m == 8 ? 1 : 8); // the other cluster rule
       attention_case(512, m, 64, 1);
       attention_case(512, m, 64, 8);
     }
