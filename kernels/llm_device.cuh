@@ -112,10 +112,10 @@ __device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc) {
 
 // dot8 with the activations already in f32 (x[0], x[1]: 8 values), the
 // same sum in the same order.
-__device__ __forceinline__ float dot8f(uint4 w, const float4 *x, float acc) {
+__device__ __forceinline__ float dot8f(uint4 w, const float4 *xlo, const float4 *xhi, float acc) {
   float a[8];
   unpack8(w, a);
-  const float4 lo = x[0], hi = x[1];
+  const float4 lo = *xlo, hi = *xhi;
   acc = fmaf(a[0], lo.x, acc);
   acc = fmaf(a[1], lo.y, acc);
   acc = fmaf(a[2], lo.z, acc);

@@ -206,29 +206,24 @@ template <int R, int U> struct Moe {
   // are after llm_moe_gate_up, whose every block waits on the kernel before
   // it (the router) before it lets the next kernel start.
   static constexpr int DU = 2 * U;
-  // xs[2c], xs[2c + 1] = the 8 values of act's chunk c in f32, for c < nch
+  // xs[c], xs[nch + c] = the 8 values of act's chunk c in f32, for c < nch
   // (the block calls it together): unpacked once here, not at every use.
-  // 4 chunks a thread in flight at a time.
+  // The halves apart, so that lanes reading chunks c, c + 1, ... read
+  // 16 bytes apart, without bank conflicts (32 bytes apart, 8 lanes would
+  // meet in pairs).  Every chunk is copied at once (cp.async: one round
+  // trip to the L2, no registers held), bf16 chunk c into xs[nch + c],
+  // where its upper half goes; the thread that copied it unpacks it, so it
+  // reads the chunk before it writes over it, and xs[c] holds nothing yet.
   static __device__ void stage_f32(float4 *xs, const bf16 *act, int nch) {
     const uint4 *src = reinterpret_cast<const uint4 *>(act);
-    for (int c0 = 0; c0 < nch; c0 += 4 * THREADS) {
-      uint4 v[4];
-#pragma unroll
-      for (int j = 0; j < 4; j++) {
-        const int c = c0 + (int)threadIdx.x + j * THREADS;
-        if (c < nch)
-          v[j] = __ldcg(src + c); // another kernel wrote them: through the L2
-      }
-#pragma unroll
-      for (int j = 0; j < 4; j++) {
-        const int c = c0 + (int)threadIdx.x + j * THREADS;
-        if (c < nch) {
-          float f[8];
-          unpack8(v[j], f);
-          xs[2 * c] = make_float4(f[0], f[1], f[2], f[3]);
-          xs[2 * c + 1] = make_float4(f[4], f[5], f[6], f[7]);
-        }
-      }
+    for (int c = (int)threadIdx.x; c < nch; c += THREADS)
+      cp_async16(xs + nch + c, src + c); // another kernel wrote them: through the L2
+    cp_async_wait();
+    for (int c = (int)threadIdx.x; c < nch; c += THREADS) {
+      float f[8];
+      unpack8(*reinterpret_cast<const uint4 *>(xs + nch + c), f);
+      xs[c] = make_float4(f[0], f[1], f[2], f[3]);
+      xs[nch + c] = make_float4(f[4], f[5], f[6], f[7]);
     }
     __syncthreads();
   }
@@ -236,7 +231,7 @@ template <int R, int U> struct Moe {
                               const uint32_t *ids, const float *weights, bf16 *x, int fe, int fs,
                               int topk, int n, int m) {
     extern __shared__ __align__(16) unsigned char llm_smem[];
-    float4 *xs = reinterpret_cast<float4 *>(llm_smem); // the activations in f32: chunk c at xs[2c], xs[2c + 1]
+    float4 *xs = reinterpret_cast<float4 *>(llm_smem); // the activations in f32: chunk c at xs[c], xs[nch + c]
     __shared__ float part[WARPS][MOE_MAX_TOPK + 1][32];
     __shared__ const bf16 *seg_rows[WARPS][MOE_MAX_TOPK + 1];
     // Block (x, y) takes token L % gridDim.y and row block L / gridDim.y of
@@ -257,6 +252,7 @@ template <int R, int U> struct Moe {
       return;
     }
     require_smem((size_t)act_token * 4);
+    const float4 *xs_hi = xs + (act_token >> 3);
     const int nsh = fs >> 3, nfe = fe >> 3, total = nsh + topk * nfe;
     // Lane s in 1..topk holds segment s's expert id, read before the wait.
     const uint32_t eid =
@@ -320,7 +316,7 @@ template <int R, int U> struct Moe {
           const uint4 cur = buf[u];
           fetch(buf[u]);
           if (c_seg <= topk)
-            sum = dot8f(cur, xs + 2 * (size_t)(c_base + c_off), sum);
+            sum = dot8f(cur, xs + (c_base + c_off), xs_hi + (c_base + c_off), sum);
           c_off += 32;
           c_settle();
         }
