@@ -381,7 +381,8 @@ typedef VEC(Expr *) ExprVec;
  * bytes after pos, or, where len is 0, at end. */
 struct Expr {
   uint8_t kind; /* ExprKind */
-  char op;      /* EX_BIN: the operator; EX_INT: EXPR_REPLACED, or 0 */
+  char op;      /* EX_BIN: the operator; EX_INT: EXPR_REPLACED, EXPR_MIN_MAGNITUDE
+                   (2^63 right after a unary minus, which takes it), or 0 */
   union {
     int16_t depth; /* height of this tree, bounded by MAX_EXPR_DEPTH (a
                       literal's or a name's is 1) */
@@ -415,7 +416,7 @@ struct Expr {
     };
   };
 };
-enum { EXPR_REPLACED = 'r' };
+enum { EXPR_REPLACED = 'r', EXPR_MIN_MAGNITUDE = 'm' };
 
 typedef enum Mode { MODE_NONE = 0, MODE_IN = 1, MODE_OUT = 2, MODE_INOUT = 3 } Mode;
 

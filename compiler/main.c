@@ -280,6 +280,7 @@ int main(int argc, char **argv) {
     warning_on[w] = -1;
   const char **incs = xrealloc(NULL, (size_t)argc * sizeof *incs);
   Define *defs = xrealloc(NULL, (size_t)argc * sizeof *defs);
+  const char **def_text = xrealloc(NULL, (size_t)argc * sizeof *def_text); /* each VALUE */
   int ninc = 0, ndef = 0, status = 0;
 
   for (int i = 1; i < argc; i++) {
@@ -377,6 +378,10 @@ int main(int argc, char **argv) {
       }
       templates = argv[++i];
     } else if (TAKE("-o")) {
+      if (out) {
+        status = usage_error(json, diag_stdout, "-o is given twice ('%s', then '%s')", out, val);
+        goto done;
+      }
       out = val;
     } else if (TAKE("-H")) {
       header = val;
@@ -398,11 +403,19 @@ int main(int argc, char **argv) {
         goto done;
       }
       ((char *)eq)[0] = 0; /* NAME ends here; argv is ours to edit */
-      /* The last -D of a name wins, as with cc and CMake. */
+      /* A name given again must have the same value: which of two a
+       * build's -D flags meant is not for cgc to guess. */
       int d = 0;
       while (d < ndef && strcmp(defs[d].name, val))
         d++;
+      if (d < ndef && defs[d].value != v) {
+        status = usage_error(json, diag_stdout,
+                             "-D %s is given twice, with different values ('%s', then '%s')", val,
+                             def_text[d], eq + 1);
+        goto done;
+      }
       defs[d] = (Define){.name = val, .value = v};
+      def_text[d] = eq + 1;
       ndef += d == ndef;
     } else if (status) {
       goto done;
@@ -570,5 +583,6 @@ done:
   free(cupath);
   free(incs);
   free(defs);
+  free(def_text);
   return status;
 }

@@ -588,6 +588,8 @@ static Expr *token_expr(ParseState *ps, ExprKind kind, Pos p) {
 Expr *expr_int(ParseState *ps, Pos p, int64_t v) {
   Expr *e = token_expr(ps, EX_INT, p);
   e->ival = v;
+  if (v == INT64_MIN) /* 2^63 after a unary minus (the scanner's); expr_neg takes it */
+    e->op = EXPR_MIN_MAGNITUDE;
   return e;
 }
 
@@ -635,6 +637,14 @@ Expr *expr_call(ParseState *ps, Pos p, Sym *fn, List *args) {
 }
 
 Expr *expr_neg(ParseState *ps, Pos p, Expr *a) {
+  if (a->kind == EX_INT && a->op == EXPR_MIN_MAGNITUDE) {
+    /* -9223372036854775808: one literal, -2^63, from the minus on. */
+    Expr *e = alloc_expr(ps->c->arena, EX_INT, p, true);
+    e->ival = INT64_MIN;
+    e->lo = p;
+    e->end = expr_end(a);
+    return e;
+  }
   Expr *e = new_expr(ps->c->arena, EX_NEG, p);
   e->a = a;
   end_with(e, a);

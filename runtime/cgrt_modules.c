@@ -17,18 +17,23 @@ static cgrt_status fail_kernel(const cgrt_graph_desc *d, uint32_t k, uint32_t no
 #if CUDART_VERSION >= 12050
 /* The driver's count of a kernel's parameters, where it has that call
  * (drivers after CUDA 13.0's): asked for at the driver's own version, so
- * that a driver without it answers "not found" rather than an error. */
+ * that a driver without it answers "not found" rather than an error.  A
+ * runtime call that fails here has its error cleared (it is not sticky):
+ * the program's cudaGetLastError() is not to read it as its own. */
 static int driver_param_count(cudaKernel_t kernel, uint32_t *count) {
   int version = 0;
   void *fn = NULL;
   size_t n = 0;
   enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-  if (cudaDriverGetVersion(&version) != cudaSuccess || version <= 0 ||
-      cudaGetDriverEntryPointByVersion("cuKernelGetParamCount", &fn, (unsigned)version,
-                                       cudaEnableDefault, &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess || !fn ||
-      ((CUresult(*)(CUkernel, size_t *))fn)((CUkernel)kernel, &n) != CUDA_SUCCESS ||
-      n > UINT32_MAX)
+  if (cudaDriverGetVersion(&version) != cudaSuccess ||
+      (version > 0 &&
+       cudaGetDriverEntryPointByVersion("cuKernelGetParamCount", &fn, (unsigned)version,
+                                        cudaEnableDefault, &q) != cudaSuccess)) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  if (version <= 0 || q != cudaDriverEntryPointSuccess || !fn ||
+      ((CUresult(*)(CUkernel, size_t *))fn)((CUkernel)kernel, &n) != CUDA_SUCCESS || n > UINT32_MAX)
     return 0;
   *count = (uint32_t)n;
   return 1;
@@ -42,7 +47,8 @@ static int driver_param_count(cudaKernel_t kernel, uint32_t *count) {
  * the module (cgrt_module_params), never from asking for a parameter past
  * the last, which would leave an error for the program to read; a module
  * that says nothing (a compressed fatbin, on a driver without the count)
- * has its declared parameters checked, not the count. */
+ * has its declared parameters checked, not the count, and one past the
+ * last there has its error cleared. */
 static cgrt_status check_params(const cgrt_graph_desc *d, uint32_t k, uint32_t node,
                                 cudaKernel_t kernel) {
   const cgrt_node_desc *nd = &d->nodes[node];
@@ -60,10 +66,12 @@ static cgrt_status check_params(const cgrt_graph_desc *d, uint32_t k, uint32_t n
   for (uint32_t i = 0; i < nd->nargs; i++) {
     size_t offset, size;
     cudaError_t err = CU(cudaFuncGetParamInfo((const void *)kernel, i, &offset, &size));
-    if (err == cudaErrorInvalidValue && !known)
+    if (err == cudaErrorInvalidValue && !known) {
+      (void)cudaGetLastError(); /* asked past the last: no error of the program's */
       return invalid(d, "node %s: kernel %s (symbol '%s' in module '%s') takes %u parameters, "
                         "but its declaration has %u",
                      nd->name, d->kernel_names[k], kf->symbol, module, i, nd->nargs);
+    }
     if (err != cudaSuccess)
       return fail_kernel(d, k, node, "cudaFuncGetParamInfo", err);
     if (size != d->args[nd->arg + i].size)

@@ -4,6 +4,7 @@
 #include <nccl.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -66,13 +67,53 @@ static ncclRedOp_t nccl_op(int op) {
   }
 }
 
+/* What enqueue returns for a collective still in progress at its
+ * deadline, whose communicator it aborted: no ncclResult_t, so that
+ * error_string says so without asking the communicator, which the abort
+ * freed. */
+#define LATE 1000
+/* The deadline of an enqueue, in seconds: CGRT_NCCL_TIMEOUT's, where it
+ * is a number (0 or less: none), else this. */
+#define ENQUEUE_TIMEOUT_S 300.0
+static _Thread_local double late_after_s;
+
+static double enqueue_timeout_s(void) {
+  const char *env = getenv("CGRT_NCCL_TIMEOUT");
+  char *end = NULL;
+  double t = env && *env ? strtod(env, &end) : 0;
+  return end && end != env && *end == '\0' && t == t ? t : ENQUEUE_TIMEOUT_S;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void nap(void) {
+  struct timespec t = {0, 1000000}; /* 1 ms */
+  nanosleep(&t, NULL);
+}
+
 /* A call on a nonblocking communicator may return ncclInProgress: it is
- * done when the communicator says so. */
-static ncclResult_t settle(ncclComm_t comm, ncclResult_t r) {
-  while (r == ncclInProgress)
+ * done when the communicator says so.  One that is not done by the
+ * deadline (a peer that never comes) aborts the communicator: LATE. */
+static int settle(ncclComm_t comm, ncclResult_t r) {
+  if (r != ncclInProgress)
+    return (int)r;
+  double timeout_s = enqueue_timeout_s(), deadline = now_s() + timeout_s;
+  for (;;) {
     if (ncclCommGetAsyncError(comm, &r) != ncclSuccess)
       return ncclInternalError;
-  return r;
+    if (r != ncclInProgress)
+      return (int)r;
+    if (timeout_s > 0 && now_s() > deadline) {
+      abort_comm(comm);
+      late_after_s = timeout_s;
+      return LATE;
+    }
+    nap();
+  }
 }
 
 static int enqueue(void *c, int collective, int op, int type, const void *send, void *recv,
@@ -91,7 +132,7 @@ static int enqueue(void *c, int collective, int op, int type, const void *send, 
     break;
   default: r = ncclBroadcast(send, recv, (size_t)send_count, t, (int)root, comm, stream); break;
   }
-  return (int)settle(comm, r);
+  return settle(comm, r);
 }
 
 static int ranks(void *c, int *nranks, int *rank) {
@@ -103,22 +144,19 @@ static int ranks(void *c, int *nranks, int *rank) {
 }
 
 static const char *error_string(void *c, int code) {
+  static _Thread_local char late[200];
+  if (code == LATE) {
+    snprintf(late, sizeof late,
+             "not enqueued within %g s (a rank that never came?; CGRT_NCCL_TIMEOUT sets the "
+             "deadline); the communicator was aborted",
+             late_after_s);
+    return late;
+  }
   const char *last = c ? ncclGetLastError((ncclComm_t)c) : NULL;
   return last && *last ? last : ncclGetErrorString((ncclResult_t)code);
 }
 
 const cgrt_collective_ops cgrt_nccl = {"NCCL", enqueue, ranks, error_string};
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void nap(void) {
-  struct timespec t = {0, 1000000}; /* 1 ms */
-  nanosleep(&t, NULL);
-}
 
 cgrt_status cgrt_nccl_unique_id(void *id) {
   ncclUniqueId u;

@@ -33,7 +33,11 @@ cgrt_status cgrt_nccl_unique_id(void *id);
  * the abort freed it, and does nothing more). */
 cgrt_status cgrt_nccl_wait(void *comm, cudaStream_t stream, double timeout_s);
 /* ncclCommDestroy, or ncclCommAbort for a communicator that failed;
- * nothing for one that cgrt_nccl_wait aborted (NCCL freed it then). */
+ * nothing for one that cgrt_nccl_wait aborted (NCCL freed it then), or
+ * that a collective's enqueue aborted: one that a nonblocking
+ * communicator keeps in progress past CGRT_NCCL_TIMEOUT seconds (the
+ * environment's; 300 without it, 0 for no limit) fails its create or bind
+ * with CGRT_ERROR_COMM. */
 void cgrt_nccl_free(void *comm);
 
 #ifdef __cplusplus

@@ -196,12 +196,44 @@ check "-D reaches the checks (block of 2048)" [ "$status" = 1 ]
 run --check -DN=64 "$tmp/ok.cgraph"
 check "-DNAME=VALUE in one word" [ "$status" = 0 ]
 
-# The last -D of a name wins, as with cc and CMake, and it is used.
+# A -D of a name given again with another value is a usage error that
+# names both (whichever order); given again with the same value (as
+# written or not), it is accepted, and used.
 run --check -D N=2048 -D N=64 "$tmp/ok.cgraph"
-check "the last -D wins (2048 then 64)" [ "$status" = 0 ]
+check "-D N=2048 -D N=64 is a usage error" [ "$status" = 2 ]
+check "-D N=2048 -D N=64 names both values" grep -qxF \
+  "cgc: error[E0249]: -D N is given twice, with different values ('2048', then '64')" "$tmp/err"
+run -o "$tmp/twice.c" -DN=64 -D N=2048 "$tmp/ok.cgraph"
+check "-DN=64 -D N=2048 is a usage error" [ "$status" = 2 ]
+check "-DN=64 -D N=2048 names both values" grep -qxF \
+  "cgc: error[E0249]: -D N is given twice, with different values ('64', then '2048')" "$tmp/err"
+check "a -D given twice writes no C" [ ! -e "$tmp/twice.c" ] && [ ! -e "$tmp/twice.h" ]
+run --check -D N=64 -D N=64 "$tmp/ok.cgraph"
+check "-D N=64 twice is accepted" [ "$status" = 0 ]
 check "a repeated -D is no unused constant" [ ! -s "$tmp/err" ]
-run --check -D N=64 -D N=2048 "$tmp/ok.cgraph"
-check "the last -D wins (64 then 2048)" [ "$status" = 1 ]
+run --check -D N=2048 -D N=2K "$tmp/ok.cgraph"
+check "-D N=2048 -D N=2K: one value twice, used" [ "$status" = 1 ]
+check "-D N=2048 -D N=2K: the value is used" grep -q "error\\[E0063\\]: block extent x is 2048" "$tmp/err"
+run --check -D N=64 -D M=64 -D N=64 -D M=65 "$tmp/ok.cgraph"
+check "-D M=64 then M=65 among others is a usage error" [ "$status" = 2 ]
+check "-D M=64 then M=65 names M" grep -qF "E0249]: -D M is given twice, with different values ('64', then '65')" "$tmp/err"
+run --check --diagnostics-format=json -D N=1 -D N=2 "$tmp/ok.cgraph"
+check "-D twice in JSON: exit 2" [ "$status" = 2 ]
+check "-D twice in JSON: its code" grep -q '"code":"E0249"' "$tmp/err"
+
+# -o names the output once: a second -o is a usage error that names both,
+# and nothing is written.
+run "$tmp/ok.cgraph" -o "$tmp/x.c" -o "$tmp/y.c"
+check "-o twice is a usage error" [ "$status" = 2 ]
+check "-o twice names both" grep -qxF \
+  "cgc: error[E0248]: -o is given twice ('$tmp/x.c', then '$tmp/y.c')" "$tmp/err"
+check "-o twice writes neither" [ ! -e "$tmp/x.c" ] && [ ! -e "$tmp/y.c" ] &&
+  [ ! -e "$tmp/x.h" ] && [ ! -e "$tmp/y.h" ]
+run "$tmp/ok.cgraph" -o "$tmp/x.c" -o"$tmp/x.c"
+check "-o twice with one name is a usage error too" [ "$status" = 2 ]
+check "-o twice with one name names it twice" grep -qxF \
+  "cgc: error[E0248]: -o is given twice ('$tmp/x.c', then '$tmp/x.c')" "$tmp/err"
+check "-o twice with one name writes nothing" [ ! -e "$tmp/x.c" ] && [ ! -e "$tmp/x.h" ]
 
 # Every 64-bit value, INT64_MIN included, and nothing beyond.
 printf 'const N = 1;\ngraph g {\n}\n' > "$tmp/n.cgraph"

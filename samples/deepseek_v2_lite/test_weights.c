@@ -260,6 +260,43 @@ static void test_table(void) {
   bad = small;
   bad.experts = 0;
   CHECK(dsv2_check_config(&bad, err, sizeof err) == 1 && strstr(err, "experts is 0"), "%s", err);
+
+  /* Sizes that overflow: each field fits an int, their products do not
+   * fit a size_t, and the message names the fields. */
+  bad = lite;
+  bad.expert_ffn = bad.hidden = 2147483647; /* exp_gu: 26 * 64 * 2 * 2^31 * 2^31 * 2 bytes */
+  CHECK(dsv2_check_config(&bad, err, sizeof err) == 1 && strstr(err, "too large together") &&
+            strstr(err, "experts, expert_ffn and hidden") && strstr(err, "exp_gu"),
+        "experts * expert_ffn * hidden: \"%s\"", err);
+  bad = lite;
+  /* Each buffer's bytes fit (embed's and lm_head's 2^63 - 2^33 + 2, w_o's
+   * 2^43 - 2^12), their sum does not. */
+  bad.vocab = bad.hidden = 2147483647;
+  bad.ffn = bad.expert_ffn = bad.shared_ffn = bad.experts = 1;
+  bad.layers = bad.dense_layers = 1;
+  bad.kv_lora_rank = bad.qk_nope = bad.qk_rope = 1;
+  bad.heads = 16;
+  bad.v_head = 128;
+  CHECK(dsv2_check_config(&bad, err, sizeof err) == 1 && strstr(err, "together") &&
+            strstr(err, "vocab") && strstr(err, "hidden"),
+        "the buffers together: \"%s\"", err);
+  bad = lite;
+  bad.heads = bad.qk_nope = bad.qk_rope = 2147483647; /* H * (N + P) */
+  CHECK(dsv2_check_config(&bad, err, sizeof err) == 1 && strstr(err, "heads") &&
+            strstr(err, "qk_nope") && strstr(err, "w_qkv"),
+        "heads * (qk_nope + qk_rope): \"%s\"", err);
+  /* The buffers fit (about 2^61 bytes), the table of 2^31 layers' tensors
+   * (3 * 2^27 + 4 a layer) does not. */
+  bad = small;
+  bad.layers = 2147483647;
+  bad.experts = 1 << 27;
+  bad.vocab = bad.hidden = bad.heads = bad.kv_lora_rank = bad.qk_nope = bad.qk_rope = 1;
+  bad.v_head = bad.ffn = bad.expert_ffn = bad.shared_ffn = 1;
+  CHECK(dsv2_check_config(&bad, err, sizeof err) == 1 && strstr(err, "table of tensors") &&
+            strstr(err, "layers, dense_layers and experts"),
+        "the table of tensors: \"%s\"", err);
+  CHECK(dsv2_check_config(&lite, err, sizeof err) == 0, "lite refused: %s", err);
+  CHECK(dsv2_check_config(&small, err, sizeof err) == 0, "small refused: %s", err);
 }
 
 static void test_bf16(void) {
@@ -467,6 +504,15 @@ static void test_refused(void) {
   write_entries(second, &e[k], 1);
   const char *both[2] = {good, second};
   expect_refused(both, 2, "duplicate", second, good, kv_b, "a tensor must be in one file", NULL);
+
+  /* one file named twice, by one name or by two */
+  const char *twice[3] = {good, second, good};
+  expect_refused(twice, 3, "named twice", good, "is named twice", NULL);
+  char err2[512];
+  CHECK(dsv2_load(&small, twice, 3, NULL, NULL, err2, sizeof err2) == 1 && !strstr(err2, "also in"),
+        "named twice: \"%s\" speaks of its tensors", err2);
+  const char *again[2] = {good, path_of("./good.safetensors")};
+  expect_refused(again, 2, "one file by two names", again[0], again[1], "the same file", NULL);
 
   /* the data cut short */
   write_entries(bad, e, n);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "safetensors.h"
 #include "weights_hash.h"
@@ -26,6 +27,73 @@ Dsv2Config dsv2_lite(void) {
                       .expert_ffn = 1408,
                       .shared_ffn = 2 * 1408};
 }
+
+/* The fields each buffer's size is made of, for a message. */
+static const char *const buffer_fields[] = {
+    [DSV2_EMBED] = "vocab and hidden",
+    [DSV2_ATTN_NORM] = "layers and hidden",
+    [DSV2_FFN_NORM] = "layers and hidden",
+    [DSV2_KV_NORM] = "layers and kv_lora_rank",
+    [DSV2_FINAL_NORM] = "hidden",
+    [DSV2_LM_HEAD] = "vocab and hidden",
+    [DSV2_W_QKV] = "layers, heads, qk_nope, qk_rope, kv_lora_rank and hidden",
+    [DSV2_W_UK_T] = "layers, heads, kv_lora_rank and qk_nope",
+    [DSV2_W_UV] = "layers, heads, v_head and kv_lora_rank",
+    [DSV2_W_O] = "layers, hidden, heads and v_head",
+    [DSV2_DENSE_GU] = "dense_layers, ffn and hidden",
+    [DSV2_DENSE_DOWN] = "dense_layers, hidden and ffn",
+    [DSV2_ROUTER] = "layers, dense_layers, experts and hidden",
+    [DSV2_EXP_GU] = "layers, dense_layers, experts, expert_ffn and hidden",
+    [DSV2_EXP_DOWN] = "layers, dense_layers, experts, hidden and expert_ffn",
+    [DSV2_SH_GU] = "layers, dense_layers, shared_ffn and hidden",
+    [DSV2_SH_DOWN] = "layers, dense_layers, hidden and shared_ffn"};
+
+/* *bytes *= each of the n factors: 0, or 1 where that overflows a size_t. */
+static int product(size_t *bytes, size_t n, const size_t *factors) {
+  int over = 0;
+  for (size_t i = 0; i < n; i++)
+    over |= __builtin_mul_overflow(*bytes, factors[i], bytes);
+  return over;
+}
+#define PRODUCT(...)                                                                               \
+  product(bytes, sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t), (size_t[]){__VA_ARGS__})
+
+/* Buffer b's bytes (2 an element, bf16) into *bytes: 0, or 1 where they
+ * overflow a size_t (dsv2_check_config refuses such a config). */
+static int buffer_bytes(const Dsv2Config *c, Dsv2BufferId b, size_t *bytes) {
+  size_t L = (size_t)c->layers, Ld = (size_t)c->dense_layers, Lm = L - Ld;
+  size_t H = (size_t)c->heads, D = (size_t)c->hidden, R = (size_t)c->kv_lora_rank;
+  size_t N = (size_t)c->qk_nope, P = (size_t)c->qk_rope, V = (size_t)c->v_head;
+  size_t E = (size_t)c->experts, F = (size_t)c->expert_ffn, S = (size_t)c->shared_ffn;
+  size_t FD = (size_t)c->ffn, vocab = (size_t)c->vocab, rows;
+  *bytes = 2;
+  switch (b) {
+  case DSV2_EMBED: return PRODUCT(vocab, D);
+  case DSV2_ATTN_NORM: return PRODUCT(L, D);
+  case DSV2_FFN_NORM: return PRODUCT(L, D);
+  case DSV2_KV_NORM: return PRODUCT(L, R);
+  case DSV2_FINAL_NORM: return PRODUCT(D);
+  case DSV2_LM_HEAD: return PRODUCT(vocab, D);
+  case DSV2_W_QKV: /* H * (N + P) + R + P rows (N + P and R + P fit: each was an int) */
+    if (__builtin_mul_overflow(H, N + P, &rows) || __builtin_add_overflow(rows, R + P, &rows))
+      return 1;
+    return PRODUCT(L, rows, D);
+  case DSV2_W_UK_T: return PRODUCT(L, H, R, N);
+  case DSV2_W_UV: return PRODUCT(L, H, V, R);
+  case DSV2_W_O: return PRODUCT(L, D, H, V);
+  case DSV2_DENSE_GU: return PRODUCT(Ld, 2, FD, D);
+  case DSV2_DENSE_DOWN: return PRODUCT(Ld, D, FD);
+  case DSV2_ROUTER: return PRODUCT(Lm, E, D);
+  case DSV2_EXP_GU: return PRODUCT(Lm, E, 2, F, D);
+  case DSV2_EXP_DOWN: return PRODUCT(Lm, E, D, F);
+  case DSV2_SH_GU: return PRODUCT(Lm, 2, S, D);
+  case DSV2_SH_DOWN: return PRODUCT(Lm, D, S);
+  case DSV2_NBUFFERS: break;
+  }
+  *bytes = 0;
+  return 0;
+}
+#undef PRODUCT
 
 int dsv2_check_config(const Dsv2Config *c, char *err, size_t errlen) {
   const struct {
@@ -54,35 +122,49 @@ int dsv2_check_config(const Dsv2Config *c, char *err, size_t errlen) {
              c->dense_layers, c->layers);
     return 1;
   }
+  /* Every buffer's bytes, all of them together, and the table of tensors
+   * fit a size_t. */
+  size_t total = 0, largest = 0;
+  Dsv2BufferId big = DSV2_EMBED;
+  for (int b = 0; b < DSV2_NBUFFERS; b++) {
+    size_t bytes;
+    if (buffer_bytes(c, (Dsv2BufferId)b, &bytes)) {
+      snprintf(err, errlen,
+               "config: %s are too large together: buffer %s (%s) would take more than "
+               "%zu bytes",
+               buffer_fields[b], dsv2_buffer_name((Dsv2BufferId)b),
+               dsv2_buffer_layout((Dsv2BufferId)b), (size_t)SIZE_MAX);
+      return 1;
+    }
+    if (bytes > largest)
+      largest = bytes, big = (Dsv2BufferId)b;
+    if (__builtin_add_overflow(total, bytes, &total)) {
+      snprintf(err, errlen,
+               "config: the buffers together would take more than %zu bytes (the largest, %s, "
+               "%zu bytes: %s)",
+               (size_t)SIZE_MAX, dsv2_buffer_name(big), largest, buffer_fields[big]);
+      return 1;
+    }
+  }
+  /* 3 globals, 7 attention tensors a layer, 3 a dense layer, and a router,
+   * 3 a expert and 3 shared a layer of experts */
+  size_t L = (size_t)c->layers, Ld = (size_t)c->dense_layers, count, moe;
+  if (__builtin_mul_overflow((size_t)c->experts, (size_t)3, &moe) ||
+      __builtin_add_overflow(moe, (size_t)4, &moe) || __builtin_mul_overflow(L - Ld, moe, &moe) ||
+      __builtin_add_overflow(moe, 3 + 7 * L + 3 * Ld, &count) ||
+      __builtin_mul_overflow(count, sizeof(Dsv2Tensor), &count)) {
+    snprintf(err, errlen,
+             "config: layers, dense_layers and experts are too large together: the table of "
+             "tensors would take more than %zu bytes",
+             (size_t)SIZE_MAX);
+    return 1;
+  }
   return 0;
 }
 
 size_t dsv2_buffer_elems(const Dsv2Config *c, Dsv2BufferId b) {
-  size_t L = (size_t)c->layers, Ld = (size_t)c->dense_layers, Lm = L - Ld;
-  size_t H = (size_t)c->heads, D = (size_t)c->hidden, R = (size_t)c->kv_lora_rank;
-  size_t N = (size_t)c->qk_nope, P = (size_t)c->qk_rope, V = (size_t)c->v_head;
-  size_t E = (size_t)c->experts, F = (size_t)c->expert_ffn, S = (size_t)c->shared_ffn;
-  switch (b) {
-  case DSV2_EMBED: return (size_t)c->vocab * D;
-  case DSV2_ATTN_NORM: return L * D;
-  case DSV2_FFN_NORM: return L * D;
-  case DSV2_KV_NORM: return L * R;
-  case DSV2_FINAL_NORM: return D;
-  case DSV2_LM_HEAD: return (size_t)c->vocab * D;
-  case DSV2_W_QKV: return L * (H * (N + P) + R + P) * D;
-  case DSV2_W_UK_T: return L * H * R * N;
-  case DSV2_W_UV: return L * H * V * R;
-  case DSV2_W_O: return L * D * H * V;
-  case DSV2_DENSE_GU: return Ld * 2 * (size_t)c->ffn * D;
-  case DSV2_DENSE_DOWN: return Ld * D * (size_t)c->ffn;
-  case DSV2_ROUTER: return Lm * E * D;
-  case DSV2_EXP_GU: return Lm * E * 2 * F * D;
-  case DSV2_EXP_DOWN: return Lm * E * D * F;
-  case DSV2_SH_GU: return Lm * 2 * S * D;
-  case DSV2_SH_DOWN: return Lm * D * S;
-  case DSV2_NBUFFERS: break;
-  }
-  return 0;
+  size_t bytes;
+  return buffer_bytes(c, b, &bytes) ? 0 : bytes / 2;
 }
 
 #define DSV2_BUFFER_NAME(id, name, layout) name,
@@ -371,12 +453,37 @@ copy_failed:
   return 1;
 }
 
+/* 1, with a message, when a checkpoint file is named twice, by one name
+ * or by two (a file's tensors would each be in two files). */
+static int named_twice(const char *const *paths, int npaths, char *err, size_t errlen) {
+  for (int i = 0; i < npaths; i++)
+    for (int j = 0; j < i; j++) {
+      struct stat a, b;
+      if (!strcmp(paths[i], paths[j])) {
+        snprintf(err, errlen, "%s is named twice (files %d and %d): name each file once", paths[i],
+                 j + 1, i + 1);
+        return 1;
+      }
+      if (!stat(paths[i], &a) && !stat(paths[j], &b) && a.st_dev == b.st_dev &&
+          a.st_ino == b.st_ino) {
+        snprintf(err, errlen, "%s and %s are the same file (files %d and %d): name each file once",
+                 paths[j], paths[i], j + 1, i + 1);
+        return 1;
+      }
+    }
+  return 0;
+}
+
 int dsv2_load(const Dsv2Config *c, const char *const *paths, int npaths, Dsv2CopyFn copy, void *ctx,
               char *err, size_t errlen) {
   if (dsv2_check_config(c, err, errlen))
     return 1;
   if (npaths <= 0) {
     snprintf(err, errlen, "no checkpoint files given");
+    return 1;
+  }
+  if (named_twice(paths, npaths, err, errlen)) {
+    st_message_text(err, errlen);
     return 1;
   }
   int rc = 1;

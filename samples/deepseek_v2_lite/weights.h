@@ -36,8 +36,9 @@ typedef struct Dsv2Config {
 /* The published DeepSeek-V2-Lite (q_lora_rank is null: q_proj is one matrix). */
 Dsv2Config dsv2_lite(void);
 
-/* 0 when every field is positive and dense_layers <= layers; otherwise 1
- * and a message naming the field. */
+/* 0 when every field is positive, dense_layers <= layers, and the sizes
+ * made of them (each buffer's bytes, all of them together, the table of
+ * tensors) fit a size_t; otherwise 1 and a message naming the fields. */
 int dsv2_check_config(const Dsv2Config *c, char *err, size_t errlen);
 
 /* The buffers: X(id, name, layout).  L = layers, Lm = layers - dense_layers,
@@ -67,7 +68,8 @@ int dsv2_check_config(const Dsv2Config *c, char *err, size_t errlen);
 typedef enum Dsv2BufferId { DSV2_BUFFERS(DSV2_BUFFER_ENUM) DSV2_NBUFFERS } Dsv2BufferId;
 #undef DSV2_BUFFER_ENUM
 
-/* A buffer's number of bf16 elements, its short name, its layout in words. */
+/* A buffer's number of bf16 elements (0 for a config whose sizes
+ * dsv2_check_config refuses), its short name, its layout in words. */
 size_t dsv2_buffer_elems(const Dsv2Config *c, Dsv2BufferId b);
 const char *dsv2_buffer_name(Dsv2BufferId b);
 const char *dsv2_buffer_layout(Dsv2BufferId b);
@@ -103,7 +105,7 @@ typedef int (*Dsv2CopyFn)(Dsv2BufferId dst, size_t offset, const void *src, size
  * converted, rounding to nearest even), of the config's shape.  Tensors the
  * config does not use (more layers or experts than it has) are ignored.
  * Returns 0, or 1 with a message naming the file, the tensor and what was
- * expected. */
+ * expected; a file named twice (by one name or two) is said to be so. */
 int dsv2_load(const Dsv2Config *c, const char *const *paths, int npaths, Dsv2CopyFn copy, void *ctx,
               char *err, size_t errlen);
 

@@ -5,10 +5,14 @@
  * then destroys its graphs and the communicator as cgrt_nccl.h says, and
  * that cgrt_nccl_free must make no NCCL call on the freed handle.  A
  * communicator that went well is destroyed once; and a new communicator
- * at an aborted one's address is destroyed as any other. */
+ * at an aborted one's address is destroyed as any other.  A collective
+ * that stays ncclInProgress (a peer that never comes) is given up at
+ * CGRT_NCCL_TIMEOUT's deadline, its communicator aborted. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <nccl.h>
 
@@ -35,6 +39,7 @@ static int calls_on_freed;       /* NCCL calls with a freed handle */
 static int destroys, aborts;     /* ncclCommDestroy and ncclCommAbort calls */
 static ncclResult_t async;       /* what ncclCommGetAsyncError says */
 static cudaError_t stream_state; /* what cudaStreamQuery says */
+static ncclResult_t collective;  /* what ncclAllReduce says */
 
 static ncclComm_t make(int i) {
   live[i] = 1;
@@ -74,7 +79,8 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 }
 
 const char *ncclGetLastError(ncclComm_t comm) {
-  (void)comm;
+  if (comm)
+    use(comm);
   return "a rank is gone";
 }
 
@@ -106,8 +112,8 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId c
 }
 ncclResult_t ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
-  (void)s, (void)r, (void)n, (void)t, (void)op, (void)comm, (void)stream;
-  return ncclInvalidUsage;
+  (void)s, (void)r, (void)n, (void)t, (void)op, (void)stream;
+  return use(comm) < 0 ? ncclInvalidArgument : collective;
 }
 ncclResult_t ncclAllGather(const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t comm,
                            cudaStream_t stream) {
@@ -131,6 +137,14 @@ cudaError_t cudaStreamQuery(cudaStream_t stream) {
 }
 
 /* ---- the cases ---- */
+
+static void never_returned(int sig) {
+  (void)sig;
+  static const char msg[] = "test_nccl_abort: a collective that stays in progress was waited "
+                            "for past its deadline (CGRT_NCCL_TIMEOUT=0.05) and 20 s more\n";
+  (void)!write(2, msg, sizeof msg - 1);
+  _exit(1);
+}
 
 static void reset(void) { calls_on_freed = destroys = aborts = 0; }
 
@@ -191,6 +205,39 @@ int main(void) {
   CHECK(calls_on_freed == 0 && destroys == 1 && !live[3],
         "free of a new communicator at an aborted one's address: %d destroys, %d calls on freed",
         destroys, calls_on_freed);
+
+  /* A collective on a nonblocking communicator that stays in progress (a
+   * peer that never comes): enqueue gives up at the deadline, aborts the
+   * communicator, and says so without asking the freed communicator. */
+  reset();
+  ncclComm_t e = make(0);
+  collective = ncclInProgress;
+  async = ncclInProgress;
+  setenv("CGRT_NCCL_TIMEOUT", "0.05", 1);
+  signal(SIGALRM, never_returned);
+  alarm(20);
+  int r = cgrt_nccl.enqueue(e, CGRT_ALL_REDUCE, CGRT_SUM, CGRT_F32, NULL, NULL, 1, 1, 0, NULL);
+  alarm(0);
+  const char *why = r ? cgrt_nccl.error_string(e, r) : "";
+  CHECK(r != 0 && strstr(why, "not enqueued within 0.05 s") && strstr(why, "aborted"),
+        "in progress past the deadline: %d, \"%s\"", r, why);
+  CHECK(aborts == 1 && !live[0] && calls_on_freed == 0,
+        "in progress past the deadline: %d aborts, %d calls on the freed communicator", aborts,
+        calls_on_freed);
+  cgrt_nccl_free(e);
+  CHECK(calls_on_freed == 0 && aborts == 1 && destroys == 0,
+        "free after an enqueue past the deadline: %d calls on freed, %d aborts, %d destroys",
+        calls_on_freed, aborts, destroys);
+
+  /* One that settles in time is enqueued. */
+  reset();
+  ncclComm_t f = make(1);
+  collective = ncclInProgress;
+  async = ncclSuccess;
+  CHECK(cgrt_nccl.enqueue(f, CGRT_ALL_REDUCE, CGRT_SUM, CGRT_F32, NULL, NULL, 1, 1, 0, NULL) == 0,
+        "in progress, then done: not enqueued");
+  CHECK(aborts == 0, "in progress, then done: %d aborts", aborts);
+  cgrt_nccl_free(f);
 
   if (failures) {
     fprintf(stderr, "test_nccl_abort: %d failures\n", failures);
