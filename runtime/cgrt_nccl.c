@@ -101,18 +101,22 @@ static void nap(void) {
 static int settle(ncclComm_t comm, ncclResult_t r) {
   if (r != ncclInProgress)
     return (int)r;
-  double timeout_s = enqueue_timeout_s(), deadline = now_s() + timeout_s;
+  /* Asked again at once for the first millisecond (a call is usually
+   * done by then), then once a nap. */
+  double timeout_s = enqueue_timeout_s(), start = now_s(), deadline = start + timeout_s;
   for (;;) {
     if (ncclCommGetAsyncError(comm, &r) != ncclSuccess)
       return ncclInternalError;
     if (r != ncclInProgress)
       return (int)r;
-    if (timeout_s > 0 && now_s() > deadline) {
+    double t = now_s();
+    if (timeout_s > 0 && t > deadline) {
       abort_comm(comm);
       late_after_s = timeout_s;
       return LATE;
     }
-    nap();
+    if (t - start > 1e-3)
+      nap();
   }
 }
 
