@@ -97,6 +97,21 @@ static int usage_error(bool json, bool to_stdout, const char *fmt, ...) {
   return 2;
 }
 
+/* An option that names one thing (-o, -H, --depfile, --templates,
+ * --prefix): *slot takes val, or, given already, the usage error E0248
+ * naming both values goes into *status and this returns false.  Which of
+ * two a build's flags meant is not for cgc to guess. */
+static bool once(bool json, bool to_stdout, const char *option, const char **slot,
+                 const char *val, int *status) {
+  if (*slot) {
+    *status = usage_error(json, to_stdout, "%s is given twice ('%s', then '%s')", option, *slot,
+                          val);
+    return false;
+  }
+  *slot = val;
+  return true;
+}
+
 /* Parses VALUE of -D NAME=VALUE, an integer literal with an optional sign
  * and K, M or G suffix, into *out: 1, or 0 when it is no such literal, or
  * -1 when it is one but does not fit in 64 bits.  The magnitude is built
@@ -353,7 +368,8 @@ int main(int argc, char **argv) {
                            "unknown output kind '%s' (use --emit=c or --emit=dot)", a + 7);
       goto done;
     } else if (!strncmp(a, "--prefix=", 9)) {
-      prefix = a + 9;
+      if (!once(json, diag_stdout, "--prefix", &prefix, a + 9, &status))
+        goto done;
       if (!valid_name(prefix, strlen(prefix)) || strlen(prefix) > MAX_PREFIX_LEN) {
         status = usage_error(json, diag_stdout,
                              "--prefix takes the start of a C name, at most %d bytes of letters, "
@@ -362,29 +378,31 @@ int main(int argc, char **argv) {
         goto done;
       }
     } else if (!strncmp(a, "--depfile=", 10)) {
-      depfile = a + 10;
+      if (!once(json, diag_stdout, "--depfile", &depfile, a + 10, &status))
+        goto done;
     } else if (!strcmp(a, "--depfile")) {
       if (i + 1 == argc) {
         status = usage_error(json, diag_stdout, "%s needs a value", a);
         goto done;
       }
-      depfile = argv[++i];
+      if (!once(json, diag_stdout, "--depfile", &depfile, argv[++i], &status))
+        goto done;
     } else if (!strncmp(a, "--templates=", 12)) {
-      templates = a + 12;
+      if (!once(json, diag_stdout, "--templates", &templates, a + 12, &status))
+        goto done;
     } else if (!strcmp(a, "--templates")) {
       if (i + 1 == argc) {
         status = usage_error(json, diag_stdout, "%s needs a value", a);
         goto done;
       }
-      templates = argv[++i];
-    } else if (TAKE("-o")) {
-      if (out) {
-        status = usage_error(json, diag_stdout, "-o is given twice ('%s', then '%s')", out, val);
+      if (!once(json, diag_stdout, "--templates", &templates, argv[++i], &status))
         goto done;
-      }
-      out = val;
+    } else if (TAKE("-o")) {
+      if (!once(json, diag_stdout, "-o", &out, val, &status))
+        goto done;
     } else if (TAKE("-H")) {
-      header = val;
+      if (!once(json, diag_stdout, "-H", &header, val, &status))
+        goto done;
     } else if (TAKE("-I")) {
       incs[ninc++] = val;
     } else if (TAKE("-D")) {

@@ -234,6 +234,23 @@ check "-o twice with one name is a usage error too" [ "$status" = 2 ]
 check "-o twice with one name names it twice" grep -qxF \
   "cgc: error[E0248]: -o is given twice ('$tmp/x.c', then '$tmp/x.c')" "$tmp/err"
 check "-o twice with one name writes nothing" [ ! -e "$tmp/x.c" ] && [ ! -e "$tmp/x.h" ]
+# So are the other options that name one thing.
+run "$tmp/ok.cgraph" -o "$tmp/x.c" -H "$tmp/a.h" -H "$tmp/b.h"
+check "-H twice is a usage error" [ "$status" = 2 ]
+check "-H twice names both" grep -qxF \
+  "cgc: error[E0248]: -H is given twice ('$tmp/a.h', then '$tmp/b.h')" "$tmp/err"
+check "-H twice writes nothing" [ ! -e "$tmp/x.c" ] && [ ! -e "$tmp/a.h" ] && [ ! -e "$tmp/b.h" ]
+run "$tmp/ok.cgraph" -o "$tmp/x.c" --depfile "$tmp/a.d" --depfile="$tmp/b.d"
+check "--depfile twice names both" grep -qxF \
+  "cgc: error[E0248]: --depfile is given twice ('$tmp/a.d', then '$tmp/b.d')" "$tmp/err"
+check "--depfile twice writes nothing" [ ! -e "$tmp/x.c" ] && [ ! -e "$tmp/a.d" ] && [ ! -e "$tmp/b.d" ]
+run "$tmp/ok.cgraph" -o "$tmp/x.c" --templates="$tmp/a.cu" --templates "$tmp/b.cu"
+check "--templates twice names both" grep -qxF \
+  "cgc: error[E0248]: --templates is given twice ('$tmp/a.cu', then '$tmp/b.cu')" "$tmp/err"
+run "$tmp/ok.cgraph" -o "$tmp/x.c" --prefix=a_ --prefix=b_
+check "--prefix twice names both" grep -qxF \
+  "cgc: error[E0248]: --prefix is given twice ('a_', then 'b_')" "$tmp/err"
+check "--prefix twice writes nothing" [ ! -e "$tmp/x.c" ]
 
 # Every 64-bit value, INT64_MIN included, and nothing beyond.
 printf 'const N = 1;\ngraph g {\n}\n' > "$tmp/n.cgraph"
