@@ -110,7 +110,7 @@ __device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc) {
   return acc;
 }
 
-// dot8 with the activations already in f32 (x[0], x[1]: 8 values), the
+// dot8 with the activations already in f32 (*xlo, *xhi: values 0-3, 4-7), the
 // same sum in the same order.
 __device__ __forceinline__ float dot8f(uint4 w, const float4 *xlo, const float4 *xhi, float acc) {
   float a[8];

@@ -28,25 +28,12 @@ Dsv2Config dsv2_lite(void) {
                       .shared_ffn = 2 * 1408};
 }
 
-/* The fields each buffer's size is made of, for a message. */
-static const char *const buffer_fields[] = {
-    [DSV2_EMBED] = "vocab and hidden",
-    [DSV2_ATTN_NORM] = "layers and hidden",
-    [DSV2_FFN_NORM] = "layers and hidden",
-    [DSV2_KV_NORM] = "layers and kv_lora_rank",
-    [DSV2_FINAL_NORM] = "hidden",
-    [DSV2_LM_HEAD] = "vocab and hidden",
-    [DSV2_W_QKV] = "layers, heads, qk_nope, qk_rope, kv_lora_rank and hidden",
-    [DSV2_W_UK_T] = "layers, heads, kv_lora_rank and qk_nope",
-    [DSV2_W_UV] = "layers, heads, v_head and kv_lora_rank",
-    [DSV2_W_O] = "layers, hidden, heads and v_head",
-    [DSV2_DENSE_GU] = "dense_layers, ffn and hidden",
-    [DSV2_DENSE_DOWN] = "dense_layers, hidden and ffn",
-    [DSV2_ROUTER] = "layers, dense_layers, experts and hidden",
-    [DSV2_EXP_GU] = "layers, dense_layers, experts, expert_ffn and hidden",
-    [DSV2_EXP_DOWN] = "layers, dense_layers, experts, hidden and expert_ffn",
-    [DSV2_SH_GU] = "layers, dense_layers, shared_ffn and hidden",
-    [DSV2_SH_DOWN] = "layers, dense_layers, hidden and shared_ffn"};
+#define DSV2_BUFFER_NAME(id, name, layout, fields) name,
+#define DSV2_BUFFER_LAYOUT(id, name, layout, fields) layout,
+#define DSV2_BUFFER_FIELDS(id, name, layout, fields) fields,
+static const char *const buffer_names[] = {DSV2_BUFFERS(DSV2_BUFFER_NAME)};
+static const char *const buffer_layouts[] = {DSV2_BUFFERS(DSV2_BUFFER_LAYOUT)};
+static const char *const buffer_fields[] = {DSV2_BUFFERS(DSV2_BUFFER_FIELDS)};
 
 /* *bytes *= each of the n factors: 0, or 1 where that overflows a size_t. */
 static int product(size_t *bytes, size_t n, const size_t *factors) {
@@ -167,10 +154,6 @@ size_t dsv2_buffer_elems(const Dsv2Config *c, Dsv2BufferId b) {
   return buffer_bytes(c, b, &bytes) ? 0 : bytes / 2;
 }
 
-#define DSV2_BUFFER_NAME(id, name, layout) name,
-#define DSV2_BUFFER_LAYOUT(id, name, layout) layout,
-static const char *const buffer_names[] = {DSV2_BUFFERS(DSV2_BUFFER_NAME)};
-static const char *const buffer_layouts[] = {DSV2_BUFFERS(DSV2_BUFFER_LAYOUT)};
 
 const char *dsv2_buffer_name(Dsv2BufferId b) {
   return (unsigned)b < DSV2_NBUFFERS ? buffer_names[b] : "?";

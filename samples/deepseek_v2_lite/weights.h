@@ -41,30 +41,48 @@ Dsv2Config dsv2_lite(void);
  * tensors) fit a size_t; otherwise 1 and a message naming the fields. */
 int dsv2_check_config(const Dsv2Config *c, char *err, size_t errlen);
 
-/* The buffers: X(id, name, layout).  L = layers, Lm = layers - dense_layers,
+/* The buffers: X(id, name, layout, fields), fields the config's that its
+ * size is made of (for messages).  L = layers, Lm = layers - dense_layers,
  * H = heads, D = hidden, R = kv_lora_rank, N = qk_nope, P = qk_rope,
  * V = v_head; rows then columns, the last index fastest.  ORDER BUFFERS:
  * weights_random.cu's and reference.py's formula use the id's number. */
 #define DSV2_BUFFERS(X)                                                                            \
-  X(DSV2_EMBED, "embed", "[vocab][D]")                                                             \
-  X(DSV2_ATTN_NORM, "attn_norm", "[L][D]")                                                         \
-  X(DSV2_FFN_NORM, "ffn_norm", "[L][D]")                                                           \
-  X(DSV2_KV_NORM, "kv_norm", "[L][R]")                                                             \
-  X(DSV2_FINAL_NORM, "final_norm", "[D]")                                                          \
-  X(DSV2_LM_HEAD, "lm_head", "[vocab][D]")                                                         \
-  X(DSV2_W_QKV, "w_qkv", "[L][H*(N+P) + R + P][D]: q_proj rows, then kv_a_proj_with_mqa's")        \
-  X(DSV2_W_UK_T, "w_uk_t", "[L][H][R][N]: kv_b_proj's key rows of each head, transposed")          \
-  X(DSV2_W_UV, "w_uv", "[L][H][V][R]: kv_b_proj's value rows of each head")                        \
-  X(DSV2_W_O, "w_o", "[L][D][H*V]")                                                                \
-  X(DSV2_DENSE_GU, "dense_gu", "[dense_layers][2*ffn][D]: gate rows, then up rows")                \
-  X(DSV2_DENSE_DOWN, "dense_down", "[dense_layers][D][ffn]")                                       \
-  X(DSV2_ROUTER, "router", "[Lm][experts][D]")                                                     \
-  X(DSV2_EXP_GU, "exp_gu", "[Lm][experts][2*expert_ffn][D]: gate rows, then up rows")              \
-  X(DSV2_EXP_DOWN, "exp_down", "[Lm][experts][D][expert_ffn]")                                     \
-  X(DSV2_SH_GU, "sh_gu", "[Lm][2*shared_ffn][D]: gate rows, then up rows")                         \
-  X(DSV2_SH_DOWN, "sh_down", "[Lm][D][shared_ffn]")
+  X(DSV2_EMBED, "embed", "[vocab][D]",                                                             \
+    "vocab and hidden")                                                                            \
+  X(DSV2_ATTN_NORM, "attn_norm", "[L][D]",                                                         \
+    "layers and hidden")                                                                           \
+  X(DSV2_FFN_NORM, "ffn_norm", "[L][D]",                                                           \
+    "layers and hidden")                                                                           \
+  X(DSV2_KV_NORM, "kv_norm", "[L][R]",                                                             \
+    "layers and kv_lora_rank")                                                                     \
+  X(DSV2_FINAL_NORM, "final_norm", "[D]",                                                          \
+    "hidden")                                                                                      \
+  X(DSV2_LM_HEAD, "lm_head", "[vocab][D]",                                                         \
+    "vocab and hidden")                                                                            \
+  X(DSV2_W_QKV, "w_qkv", "[L][H*(N+P) + R + P][D]: q_proj rows, then kv_a_proj_with_mqa's",        \
+    "layers, heads, qk_nope, qk_rope, kv_lora_rank and hidden")                                    \
+  X(DSV2_W_UK_T, "w_uk_t", "[L][H][R][N]: kv_b_proj's key rows of each head, transposed",          \
+    "layers, heads, kv_lora_rank and qk_nope")                                                     \
+  X(DSV2_W_UV, "w_uv", "[L][H][V][R]: kv_b_proj's value rows of each head",                        \
+    "layers, heads, v_head and kv_lora_rank")                                                      \
+  X(DSV2_W_O, "w_o", "[L][D][H*V]",                                                                \
+    "layers, hidden, heads and v_head")                                                            \
+  X(DSV2_DENSE_GU, "dense_gu", "[dense_layers][2*ffn][D]: gate rows, then up rows",                \
+    "dense_layers, ffn and hidden")                                                                \
+  X(DSV2_DENSE_DOWN, "dense_down", "[dense_layers][D][ffn]",                                       \
+    "dense_layers, hidden and ffn")                                                                \
+  X(DSV2_ROUTER, "router", "[Lm][experts][D]",                                                     \
+    "layers, dense_layers, experts and hidden")                                                    \
+  X(DSV2_EXP_GU, "exp_gu", "[Lm][experts][2*expert_ffn][D]: gate rows, then up rows",              \
+    "layers, dense_layers, experts, expert_ffn and hidden")                                        \
+  X(DSV2_EXP_DOWN, "exp_down", "[Lm][experts][D][expert_ffn]",                                     \
+    "layers, dense_layers, experts, hidden and expert_ffn")                                        \
+  X(DSV2_SH_GU, "sh_gu", "[Lm][2*shared_ffn][D]: gate rows, then up rows",                         \
+    "layers, dense_layers, shared_ffn and hidden")                                                 \
+  X(DSV2_SH_DOWN, "sh_down", "[Lm][D][shared_ffn]",                                                \
+    "layers, dense_layers, hidden and shared_ffn")
 
-#define DSV2_BUFFER_ENUM(id, name, layout) id,
+#define DSV2_BUFFER_ENUM(id, name, layout, fields) id,
 typedef enum Dsv2BufferId { DSV2_BUFFERS(DSV2_BUFFER_ENUM) DSV2_NBUFFERS } Dsv2BufferId;
 #undef DSV2_BUFFER_ENUM
 
