@@ -48,6 +48,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_norm_gemv(const bf16 *w, const bf16 *x, const bf16 *g, bf16 *y, uint32_t n, uint32_t k,
                   uint32_t m, float eps) {
+  // The next kernel starts as this one does, before its wait: the kernel
+  // after a model's q/kv projection (llm_mla_prep) reads only weights before
+  // its own wait, and asking for them one kernel earlier paid
+  // (doc/kernels.md, "Conventions", has the rule and the figures).
+  trigger();
   gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(args(w, x, g, y, nullptr, nullptr, n, k, m, eps),
                                             blockIdx.x, gridDim.x);
 }

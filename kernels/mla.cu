@@ -49,6 +49,9 @@ extern "C" __global__ void __launch_bounds__(MLA_COMBINE_THREADS)
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_mla_combine_up(const bf16 *w_uv, const float *part, const float *ml, bf16 *y,
                        uint32_t splits, uint32_t m) {
+  // The next kernel (o_proj) starts as this one does, before its wait: see
+  // llm_norm_gemv in gemv.cu.
+  trigger();
   if (splits < 1 || splits > MLA_MAX_SPLITS || m > MAX_TOKENS)
     __trap();
   GemvArgs a{w_uv, nullptr, nullptr, y, nullptr, nullptr, MLA_H * MLA_VD, MLA_KVR, (int)m, 0,
