@@ -237,7 +237,34 @@ static void test_table(void) {
   Dsv2Tensor *t = malloc(n * sizeof *t);
   if (!t)
     exit(2);
-  dsv2_tensors(&small, t, n);
+  CHECK(dsv2_tensors(&small, t, n) == n, "the count, filling the table");
+  /* The count is a formula: the walk must make exactly that many, ending
+   * with the final norm and the LM head. */
+  CHECK(n >= 2 && !strcmp(t[n - 2].name, "model.norm.weight") &&
+            !strcmp(t[n - 1].name, "lm_head.weight"),
+        "the table's last entries: %s, %s", t[n - 2].name, t[n - 1].name);
+  Dsv2Tensor first[5];
+  CHECK(dsv2_tensors(&small, first, 5) == n, "the count, filling 5");
+  for (int k = 0; k < 5; k++)
+    CHECK(!strcmp(first[k].name, t[k].name) && first[k].offset == t[k].offset,
+          "entry %d of 5: %s against %s", k, first[k].name, t[k].name);
+  /* An absurd config is counted at once, not walked (2^31 layers of 2^27
+   * experts), and a count past a size_t is SIZE_MAX. */
+  Dsv2Config huge = small;
+  huge.layers = 2147483647;
+  huge.dense_layers = 1;
+  huge.experts = 1 << 27;
+  CHECK(dsv2_tensors(&huge, NULL, 0) ==
+            3 + 7 * (size_t)2147483647 + 3 + (size_t)2147483646 * (3 * ((size_t)1 << 27) + 4),
+        "huge: %zu", dsv2_tensors(&huge, NULL, 0));
+  Dsv2Tensor one;
+  CHECK(dsv2_tensors(&huge, &one, 1) ==
+                3 + 7 * (size_t)2147483647 + 3 + (size_t)2147483646 * (3 * ((size_t)1 << 27) + 4) &&
+            !strcmp(one.name, "model.embed_tokens.weight"),
+        "huge, filling 1: %s", one.name);
+  huge.dense_layers = 2147483647 - 1;
+  huge.layers = 0;
+  CHECK(dsv2_tensors(&huge, NULL, 0) == SIZE_MAX, "a count past a size_t");
   size_t covered[DSV2_NBUFFERS] = {0};
   for (size_t k = 0; k < n; k++) {
     size_t elems = (size_t)t[k].shape[0] * (size_t)(t[k].ndim == 2 ? t[k].shape[1] : 1);

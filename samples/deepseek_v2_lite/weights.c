@@ -82,6 +82,19 @@ static int buffer_bytes(const Dsv2Config *c, Dsv2BufferId b, size_t *bytes) {
 }
 #undef PRODUCT
 
+/* The tensors of the published checkpoint for c, in *count: 3 globals, 7
+ * attention tensors a layer, 3 a dense layer, and a router, 3 an expert and
+ * 3 shared a layer of experts.  1 where that overflows a size_t.  A formula,
+ * not a walk over the layers and experts, so that counting the table of an
+ * absurd config takes no time (dsv2_tensors' count is this). */
+static int tensor_count(const Dsv2Config *c, size_t *count) {
+  size_t L = (size_t)c->layers, Ld = (size_t)c->dense_layers, moe;
+  return __builtin_mul_overflow((size_t)c->experts, (size_t)3, &moe) ||
+         __builtin_add_overflow(moe, (size_t)4, &moe) ||
+         __builtin_mul_overflow(L - Ld, moe, &moe) ||
+         __builtin_add_overflow(moe, 3 + 7 * L + 3 * Ld, count);
+}
+
 int dsv2_check_config(const Dsv2Config *c, char *err, size_t errlen) {
   const struct {
     const char *name;
@@ -133,13 +146,8 @@ int dsv2_check_config(const Dsv2Config *c, char *err, size_t errlen) {
       return 1;
     }
   }
-  /* 3 globals, 7 attention tensors a layer, 3 a dense layer, and a router,
-   * 3 a expert and 3 shared a layer of experts */
-  size_t L = (size_t)c->layers, Ld = (size_t)c->dense_layers, count, moe;
-  if (__builtin_mul_overflow((size_t)c->experts, (size_t)3, &moe) ||
-      __builtin_add_overflow(moe, (size_t)4, &moe) || __builtin_mul_overflow(L - Ld, moe, &moe) ||
-      __builtin_add_overflow(moe, 3 + 7 * L + 3 * Ld, &count) ||
-      __builtin_mul_overflow(count, sizeof(Dsv2Tensor), &count)) {
+  size_t count;
+  if (tensor_count(c, &count) || __builtin_mul_overflow(count, sizeof(Dsv2Tensor), &count)) {
     snprintf(err, errlen,
              "config: layers, dense_layers and experts are too large together: the table of "
              "tensors would take more than %zu bytes",
@@ -182,7 +190,11 @@ static void add(Dsv2Tensor *out, size_t max, size_t *n, int layer, Dsv2Placement
 }
 
 size_t dsv2_tensors(const Dsv2Config *c, Dsv2Tensor *out, size_t max) {
-  size_t n = 0;
+  size_t n = 0, total;
+  if (tensor_count(c, &total))
+    return SIZE_MAX;
+  if (!out || max == 0)
+    return total;
   size_t D = (size_t)c->hidden, R = (size_t)c->kv_lora_rank, H = (size_t)c->heads;
   size_t N = (size_t)c->qk_nope, P = (size_t)c->qk_rope, V = (size_t)c->v_head;
   size_t E = (size_t)c->experts, F = (size_t)c->expert_ffn, S = (size_t)c->shared_ffn;
@@ -190,7 +202,7 @@ size_t dsv2_tensors(const Dsv2Config *c, Dsv2Tensor *out, size_t max) {
 #define ROWS DSV2_PLACE_ROWS
   add(out, max, &n, -1, ROWS, DSV2_EMBED, 0, c->vocab, c->hidden, "model.embed_tokens.weight", 0,
       0);
-  for (int l = 0; l < c->layers; l++) {
+  for (int l = 0; l < c->layers && n < max; l++) {
     size_t L = (size_t)l;
     const char *pre = "model.layers.%d.";
     char f[96];
@@ -221,7 +233,7 @@ size_t dsv2_tensors(const Dsv2Config *c, Dsv2Tensor *out, size_t max) {
     size_t m = (size_t)(l - c->dense_layers);
     add(out, max, &n, l, ROWS, DSV2_ROUTER, m * E * D, c->experts, c->hidden,
         NAME("mlp.gate.weight"), l, 0);
-    for (int e = 0; e < c->experts; e++) {
+    for (int e = 0; e < c->experts && n < max; e++) {
       size_t me = m * E + (size_t)e;
       add(out, max, &n, l, ROWS, DSV2_EXP_GU, me * 2 * F * D, c->expert_ffn, c->hidden,
           "model.layers.%d.mlp.experts.%d.gate_proj.weight", l, e);
@@ -241,7 +253,7 @@ size_t dsv2_tensors(const Dsv2Config *c, Dsv2Tensor *out, size_t max) {
   add(out, max, &n, -1, ROWS, DSV2_FINAL_NORM, 0, c->hidden, 0, "model.norm.weight", 0, 0);
   add(out, max, &n, -1, ROWS, DSV2_LM_HEAD, 0, c->vocab, c->hidden, "lm_head.weight", 0, 0);
 #undef ROWS
-  return n;
+  return total;
 }
 
 /* Where element j (in the published row-major order) of tensor t lands:

@@ -110,7 +110,9 @@ typedef struct Dsv2Tensor {
 } Dsv2Tensor;
 
 /* The tensors the config needs, in checkpoint order; writes at most `max`
- * into `out` (which may be NULL) and returns how many there are. */
+ * into `out` (which may be NULL) and returns how many there are, counted
+ * without walking them (SIZE_MAX where the count overflows a size_t, a
+ * config that dsv2_check_config refuses). */
 size_t dsv2_tensors(const Dsv2Config *c, Dsv2Tensor *out, size_t max);
 
 /* Where a loaded tensor's bytes go: `bytes` bytes of bf16 to `offset`
