@@ -8,6 +8,7 @@ using namespace llm;
 
 typedef Moe<SWIGLU_R, GEMV_U> MoeKernels; // the router too: its logits are few
 typedef Moe<SWIGLU_R, SWIGLU_U> MoeGateUp;
+typedef Moe<SWIGLU_R, DOWN_LEAN_U> MoeLean; // llm_moe_down_lean
 
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_moe_route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *count,
@@ -34,4 +35,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
   if (topk > MOE_MAX_TOPK)
     __trap();
   MoeKernels::down(w, w_shared, act, ids, weights, x, (int)fe, (int)fs, (int)topk, (int)n, (int)m);
+}
+
+// The same sums with fewer loads in flight and fewer registers, so that three
+// blocks fit a multiprocessor: for grids of several waves (llm.cgraph).
+extern "C" __global__ void __launch_bounds__(THREADS, DOWN_LEAN_BLOCKS)
+    llm_moe_down_lean(const bf16 *w, const bf16 *w_shared, const bf16 *act, const uint32_t *ids,
+                      const float *weights, bf16 *x, uint32_t fe, uint32_t fs, uint32_t topk,
+                      uint32_t n, uint32_t m) {
+  if (topk > MOE_MAX_TOPK)
+    __trap();
+  MoeLean::down(w, w_shared, act, ids, weights, x, (int)fe, (int)fs, (int)topk, (int)n, (int)m);
 }

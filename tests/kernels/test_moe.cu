@@ -1,7 +1,8 @@
 // test_moe.cu: the mixture-of-experts kernels of kernels/llm.cgraph:
 // llm_moe_route (logits, softmax, top k on the device), then llm_moe_gate_up
-// and llm_moe_down on the experts the router chose, against a CPU reference,
-// at DeepSeek-V2-Lite's sizes and at small awkward ones.
+// and llm_moe_down (and llm_moe_down_lean, the same bits) on the experts the
+// router chose, against a CPU reference, at DeepSeek-V2-Lite's sizes and at
+// small awkward ones.
 #include "llm_test.h"
 
 namespace {
@@ -271,6 +272,14 @@ void run_moe(const Moe &s, unsigned m) {
   std::vector<bf16_bits> got = dres.get();
   EXPECT(std::equal(got.begin() + (size_t)m * n, got.end(), res.begin() + (size_t)m * n),
          "down wrote past m * n");
+  // llm_moe_down_lean: the same sums with fewer loads in flight, so the same bits.
+  dres.put(res);
+  allow_smem(llm_moe_down_lean, smem_d);
+  llm_moe_down_lean<<<dim3(cdiv(n, LLM_SWIGLU_ROWS), m), LLM_THREADS, smem_d>>>(
+      B(dwd.d), B(dwsd.d), B(dact.d), router.dids.d, router.dweights.d, B(dres.d), s.fe, s.fs,
+      s.topk, n, m);
+  CK_LAUNCH();
+  EXPECT(dres.get() == got, "llm_moe_down_lean differs from llm_moe_down (m=%u)", m);
   got.resize((size_t)m * n);
 
   // routed = sum_s w_s bf16(acc_s) in f32, rounded; plus bf16(shared),
