@@ -583,6 +583,15 @@ static void moe_case(int m, bool overlap) {
            (size_t)(TOPK * FE + FS) * 4, true, down[i], sdown[i], act, dids, dw, res, FE, FS, TOPK,
            D, m);
   });
+  // The same with llm_moe_down_lean (fewer registers, three blocks a
+  // multiprocessor): where its grid's waves make it pay (doc/kernels.md).
+  const double us_lean = time_calls([&](int i) {
+    launch(llm_moe_gate_up, dim3(gu_grid), dim3(THREADS), (size_t)m * D * 2, true, gu[i], sgu[i],
+           x, g, dids, act, FE, FS, TOPK, D, m, 1e-6f);
+    launch(llm_moe_down_lean, dim3((D + S - 1) / S, m), dim3(THREADS),
+           (size_t)(TOPK * FE + FS) * 4, true, down[i], sdown[i], act, dids, dw, res, FE, FS, TOPK,
+           D, m);
+  });
   auto free_all = [&] {
     for (void *p : {(void *)x, (void *)res, (void *)g, (void *)act, (void *)dids, (void *)count,
                     (void *)dw, (void *)logits, (void *)rw, (void *)rids})
@@ -594,6 +603,7 @@ static void moe_case(int m, bool overlap) {
   bench_row("moe", name, "cgc_kernels", "us", us);
   bench_row("moe", name, "read_only", "us", read_time(bytes));
   bench_row("moe", name, "gate_up_before", "us", us_before);
+  bench_row("moe", name, "down_lean", "us", us_lean);
   if (overlap)
     return free_all(); // the router and the sweeps: once, without overlap
   const unsigned rblocks = (E + SWIGLU_ROWS - 1) / SWIGLU_ROWS;
