@@ -242,6 +242,8 @@ template <int R, int U> struct Moe {
     const unsigned lin = blockIdx.y * gridDim.x + blockIdx.x;
     const int t = (int)(lin % gridDim.y), b0 = (int)(lin / gridDim.y);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (topk > MOE_MAX_TOPK)
+      __trap();
     const int act_token = topk * fe + fs;
     const bool fast = (fe & 7) == 0 && (fs & 7) == 0;
     if (t >= m || !fast) { // the launch rules ask for fe and fs multiples of 8

@@ -32,8 +32,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
     llm_moe_down(const bf16 *w, const bf16 *w_shared, const bf16 *act, const uint32_t *ids,
                  const float *weights, bf16 *x, uint32_t fe, uint32_t fs, uint32_t topk,
                  uint32_t n, uint32_t m) {
-  if (topk > MOE_MAX_TOPK)
-    __trap();
   MoeKernels::down(w, w_shared, act, ids, weights, x, (int)fe, (int)fs, (int)topk, (int)n, (int)m);
 }
 
@@ -43,7 +41,5 @@ extern "C" __global__ void __launch_bounds__(THREADS, DOWN_LEAN_BLOCKS)
     llm_moe_down_lean(const bf16 *w, const bf16 *w_shared, const bf16 *act, const uint32_t *ids,
                       const float *weights, bf16 *x, uint32_t fe, uint32_t fs, uint32_t topk,
                       uint32_t n, uint32_t m) {
-  if (topk > MOE_MAX_TOPK)
-    __trap();
   MoeLean::down(w, w_shared, act, ids, weights, x, (int)fe, (int)fs, (int)topk, (int)n, (int)m);
 }
