@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""DeepSeek-V2-Lite's decode, a token at a time (batch 1, random weights):
+"""DeepSeek-V2-Lite's decode, a token at a time (random weights; batch 1, and 2 to 8):
 cgc's graph (samples/deepseek_v2_lite) against PyTorch, eager and as a CUDA
 graph, and against the floor: the bytes of weights a token reads divided by
 the bandwidth of a plain read-only kernel measured in the same run.
@@ -8,8 +8,10 @@ the bandwidth of a plain read-only kernel measured in the same run.
 
 cgc's figures: us a token at 512 and 4,096 live keys (a `generate` launch
 making 64 tokens after that many prompt positions), over a 256-token
-generation, and launched once a token from the host; the time to create the
-four batch variants; the GPU memory in use.  PyTorch's version is written
+generation, and launched once a token from the host; the batch variants of
+2, 4 and 8 sequences at 512 keys (us a step, tokens a second of all the
+sequences); the time to create the four batch variants; the GPU memory in
+use.  PyTorch's version (batch 1) is written
 in idiomatic torch ops on the same layouts (matmuls, the absorbed attention
 over the cache with torch's softmax, `topk` on the router's softmax, the
 chosen experts gathered with `index_select` and multiplied with `bmm`).
@@ -51,6 +53,14 @@ def build(build_dir, arch):
     rows_io.build(build_dir, "deepseek_v2_lite", "bench_llm_kernels")
 
 
+BATCHES = (2, 4, 8)  # the sample's batch variants past one sequence
+
+
+def batch_of(case):
+    """The sequences of a batch row's case (batch8_keys512: 8)."""
+    return int(case[len("batch"):].split("_")[0])
+
+
 def run_sample(build_dir, args):
     exe = os.path.join(build_dir, "samples", "deepseek_v2_lite", "deepseek_v2_lite")
     out = subprocess.run([exe] + args, check=True, capture_output=True, text=True).stdout
@@ -79,6 +89,10 @@ def measure_cgc(build_dir):
         if tokens == 256:
             add("create", "cgc", "ms", number(r"created: .* in ([0-9.]+) ms", out))
             add("memory", "cgc", "GB", number(r"GPU memory in use: ([0-9.]+) GB", out))
+    for batch in BATCHES:
+        out = run_sample(build_dir, ["--batch", str(batch), "--keys", "512", "--tokens", "65"])
+        add("batch%d_keys512" % batch, "cgc", "us_a_step",
+            number(r"generation: .*?: ([0-9.]+) us a step", out))
     out = subprocess.run([os.path.join(build_dir, "bench", "bench_llm_kernels"), "--read"],
                          check=True, capture_output=True, text=True).stdout
     tbs = number(r"read,8GB,read_only,TB/s,([0-9.]+)", out)
@@ -235,15 +249,22 @@ def ratio_lines(rows):
 
 
 def table(rows):
-    lines = ["DeepSeek-V2-Lite decode, batch 1, random weights (%.2f GB of weights a token)" %
+    lines = ["DeepSeek-V2-Lite decode, random weights (%.2f GB of weights a token), batch 1:" %
              (weight_bytes_a_token() / 1e9), "%-22s %-18s %12s %10s" % ("case", "way", "us/token",
                                                                        "tokens/s")]
     for r in rows:
         if r["section"] == SECTION and r["metric"] == "us_a_token":
             v = float(r["value"])
             lines.append("%-22s %-18s %12.1f %10.1f" % (r["case"], r["way"], v, 1e6 / v))
+    steps = [r for r in rows if r["section"] == SECTION and r["metric"] == "us_a_step"]
+    if steps:
+        lines.append("%-22s %-18s %12s %10s" % ("batch", "way", "us/step", "tokens/s"))
+    for r in steps:
+        v = float(r["value"])
+        lines.append("%-22s %-18s %12.1f %10.1f" % (r["case"], r["way"], v,
+                                                     batch_of(r["case"]) * 1e6 / v))
     for r in rows:
-        if r["section"] == SECTION and r["metric"] != "us_a_token":
+        if r["section"] == SECTION and r["metric"] not in ("us_a_token", "us_a_step"):
             lines.append("%-22s %-18s %12.2f %s" % (r["case"], r["way"], float(r["value"]),
                                                      r["metric"]))
     t = io.StringIO()
