@@ -54,6 +54,7 @@ def build(build_dir, arch):
 
 
 BATCHES = (2, 4, 8)  # the sample's batch variants past one sequence
+STEP = r"generation: .*?: ([0-9.]+) us a step"  # the sample's one-launch figure
 
 
 def batch_of(case):
@@ -83,7 +84,7 @@ def measure_cgc(build_dir):
     for keys, tokens in ((512, 64), (4096, 64), (512, 256)):
         out = run_sample(build_dir, ["--keys", str(keys), "--tokens", str(tokens + 1)])
         case = "keys%d" % keys if tokens == 64 else "generate256"
-        add(case, "cgc", "us_a_token", number(r"generation: .*?: ([0-9.]+) us a step", out))
+        add(case, "cgc", "us_a_token", number(STEP, out))
         add(case, "cgc_host_launched", "us_a_token",
             number(r"host-launched: .*?: ([0-9.]+) us a step", out))
         if tokens == 256:
@@ -92,7 +93,7 @@ def measure_cgc(build_dir):
     for batch in BATCHES:
         out = run_sample(build_dir, ["--batch", str(batch), "--keys", "512", "--tokens", "65"])
         add("batch%d_keys512" % batch, "cgc", "us_a_step",
-            number(r"generation: .*?: ([0-9.]+) us a step", out))
+            number(STEP, out))
     out = subprocess.run([os.path.join(build_dir, "bench", "bench_llm_kernels"), "--read"],
                          check=True, capture_output=True, text=True).stdout
     tbs = number(r"read,8GB,read_only,TB/s,([0-9.]+)", out)

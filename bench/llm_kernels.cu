@@ -568,13 +568,17 @@ static void moe_case(int m, bool overlap) {
   const unsigned gu_grid = (FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S);
   const size_t expert = (size_t)3 * FE * D * 2;
   const size_t bytes = distinct * expert + (size_t)3 * FS * D * 2;
-  double us = time_calls([&](int i) {
-    launch(llm_moe_gate_up, dim3(gu_grid), dim3(THREADS), (size_t)m * D * 2, true, gu[i], sgu[i],
-           x, g, dids, act, FE, FS, TOPK, D, m, 1e-6f);
-    launch(llm_moe_down, dim3((D + S - 1) / S, m), dim3(THREADS),
-           (size_t)(TOPK * FE + FS) * 4, true, down[i], sdown[i], act, dids, dw, res, FE, FS, TOPK,
-           D, m);
-  });
+  // The experts with either down kernel: llm_moe_down_lean has fewer
+  // registers, three blocks a multiprocessor (doc/kernels.md).
+  auto experts = [&](auto down_kernel) {
+    return time_calls([&](int i) {
+      launch(llm_moe_gate_up, dim3(gu_grid), dim3(THREADS), (size_t)m * D * 2, true, gu[i],
+             sgu[i], x, g, dids, act, FE, FS, TOPK, D, m, 1e-6f);
+      launch(down_kernel, dim3((D + S - 1) / S, m), dim3(THREADS), (size_t)(TOPK * FE + FS) * 4,
+             true, down[i], sdown[i], act, dids, dw, res, FE, FS, TOPK, D, m);
+    });
+  };
+  const double us = experts(llm_moe_down);
   const double us_before = time_calls([&](int i) {
     launch(gate_up_before, dim3(gu_grid), dim3(THREADS), (size_t)m * D * 2, true,
            (const bf16 *)gu[i], (const bf16 *)sgu[i], (const bf16 *)x, (const bf16 *)g,
@@ -583,15 +587,7 @@ static void moe_case(int m, bool overlap) {
            (size_t)(TOPK * FE + FS) * 4, true, down[i], sdown[i], act, dids, dw, res, FE, FS, TOPK,
            D, m);
   });
-  // The same with llm_moe_down_lean (fewer registers, three blocks a
-  // multiprocessor): where its grid's waves make it pay (doc/kernels.md).
-  const double us_lean = time_calls([&](int i) {
-    launch(llm_moe_gate_up, dim3(gu_grid), dim3(THREADS), (size_t)m * D * 2, true, gu[i], sgu[i],
-           x, g, dids, act, FE, FS, TOPK, D, m, 1e-6f);
-    launch(llm_moe_down_lean, dim3((D + S - 1) / S, m), dim3(THREADS),
-           (size_t)(TOPK * FE + FS) * 4, true, down[i], sdown[i], act, dids, dw, res, FE, FS, TOPK,
-           D, m);
-  });
+  const double us_lean = experts(llm_moe_down_lean);
   auto free_all = [&] {
     for (void *p : {(void *)x, (void *)res, (void *)g, (void *)act, (void *)dids, (void *)count,
                     (void *)dw, (void *)logits, (void *)rw, (void *)rids})

@@ -28,11 +28,8 @@ constexpr int SWIGLU_BLOCKS = 3;
 // a MoE layer against 73.7 with 3 blocks (BENCHMARKS.md, run D).
 constexpr int MOE_GATE_UP_BLOCKS = 4;
 // llm_moe_down keeps 2 * GEMV_U chunks a lane in flight (102 registers, two
-// blocks a multiprocessor); llm_moe_down_lean 2 * DOWN_LEAN_U (67, three):
-// with one token its 256 blocks are one wave and the deeper loads pay
-// (1872.7 us a step against 1927.7 on an H200), with 8 its 2,048 blocks run
-// in waves and the third block pays more (7465.5 against 7777.3; BENCHMARKS.md,
-// run AR).
+// blocks a multiprocessor); llm_moe_down_lean 2 * DOWN_LEAN_U (67, three),
+// which pays where the grid runs in waves (doc/kernels.md, MoE; run AR).
 constexpr int DOWN_LEAN_U = 2;
 constexpr int DOWN_LEAN_BLOCKS = 3;
 } // namespace llm
