@@ -89,13 +89,13 @@ static void cond_constant(Arg *a, Type t, Value v) {
   a->bits = value_bits(t, v.is_float, v.i, v.f);
 }
 
-static CheckedCond *check_cond(Sema *s, Cond *c, AccessVec *reads) {
+static CheckedCond *check_cond(Sema *s, Cond *c, bool is_if, AccessVec *reads) {
   CheckedCond *r = arena_alloc(s->c->arena, sizeof *r);
   r->kind = c->kind;
   r->cmp = c->cmp;
   if (c->kind != COND_CMP) {
-    r->a = check_cond(s, c->a, reads);
-    r->b = c->b ? check_cond(s, c->b, reads) : NULL;
+    r->a = check_cond(s, c->a, is_if, reads);
+    r->b = c->b ? check_cond(s, c->b, is_if, reads) : NULL;
     return r->a && (!c->b || r->b) ? r : NULL;
   }
   Type lt = TY_NONE, rt = TY_NONE;
@@ -118,6 +118,11 @@ static CheckedCond *check_cond(Sema *s, Cond *c, AccessVec *reads) {
                     "the other side of the comparison"))
       return NULL;
     cond_constant(lref ? &r->rhs : &r->lhs, r->type, lref ? rv : lv);
+  } else if (is_if) {
+    error_at(s->d, c->pos,
+             "the condition compares two constants beside values the device reads; an if is "
+             "decided when cgc compiles only where every comparison compares constants");
+    return NULL;
   } else {
     error_at(s->d, c->pos, "the condition compares two constants");
     return NULL;
@@ -247,9 +252,90 @@ static void merge_accesses(AccessVec *acc) {
   acc->n = k + 1;
 }
 
+/* Counts the comparisons of c that compare two constants (*consts) and
+ * those that read a scalar or an element (*device). */
+static void count_sides(Sema *s, const Cond *c, int *consts, int *device) {
+  if (c->kind != COND_CMP) {
+    count_sides(s, c->a, consts, device);
+    if (c->b)
+      count_sides(s, c->b, consts, device);
+    return;
+  }
+  if (computed_ref(s, c->lhs) || computed_ref(s, c->rhs))
+    ++*device;
+  else
+    ++*consts;
+}
+
+/* A condition of constants only, decided here: integers compared as
+ * integers, anything else as doubles.  Every operand is evaluated, so
+ * that each error is reported. */
+static bool decide_cond(Sema *s, const Cond *c, bool *out) {
+  if (c->kind != COND_CMP) {
+    bool a = false, b = false;
+    bool ok = decide_cond(s, c->a, &a);
+    if (c->b)
+      ok = decide_cond(s, c->b, &b) && ok;
+    *out = c->kind == COND_AND ? a && b : c->kind == COND_OR ? a || b : !a;
+    return ok;
+  }
+  Value l, r;
+  bool ok = eval(s, c->lhs, &l);
+  ok = eval(s, c->rhs, &r) && ok;
+  if (!ok)
+    return false;
+  int lt, gt; /* l < r, l > r */
+  if (!l.is_float && !r.is_float) {
+    lt = l.i < r.i, gt = l.i > r.i;
+  } else {
+    double a = l.is_float ? l.f : (double)l.i, b = r.is_float ? r.f : (double)r.i;
+    lt = a < b, gt = a > b;
+  }
+  switch (c->cmp) {
+  case CMP_EQ: *out = !lt && !gt; break;
+  case CMP_NE: *out = lt || gt; break;
+  case CMP_LT: *out = lt; break;
+  case CMP_LE: *out = !gt; break;
+  case CMP_GT: *out = gt; break;
+  default: *out = !lt; break;
+  }
+  return true;
+}
+
+/* An if whose comparisons all compare constants is decided when cgc
+ * compiles: the body it takes is checked as if written in its place (its
+ * nodes in the surrounding body, ordered with their neighbours), the other
+ * is not checked, and no node stands for the if.  False where the if is
+ * one the device decides. */
+static bool walk_constant_if(Sema *s, Stmt *st) {
+  int consts = 0, device = 0;
+  count_sides(s, st->cond, &consts, &device);
+  if (device)
+    return false;
+  if (st->name)
+    error_at(s->d, st->name_pos,
+             "this if compares only constants, so cgc decides it when it compiles and it makes "
+             "no node: it cannot be named ('node %s = if ...')",
+             st->name->name);
+  bool take;
+  if (!decide_cond(s, st->cond, &take))
+    return true;
+  size_t mark = s->locals.n;
+  s->blocks++; /* no scalars or buffers in it, its constants its own */
+  if (take)
+    walk(s, st->body, st->nbody);
+  else if (st->has_else)
+    walk(s, st->else_body, st->nelse);
+  s->blocks--;
+  pop_locals(s, mark);
+  return true;
+}
+
 /* while, if and switch are nodes in their own body, holding bodies of
  * nodes; their accesses are their bodies' and their condition's. */
 void walk_control(Sema *s, Stmt *st) {
+  if (st->kind == ST_IF && walk_constant_if(s, st))
+    return;
   if (!st->base)
     return; /* a duplicate name, already reported */
   if (!node_budget(s, st->pos, 0))
@@ -272,7 +358,7 @@ void walk_control(Sema *s, Stmt *st) {
   Stmt ***bodies = NULL;
   int *nbody = NULL;
   if (st->kind != ST_SWITCH) {
-    ctl->cond = check_cond(s, st->cond, &acc);
+    ctl->cond = check_cond(s, st->cond, st->kind == ST_IF, &acc);
     if (ctl->cond) /* NULL where an error was reported */
       lower_cond(s, ctl);
     int ncmp = count_comparisons(st->cond);
