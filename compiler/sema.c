@@ -675,6 +675,20 @@ static void add_edges(Sema *s, Stmt *st) {
   free(to_names);
 }
 
+
+/* Where an edge names a node that an if of constants did not make: says
+ * so, at the if. */
+static void note_undecided(Sema *s, const char *name) {
+  Sym *base = intern(s->c->syms, name, strcspn(name, "["));
+  Stmt *decl = map_get(&s->node_decls, base);
+  Stmt *iff = decl ? map_get(&s->decided, decl) : NULL;
+  if (iff)
+    note_at(s->d, iff->pos,
+            "'%s' is declared in this if, which compares only constants: cgc makes the nodes "
+            "of the body it takes, and no others",
+            base->name);
+}
+
 static void resolve_edges(Sema *s) {
   Graph *g = s->g;
   for (size_t i = 0; i < g->nodes.n && s->pending.n; i++) /* a later namesake wins */
@@ -683,10 +697,14 @@ static void resolve_edges(Sema *s) {
     PendingEdge *pe = &s->pending.v[i];
     uintptr_t from = (uintptr_t)map_get(&s->node_index, pe->from);
     uintptr_t to = (uintptr_t)map_get(&s->node_index, pe->to);
-    if (!from)
+    if (!from) {
       error_at(s->d, pe->from_pos, "no node named '%s' in graph '%s'", pe->from, g->name->name);
-    if (!to)
+      note_undecided(s, pe->from);
+    }
+    if (!to) {
       error_at(s->d, pe->to_pos, "no node named '%s' in graph '%s'", pe->to, g->name->name);
+      note_undecided(s, pe->to);
+    }
     if (!from || !to)
       continue;
     if (from == to) {
@@ -899,6 +917,7 @@ static void check_graph(Sema *s, Item *it, Sym *name, Sym *var, int64_t value) {
   map_free(&s->names);
   map_free(&s->later);
   map_free(&s->node_decls);
+  map_free(&s->decided);
   map_free(&s->node_index);
   s->node_index.by_string = true;
   vec_free(&s->locals);

@@ -302,6 +302,22 @@ static bool decide_cond(Sema *s, const Cond *c, bool *out) {
   return true;
 }
 
+/* Each statement in body that makes a node, however deep, is one of
+ * the if's, for note_undecided. */
+static void mark_decided(Sema *s, Stmt **body, int n, Stmt *iff) {
+  for (int i = 0; i < n; i++) {
+    Stmt *st = body[i];
+    if (st->kind == ST_NODE || st->kind == ST_WHILE || st->kind == ST_IF || st->kind == ST_SWITCH)
+      map_put(&s->decided, st, iff);
+    if (st->kind == ST_FOR || st->kind == ST_WHILE || st->kind == ST_IF)
+      mark_decided(s, st->body, st->nbody, iff);
+    if (st->kind == ST_IF)
+      mark_decided(s, st->else_body, st->nelse, iff);
+    for (int k = 0; st->kind == ST_SWITCH && k < st->ncases; k++)
+      mark_decided(s, st->cases[k].body, st->cases[k].nbody, iff);
+  }
+}
+
 /* An if whose comparisons all compare constants is decided when cgc
  * compiles: the body it takes is checked as if written in its place (its
  * nodes in the surrounding body, ordered with their neighbours), the other
@@ -320,6 +336,10 @@ static bool walk_constant_if(Sema *s, Stmt *st) {
   bool take;
   if (!decide_cond(s, st->cond, &take))
     return true;
+  /* An if inside this one marks its own bodies when it is decided, after
+   * this: the innermost wins. */
+  mark_decided(s, st->body, st->nbody, st);
+  mark_decided(s, st->else_body, st->nelse, st);
   size_t mark = s->locals.n;
   s->blocks++; /* no scalars or buffers in it, its constants its own */
   if (take)
