@@ -675,7 +675,6 @@ static void add_edges(Sema *s, Stmt *st) {
   free(to_names);
 }
 
-
 /* Where an edge names a node that an if of constants did not make: says
  * so, at the if. */
 static void note_undecided(Sema *s, const char *name) {

@@ -336,10 +336,13 @@ static bool walk_constant_if(Sema *s, Stmt *st) {
   bool take;
   if (!decide_cond(s, st->cond, &take))
     return true;
-  /* An if inside this one marks its own bodies when it is decided, after
-   * this: the innermost wins. */
-  mark_decided(s, st->body, st->nbody, st);
-  mark_decided(s, st->else_body, st->nelse, st);
+  /* Once, however often loops check it (an if it holds marks its own
+   * bodies when it is decided, after this: the innermost wins). */
+  if (map_get(&s->decided, st) != st) {
+    mark_decided(s, st->body, st->nbody, st);
+    mark_decided(s, st->else_body, st->nelse, st);
+    map_put(&s->decided, st, st);
+  }
   size_t mark = s->locals.n;
   s->blocks++; /* no scalars or buffers in it, its constants its own */
   if (take)

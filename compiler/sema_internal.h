@@ -64,7 +64,7 @@ typedef struct Sema {
   Map names;         /* Sym -> Binding, graph level */
   Map later;         /* Sym -> Stmt, every graph-level declaration */
   Map node_decls;    /* Sym (base name) -> Stmt */
-  Map decided;       /* Stmt (a node's) -> Stmt, the if of constants around it */
+  Map decided;       /* Stmt -> Stmt: a node's, the if of constants around it; such an if, itself */
   size_t node_stmts; /* statements that make a node, outside every for */
   Map node_index;    /* node name -> index + 1, made for written edges only */
   VEC(Binding) locals; /* loop variables and loop-body constants */
