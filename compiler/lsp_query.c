@@ -150,10 +150,16 @@ static Pos doc_pos(Analysis *a, size_t off) {
   return source_pos(a->c.diag, a->file, off < n ? off : n);
 }
 
+/* Whether sema made graph g of item it: it itself, or one of its variants
+ * (copies of it, which share its list of values). */
+static bool graph_is_of(const Graph *g, const Item *it) {
+  return g->item == it || (it->variants && g->item->variants == it->variants);
+}
+
 /* The Graph sema made of item it (its first variant), or NULL. */
 static Graph *graph_of(Analysis *a, const Item *it) {
   for (size_t i = 0; a->p && i < a->p->graphs.n; i++)
-    if (a->p->graphs.v[i]->item == it)
+    if (graph_is_of(a->p->graphs.v[i], it))
       return a->p->graphs.v[i];
   return NULL;
 }
@@ -274,7 +280,7 @@ static void put_edge_reason(CharVec *out, const Graph *g, const Edge *e) {
 }
 
 /* A node statement: its launch, and the nodes it makes with their edges. */
-static void put_node(CharVec *out, Analysis *a, const Graph *g, Stmt *st) {
+static void put_node(CharVec *out, Analysis *a, const Item *in, Stmt *st) {
   const char *w = (st->name ? st->name : st->base)->name; /* an unnamed one: sema's name */
   size_t wl = strlen(w);
   put(out, "```cgraph\nnode %s = ", w);
@@ -283,57 +289,69 @@ static void put_node(CharVec *out, Analysis *a, const Graph *g, Stmt *st) {
   else
     put(out, "%s", node_kinds[st->node_kind].name);
   put(out, "\n```\n");
-  if (!g) {
+  if (!graph_of(a, in)) {
     put(out, "(the program has errors: no graph was made)");
     return;
   }
   int shown = 0, count = 0;
-  for (size_t i = 0; i < g->nodes.n; i++) {
-    const Node *n = &g->nodes.v[i];
-    if (strncmp(n->name, w, wl) || (n->name[wl] && n->name[wl] != '['))
+  /* Each graph made of the item: a graph with variants has one a value. */
+  for (size_t gi = 0; gi < a->p->graphs.n; gi++) {
+    const Graph *g = a->p->graphs.v[gi];
+    if (!graph_is_of(g, in))
       continue;
-    if (count++ >= 4)
-      continue;
-    shown++;
-    put(out, "%s**%s**: %s", shown > 1 ? "\n\n" : "", n->name, node_kinds[n->kind].name);
-    if (n->kernel)
-      put(out, " `%s`", n->kernel->name->name);
-    if (node_kinds[n->kind].launch) {
-      const Launch *l = n->launch;
-      put_extents(out, "grid", l->grid);
-      put_extents(out, "block", l->block);
-      if (l->smem)
-        put(out, " smem(%lld)", (long long)l->smem);
-      if (l->has_cluster)
-        put_extents(out, "cluster", l->cluster);
-      if (l->has_priority)
-        put(out, " priority(%lld)", (long long)l->priority);
-    }
-    bool ordered = diag_errors(a->c.diag) == 0;
-    if (!ordered) {
-      put(out, "\n\n(edges are inferred once the program has no errors)");
-      continue;
-    }
-    for (int dir = 0; dir < 2; dir++) {
-      int listed = 0;
-      for (size_t e = 0; e < g->edges.n; e++) {
-        const Edge *ed = &g->edges.v[e];
-        if ((dir ? ed->from : ed->to) != i)
-          continue;
-        if (!listed++)
-          put(out, "\n\n%s:", dir ? "before" : "after");
-        if (listed > 8)
-          continue;
-        put(out, "\n- %s (", g->nodes.v[dir ? ed->to : ed->from].name);
-        put_edge_reason(out, g, ed);
-        put(out, ")");
+    for (size_t i = 0; i < g->nodes.n; i++) {
+      const Node *n = &g->nodes.v[i];
+      if (strncmp(n->name, w, wl) || (n->name[wl] && n->name[wl] != '['))
+        continue;
+      if (count++ >= 4)
+        continue;
+      shown++;
+      put(out, "%s**%s**", shown > 1 ? "\n\n" : "", n->name);
+      if (in->variants)
+        put(out, " in `%s`", g->name->name);
+      put(out, ": %s", node_kinds[n->kind].name);
+      if (n->kernel)
+        put(out, " `%s`", n->kernel->name->name);
+      if (node_kinds[n->kind].launch) {
+        const Launch *l = n->launch;
+        put_extents(out, "grid", l->grid);
+        put_extents(out, "block", l->block);
+        if (l->smem)
+          put(out, " smem(%lld)", (long long)l->smem);
+        if (l->has_cluster)
+          put_extents(out, "cluster", l->cluster);
+        if (l->has_priority)
+          put(out, " priority(%lld)", (long long)l->priority);
       }
-      if (listed > 8)
-        put(out, "\n- and %d more", listed - 8);
+      bool ordered = diag_errors(a->c.diag) == 0;
+      if (!ordered) {
+        put(out, "\n\n(edges are inferred once the program has no errors)");
+        continue;
+      }
+      for (int dir = 0; dir < 2; dir++) {
+        int listed = 0;
+        for (size_t e = 0; e < g->edges.n; e++) {
+          const Edge *ed = &g->edges.v[e];
+          if ((dir ? ed->from : ed->to) != i)
+            continue;
+          if (!listed++)
+            put(out, "\n\n%s:", dir ? "before" : "after");
+          if (listed > 8)
+            continue;
+          put(out, "\n- %s (", g->nodes.v[dir ? ed->to : ed->from].name);
+          put_edge_reason(out, g, ed);
+          put(out, ")");
+        }
+        if (listed > 8)
+          put(out, "\n- and %d more", listed - 8);
+      }
     }
   }
   if (count > shown)
     put(out, "\n\n%d nodes in all", count);
+  if (!count && !diag_errors(a->c.diag))
+    put(out, "no node is made of it: a `for` loop around it runs no time, or an `if` of "
+             "constants around it takes its other body");
 }
 
 static void put_const(CharVec *out, Analysis *a, const char *name, const Expr *value) {
@@ -392,7 +410,7 @@ static void put_stmt(CharVec *out, Analysis *a, Item *in, Stmt *st) {
   case ST_NODE:
   case ST_WHILE:
   case ST_IF:
-  case ST_SWITCH: put_node(out, a, g, st); break;
+  case ST_SWITCH: put_node(out, a, in, st); break;
   case ST_EDGE: break;
   }
 }
