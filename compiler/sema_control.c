@@ -252,19 +252,11 @@ static void merge_accesses(AccessVec *acc) {
   acc->n = k + 1;
 }
 
-/* Counts the comparisons of c that compare two constants (*consts) and
- * those that read a scalar or an element (*device). */
-static void count_sides(Sema *s, const Cond *c, int *consts, int *device) {
-  if (c->kind != COND_CMP) {
-    count_sides(s, c->a, consts, device);
-    if (c->b)
-      count_sides(s, c->b, consts, device);
-    return;
-  }
-  if (computed_ref(s, c->lhs) || computed_ref(s, c->rhs))
-    ++*device;
-  else
-    ++*consts;
+/* Whether a comparison of c reads a scalar or a buffer element. */
+static bool reads_device(Sema *s, const Cond *c) {
+  if (c->kind != COND_CMP)
+    return reads_device(s, c->a) || (c->b && reads_device(s, c->b));
+  return computed_ref(s, c->lhs) || computed_ref(s, c->rhs);
 }
 
 /* A condition of constants only, decided here: integers compared as
@@ -324,9 +316,7 @@ static void mark_decided(Sema *s, Stmt **body, int n, Stmt *iff) {
  * is not checked, and no node stands for the if.  False where the if is
  * one the device decides. */
 static bool walk_constant_if(Sema *s, Stmt *st) {
-  int consts = 0, device = 0;
-  count_sides(s, st->cond, &consts, &device);
-  if (device)
+  if (reads_device(s, st->cond))
     return false;
   if (st->name)
     error_at(s->d, st->name_pos,
