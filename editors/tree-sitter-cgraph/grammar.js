@@ -239,15 +239,17 @@ module.exports = grammar({
       field('body', $.block),
     ),
 
-    if_statement: ($) => seq(
-      optional($._node_name),
+    if_statement: ($) => seq(optional($._node_name), $._if),
+
+    _if: ($) => seq(
       'if',
       field('condition', $._condition),
       field('body', $.block),
       optional(field('alternative', $.else_clause)),
     ),
 
-    else_clause: ($) => seq('else', field('body', $.block)),
+    // `else if`: the else's body is the if, as in `else { if ... }`.
+    else_clause: ($) => seq('else', field('body', choice($.block, alias($._if, $.if_statement)))),
 
     switch_statement: ($) => seq(
       optional($._node_name),
