@@ -461,7 +461,7 @@ typedef enum StmtKind {
   ST_EDGE,   /* a -> b -> {c, d}; */
   ST_FOR,    /* for var in lo .. hi { body } */
   ST_WHILE,  /* while cond [max n] { body } */
-  ST_IF,     /* if cond { body } [else { else_body }] */
+  ST_IF,     /* if cond { body } [else { else_body }]; else if: else { if ... } */
   ST_SWITCH, /* switch scalar { case v { ... } default { ... } } */
 } StmtKind;
 
@@ -585,6 +585,7 @@ struct Stmt {
     struct { /* ST_FOR, ST_WHILE, ST_IF, ST_SWITCH */
       Stmt **body; /* for, while, if (its then-body); a switch's is empty */
       int nbody;
+      int depth; /* parse: compound statements nested, itself one (at most MAX_NESTING) */
       union {
         struct { /* ST_FOR */
           Expr *lo, *hi;
@@ -740,6 +741,7 @@ typedef struct ParseState {
   int nesting;        /* open brackets, bounded by MAX_NESTING */
   bool stop;          /* input too deep to go on: no more syntax errors */
   bool depth_error;   /* an expression too deep was reported */
+  bool nesting_error; /* statements nested too deep were reported */
   char last[48];      /* the text of the last token, clipped, for messages */
   /* The reserved words by their first byte: those that start with byte b
    * are word_order[word_start[b] .. word_start[b + 1]) (words_index). */

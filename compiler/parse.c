@@ -248,6 +248,54 @@ static size_t stmt_size(StmtKind kind) {
   return sizeof(Stmt);
 }
 
+/* How deep the compound statements of body[0 .. n) nest. */
+static int body_depth(Stmt *const *body, int n) {
+  int d = 0;
+  for (int i = 0; i < n; i++) {
+    const Stmt *st = body[i];
+    bool compound = st && (st->kind == ST_FOR || st->kind == ST_WHILE || st->kind == ST_IF ||
+                           st->kind == ST_SWITCH);
+    if (compound && st->depth > d)
+      d = st->depth;
+  }
+  return d;
+}
+
+/* Bounds how deep statements nest, so that the recursive walks of sema.c
+ * cannot exhaust the stack.  The scanner's bound on open brackets bounds
+ * it, but for an else-if chain: each `else if` nests its if one deeper,
+ * with no brace.  Past the bound the statement's bodies are dropped,
+ * after one error. */
+static Stmt *nested(ParseState *ps, Stmt *s) {
+  int d = body_depth(s->body, s->nbody);
+  if (s->kind == ST_IF && body_depth(s->else_body, s->nelse) > d)
+    d = body_depth(s->else_body, s->nelse);
+  for (int k = 0; s->kind == ST_SWITCH && k < s->ncases; k++)
+    if (body_depth(s->cases[k].body, s->cases[k].nbody) > d)
+      d = body_depth(s->cases[k].body, s->cases[k].nbody);
+  if (d < MAX_NESTING) {
+    s->depth = d + 1;
+    return s;
+  }
+  if (!ps->nesting_error)
+    error_at(ps->c->diag, s->pos,
+             "this %s holds statements nested more than %d deep: each 'else if' nests its if "
+             "one deeper, as 'else { if ... }' does",
+             s->kind == ST_FOR     ? "for"
+             : s->kind == ST_WHILE ? "while"
+             : s->kind == ST_IF    ? "if"
+                                   : "switch",
+             MAX_NESTING);
+  ps->nesting_error = true;
+  s->nbody = 0;
+  if (s->kind == ST_IF)
+    s->nelse = 0;
+  for (int k = 0; s->kind == ST_SWITCH && k < s->ncases; k++)
+    s->cases[k].nbody = 0;
+  s->depth = 1;
+  return s;
+}
+
 static Stmt *new_stmt(ParseState *ps, StmtKind kind, Pos p) {
   Stmt *s = arena_alloc(ps->c->arena, stmt_size(kind));
   s->kind = kind;
@@ -380,7 +428,7 @@ Stmt *stmt_for(ParseState *ps, Pos p, Sym *var, Pos vp, Expr *lo, Expr *hi, List
   s->lo = lo;
   s->hi = hi;
   s->body = list_array(ps, body, &s->nbody);
-  return s;
+  return nested(ps, s);
 }
 
 Stmt *stmt_while(ParseState *ps, Pos p, Cond *cond, Expr *max_iter, List *body) {
@@ -389,7 +437,7 @@ Stmt *stmt_while(ParseState *ps, Pos p, Cond *cond, Expr *max_iter, List *body) 
   s->cond = cond;
   s->max_iter = max_iter;
   s->body = list_array(ps, body, &s->nbody);
-  return s;
+  return nested(ps, s);
 }
 
 Stmt *stmt_named(Stmt *control, Sym *name, Pos np) {
@@ -400,14 +448,40 @@ Stmt *stmt_named(Stmt *control, Sym *name, Pos np) {
 
 List *else_body(ParseState *ps, List *body) { return body ? body : list_new(ps); }
 
+static void set_else(ParseState *ps, Stmt *s, List *else_list) {
+  s->has_else = else_list != NULL;
+  s->else_body = list_array(ps, else_list, &s->nelse);
+}
+
 Stmt *stmt_if(ParseState *ps, Pos p, Cond *cond, List *then_body, List *else_list) {
   Stmt *s = new_stmt(ps, ST_IF, p);
   s->node_kind = NK_IF;
   s->cond = cond;
   s->body = list_array(ps, then_body, &s->nbody);
-  s->has_else = else_list != NULL;
-  s->else_body = list_array(ps, else_list, &s->nelse);
+  set_else(ps, s, else_list);
+  return nested(ps, s);
+}
+
+Stmt *else_if(ParseState *ps, Pos p, Cond *cond, List *then_body) {
+  Stmt *s = new_stmt(ps, ST_IF, p);
+  s->node_kind = NK_IF;
+  s->cond = cond;
+  s->body = list_array(ps, then_body, &s->nbody);
   return s;
+}
+
+/* Each if of the chain is the whole else of the one before it, the last
+ * one's else else_list: the nested form, built from the inside out. */
+List *else_if_chain(ParseState *ps, List *chain, List *else_list) {
+  if (!chain)
+    return else_list;
+  for (int i = chain->n; i-- > 0;) {
+    Stmt *s = chain->v[i];
+    set_else(ps, s, else_list);
+    else_list = list_push(ps, NULL, nested(ps, s));
+  }
+  list_recycle(ps, chain);
+  return else_list;
 }
 
 CaseItem *case_new(ParseState *ps, Pos p, Expr *value, List *body) {
@@ -426,7 +500,7 @@ Stmt *stmt_switch(ParseState *ps, Pos p, Expr *selector, List *cases) {
   s->cases = arena_alloc(ps->c->arena, (size_t)s->ncases * sizeof(CaseItem) + 1);
   for (int i = 0; i < s->ncases; i++)
     s->cases[i] = *(CaseItem *)cases->v[i];
-  return s;
+  return nested(ps, s);
 }
 
 /* Conditions are bounded in depth like expressions. */

@@ -72,6 +72,11 @@ void node_keyword_missing(ParseState *ps, Pos p, Sym *name);
 Stmt *stmt_named(Stmt *control, Sym *name, Pos np);
 Stmt *stmt_while(ParseState *ps, Pos p, Cond *cond, Expr *max_iter, List *body);
 Stmt *stmt_if(ParseState *ps, Pos p, Cond *cond, List *then_body, List *else_body);
+/* `else if COND { ... }`, one link of a chain; else_if_chain nests the
+ * links, each in the else of the one before, and gives the first if's
+ * else (else_list where there is no link). */
+Stmt *else_if(ParseState *ps, Pos p, Cond *cond, List *then_body);
+List *else_if_chain(ParseState *ps, List *chain, List *else_list);
 Stmt *stmt_switch(ParseState *ps, Pos p, Expr *selector, List *cases);
 CaseItem *case_new(ParseState *ps, Pos p, Expr *value, List *body);
 /* An else, or an empty one: never NULL. */

@@ -83,7 +83,8 @@ static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg
 %type <stmt> stmt call
 %type <group> group
 %type <expr> expr init noderef
-%type <list> params params1 stmts exprs exprs1 launches chain noderefs else_opt cases sources
+%type <list> params params1 stmts exprs exprs1 launches chain noderefs else_ifs else_opt cases
+%type <list> sources
 %type <cond> cond
 %type <expr> max_opt
 %type <cmp> cmp
@@ -202,13 +203,14 @@ stmt
                                   { $$ = stmt_for_without_range(ps, @1, $2, @2, $4, $6); }
   | WHILE cond max_opt '{' stmts '}'
                                   { $$ = stmt_while(ps, @1, $2, $3, $5); }
-  | IF cond '{' stmts '}' else_opt
-                                  { $$ = stmt_if(ps, @1, $2, $4, $6); }
+  | IF cond '{' stmts '}' else_ifs else_opt
+                                  { $$ = stmt_if(ps, @1, $2, $4, else_if_chain(ps, $6, $7)); }
   | SWITCH expr '{' cases '}'     { $$ = stmt_switch(ps, @1, $2, $4); }
   | NODE IDENT '=' WHILE cond max_opt '{' stmts '}'
                                   { $$ = stmt_named(stmt_while(ps, @4, $5, $6, $8), $2, @2); }
-  | NODE IDENT '=' IF cond '{' stmts '}' else_opt
-                                  { $$ = stmt_named(stmt_if(ps, @4, $5, $7, $9), $2, @2); }
+  | NODE IDENT '=' IF cond '{' stmts '}' else_ifs else_opt
+                                  { $$ = stmt_named(stmt_if(ps, @4, $5, $7, else_if_chain(ps, $9, $10)),
+                                                    $2, @2); }
   | NODE IDENT '=' SWITCH expr '{' cases '}'
                                   { $$ = stmt_named(stmt_switch(ps, @4, $5, $7), $2, @2); }
   | error ';'                     { $$ = NULL; recovered(ps); yyerrok; }
@@ -225,6 +227,14 @@ semi
 max_opt
   : %empty                        { $$ = NULL; }
   | MAX expr                      { $$ = $2; }
+  ;
+
+/* `else if` links, left-recursive so that a long chain takes no stack:
+ * else_if_chain nests them. */
+else_ifs
+  : %empty                        { $$ = NULL; }
+  | else_ifs ELSE IF cond '{' stmts '}'
+                                  { $$ = list_push(ps, $1, else_if(ps, @3, $4, $6)); }
   ;
 
 else_opt
