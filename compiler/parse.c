@@ -470,6 +470,13 @@ Stmt *else_if(ParseState *ps, Pos p, Cond *cond, List *then_body) {
   return s;
 }
 
+void else_after_else(ParseState *ps, Pos p, List *body) {
+  error_at(ps->c->diag, p,
+           "unexpected 'else': an else comes after the body of an if or of an 'else if', "
+           "and nothing follows the last 'else { ... }'");
+  list_recycle(ps, body);
+}
+
 /* Each if of the chain is the whole else of the one before it, the last
  * one's else else_list: the nested form, built from the inside out. */
 List *else_if_chain(ParseState *ps, List *chain, List *else_list) {

@@ -239,7 +239,18 @@ else_ifs
 
 else_opt
   : %empty                        { $$ = NULL; }
-  | ELSE '{' stmts '}'            { $$ = else_body(ps, $3); }
+  | ELSE '{' stmts '}' else_after_else
+                                  { $$ = else_body(ps, $3); }
+  ;
+
+/* More of the chain after its last else: one error each, and the parse
+ * goes on after it. */
+else_after_else
+  : %empty
+  | else_after_else ELSE IF cond '{' stmts '}'
+                                  { else_after_else(ps, @2, $6); }
+  | else_after_else ELSE '{' stmts '}'
+                                  { else_after_else(ps, @2, $4); }
   ;
 
 cases
@@ -527,6 +538,20 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
     snprintf(unexpected, sizeof unexpected, "%s '%s'", token_text(tok), ps->last);
   else
     snprintf(unexpected, sizeof unexpected, "%s", token_text(tok));
+  /* `if {`, `else if {`, `while {`: the condition left out. */
+  if (prev && (prev->kind == IF || prev->kind == WHILE) && prev->at.off < at.off) {
+    error_at(d, at, "expected a condition after '%s', such as 's == 0', before %s",
+             prev->kind == IF ? "if" : "while", unexpected);
+    return 0;
+  }
+  /* An else where no if's body ends: after a statement that is no if,
+   * or after the last else of a chain. */
+  if (tok == YYSYMBOL_ELSE) {
+    error_at(d, at,
+             "unexpected 'else': an else comes after the body of an if or of an 'else if', "
+             "and nothing follows the last 'else { ... }'");
+    return 0;
+  }
   if (n <= 0 || n > 4) {
     error_at(d, at, "unexpected %s", unexpected);
     return 0;
