@@ -2,9 +2,10 @@
  *
  * The layout: 4 spaces an indentation level; one statement a line, and a
  * statement broken over lines in the source keeps its breaks, its later
- * lines one level deeper; spaces around binary operators, `=`, `->`, `=>`
- * and `..`, after `,` and a declaration's `:`, none inside brackets; at
- * most one blank line in a row, none after `{` or before `}`.  In a run of
+ * lines one level deeper (but `} else {` and `} else if COND {` are one
+ * line each); spaces around binary operators, `=`, `->`, `=>` and `..`,
+ * after `,` and a declaration's `:`, none inside brackets; at most one
+ * blank line in a row, none after `{` or before `}`.  In a run of
  * consecutive one-line constants or nodes the `=` line up, in a run of
  * buffers and scalars the types, and in a run of lines with comments at
  * their ends the comments.  Comments stay where they were.
@@ -269,14 +270,19 @@ static void format_tokens(Fmt *f, const Tok *t, size_t n) {
   for (size_t i = 0; i < n && t[i].kind != T_EOF; i++) {
     const Tok *c = &t[i];
     bool block = first && (opens_block(first) || named);
+    /* `} else` and `else if` are one line, whatever breaks the source has
+     * between them. */
+    bool joined = prev && c->kind == T_WORD &&
+                  ((is(c, "else") && is_punct(prev, "}")) ||
+                   (is(c, "if") && prev->kind == T_WORD && is(prev, "else")));
     /* A line break inside a statement stays, its next line one level in. */
-    if (c->breaks && f->cur.n) {
+    if (c->breaks && f->cur.n && !joined) {
       end_line(f, NULL, false, 0);
       f->cont = first != NULL;
       multi = multi || first != NULL;
     }
     /* At most one blank line, and none after `{` or before `}`. */
-    if (c->breaks >= 2 && !first && f->lines.n && !is_punct(c, "}")) {
+    if (c->breaks >= 2 && !first && f->lines.n && !is_punct(c, "}") && !joined) {
       const char *last = f->lines.v[f->lines.n - 1].code;
       size_t len = strlen(last);
       if (!(len && last[len - 1] == '{'))
@@ -309,7 +315,7 @@ static void format_tokens(Fmt *f, const Tok *t, size_t n) {
       prev = c;
       prev2 = NULL;
       const Tok *nx = &t[i + 1];
-      if (nx->kind == T_WORD && is(nx, "else") && !nx->breaks) {
+      if (nx->kind == T_WORD && is(nx, "else")) {
         first = NULL; /* `} else {`: the else starts a statement on this line */
         continue;
       }
