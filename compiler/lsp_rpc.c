@@ -214,9 +214,28 @@ cJSON *lsp_range(cJSON *start, cJSON *end) {
 
 bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
+/* Where the text after `off` has other than white space and comments. */
+static size_t skip_blank(const char *t, size_t n, size_t off) {
+  while (off < n) {
+    if (isspace((unsigned char)t[off]))
+      off++;
+    else if (t[off] == '/' && off + 1 < n && t[off + 1] == '/')
+      off = line_end(t, n, off);
+    else if (t[off] == '/' && off + 1 < n && t[off + 1] == '*') {
+      const char *e = NULL;
+      for (size_t k = off + 2; k + 1 < n && !e; k++)
+        if (t[k] == '*' && t[k + 1] == '/')
+          e = t + k;
+      off = e ? (size_t)(e - t) + 2 : n;
+    } else
+      break;
+  }
+  return off;
+}
+
 /* Where the statement or item that starts at `off` ends: just past its ';'
- * or the '}' that closes its first block, brackets, comments and strings
- * skipped. */
+ * or the '}' that closes its first block (an if's: its last else's),
+ * brackets, comments and strings skipped. */
 size_t extent_end(const char *t, size_t n, size_t off) {
   int depth = 0;
   for (size_t i = off; i < n; i++) {
@@ -240,8 +259,15 @@ size_t extent_end(const char *t, size_t n, size_t off) {
     } else if (c == '(' || c == '[' || c == '{') {
       depth++;
     } else if (c == ')' || c == ']' || c == '}') {
-      if (--depth <= 0 && c == '}')
+      if (--depth <= 0 && c == '}') {
+        size_t e = skip_blank(t, n, i + 1);
+        if (depth == 0 && e + 4 <= n && !memcmp(t + e, "else", 4) &&
+            (e + 4 == n || !ident_char(t[e + 4]))) {
+          i = e + 3; /* on through the else, or the else if */
+          continue;
+        }
         return i + 1;
+      }
       if (depth < 0)
         return i;
     } else if (c == ';' && depth <= 0) {
