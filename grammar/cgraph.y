@@ -235,6 +235,9 @@ else_ifs
   : %empty                        { $$ = NULL; }
   | else_ifs ELSE IF cond '{' stmts '}'
                                   { $$ = list_push(ps, $1, else_if(ps, @3, $4, $6)); }
+  /* No body: the link is dropped, and the parse goes on after the
+   * condition (quietly at the end of the input, which is the error). */
+  | else_ifs ELSE IF cond error   { $$ = $1; recovered(ps); if (yychar != YYEOF) yyerrok; }
   ;
 
 else_opt
@@ -539,14 +542,14 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
   else
     snprintf(unexpected, sizeof unexpected, "%s", token_text(tok));
   /* `if {`, `else if {`, `while {`: the condition left out. */
-  if (prev && (prev->kind == IF || prev->kind == WHILE) && prev->at.off < at.off) {
+  if (prev && (prev->kind == IF || prev->kind == WHILE) && prev->at.off <= at.off) {
     error_at(d, at, "expected a condition after '%s', such as 's == 0', before %s",
              prev->kind == IF ? "if" : "while", unexpected);
     return 0;
   }
-  /* An else where no if's body ends: after a statement that is no if,
-   * or after the last else of a chain. */
-  if (tok == YYSYMBOL_ELSE) {
+  /* An else where a statement could start: after one that is no if. */
+  if (tok == YYSYMBOL_ELSE && prev &&
+      (prev->kind == ';' || prev->kind == '{' || prev->kind == '}')) {
     error_at(d, at,
              "unexpected 'else': an else comes after the body of an if or of an 'else if', "
              "and nothing follows the last 'else { ... }'");
