@@ -214,21 +214,28 @@ cJSON *lsp_range(cJSON *start, cJSON *end) {
 
 bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
+/* Just past the comment that starts at i (n if it is not closed), or i
+ * where none starts there. */
+static size_t past_comment(const char *t, size_t n, size_t i) {
+  if (t[i] != '/' || i + 1 >= n)
+    return i;
+  if (t[i + 1] == '/')
+    return line_end(t, n, i);
+  if (t[i + 1] != '*')
+    return i;
+  for (size_t k = i + 2; k + 1 < n; k++)
+    if (t[k] == '*' && t[k + 1] == '/')
+      return k + 2;
+  return n;
+}
+
 /* Where the text after `off` has other than white space and comments. */
 static size_t skip_blank(const char *t, size_t n, size_t off) {
   while (off < n) {
-    if (isspace((unsigned char)t[off]))
-      off++;
-    else if (t[off] == '/' && off + 1 < n && t[off + 1] == '/')
-      off = line_end(t, n, off);
-    else if (t[off] == '/' && off + 1 < n && t[off + 1] == '*') {
-      const char *e = NULL;
-      for (size_t k = off + 2; k + 1 < n && !e; k++)
-        if (t[k] == '*' && t[k + 1] == '/')
-          e = t + k;
-      off = e ? (size_t)(e - t) + 2 : n;
-    } else
+    size_t e = isspace((unsigned char)t[off]) ? off + 1 : past_comment(t, n, off);
+    if (e == off)
       break;
+    off = e;
   }
   return off;
 }
@@ -240,18 +247,9 @@ size_t extent_end(const char *t, size_t n, size_t off) {
   int depth = 0;
   for (size_t i = off; i < n; i++) {
     char c = t[i];
-    if (c == '/' && i + 1 < n && t[i + 1] == '/') {
-      i = line_end(t, n, i) - 1;
-    } else if (c == '/' && i + 1 < n && t[i + 1] == '*') {
-      const char *e = NULL;
-      for (size_t k = i + 2; k + 1 < n; k++)
-        if (t[k] == '*' && t[k + 1] == '/') {
-          e = t + k;
-          break;
-        }
-      if (!e)
-        return n;
-      i = (size_t)(e - t) + 1;
+    size_t past = past_comment(t, n, i);
+    if (past != i) {
+      i = past - 1; /* the loop steps past it */
     } else if (c == '"') {
       for (i++; i < n && t[i] != '"' && t[i] != '\n' && t[i] != '\r'; i++)
         if (t[i] == '\\')

@@ -267,12 +267,12 @@ static int body_depth(Stmt *const *body, int n) {
  * with no brace.  Past the bound the statement's bodies are dropped,
  * after one error. */
 static Stmt *nested(ParseState *ps, Stmt *s) {
-  int d = body_depth(s->body, s->nbody);
-  if (s->kind == ST_IF && body_depth(s->else_body, s->nelse) > d)
-    d = body_depth(s->else_body, s->nelse);
+  int d = body_depth(s->body, s->nbody), e;
+  if (s->kind == ST_IF && (e = body_depth(s->else_body, s->nelse)) > d)
+    d = e;
   for (int k = 0; s->kind == ST_SWITCH && k < s->ncases; k++)
-    if (body_depth(s->cases[k].body, s->cases[k].nbody) > d)
-      d = body_depth(s->cases[k].body, s->cases[k].nbody);
+    if ((e = body_depth(s->cases[k].body, s->cases[k].nbody)) > d)
+      d = e;
   if (d < MAX_NESTING) {
     s->depth = d + 1;
     return s;
@@ -471,9 +471,7 @@ Stmt *else_if(ParseState *ps, Pos p, Cond *cond, List *then_body) {
 }
 
 void else_after_else(ParseState *ps, Pos p, List *body) {
-  error_at(ps->c->diag, p,
-           "unexpected 'else': an else comes after the body of an if or of an 'else if', "
-           "and nothing follows the last 'else { ... }'");
+  error_at(ps->c->diag, p, DIAG_UNEXPECTED_ELSE_ELSE_COMES);
   list_recycle(ps, body);
 }
 

@@ -550,9 +550,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, ParseSt
   /* An else where a statement could start: after one that is no if. */
   if (tok == YYSYMBOL_ELSE && prev &&
       (prev->kind == ';' || prev->kind == '{' || prev->kind == '}')) {
-    error_at(d, at,
-             "unexpected 'else': an else comes after the body of an if or of an 'else if', "
-             "and nothing follows the last 'else { ... }'");
+    error_at(d, at, DIAG_UNEXPECTED_ELSE_ELSE_COMES);
     return 0;
   }
   if (n <= 0 || n > 4) {
