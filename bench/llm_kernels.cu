@@ -71,6 +71,16 @@ __global__ void __launch_bounds__(THREADS, MINB) down_variant(const bf16 *w, con
                                                         int topk, int n, int m) {
   Moe<R, U>::down(w, ws, act, ids, wts, x, fe, fs, topk, n, m);
 }
+// down staging its activations otherwise (DownStage; Early is right here,
+// since no kernel of the bench's chain writes act), or asking the L2 for PF
+// more chunks a lane while they come.
+template <DownStage ST, int U, int MINB, int PF = 0>
+__global__ void __launch_bounds__(THREADS, MINB) down_stage_variant(const bf16 *w, const bf16 *ws,
+                                                              const bf16 *act, const uint32_t *ids,
+                                                              const float *wts, bf16 *x, int fe,
+                                                              int fs, int topk, int n, int m) {
+  Moe<1, U>::template down<ST, PF>(w, ws, act, ids, wts, x, fe, fs, topk, n, m);
+}
 
 // The library's down before 2026-12-04, which the one of kernels/llm_moe.cuh
 // is measured against: the same stream, a sum a segment in registers
@@ -221,16 +231,17 @@ __global__ void __launch_bounds__(THREADS, 2) down_read(const bf16 *w, const bf1
   const int t = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int d = blockIdx.x * WARPS + warp;
   const int nsh = fs >> 3, nfe = fe >> 3, total = nsh + topk * nfe;
-  uint32_t eid[MOE_MAX_TOPK];
-  for (int s = 0; s < topk && s < MOE_MAX_TOPK; s++)
-    eid[s] = __ldcg(ids + (size_t)t * topk + s);
+  __shared__ const bf16 *experts[MOE_MAX_TOPK]; // each slot's matrix, as the down kernel keeps them
+  if ((int)threadIdx.x < topk && threadIdx.x < MOE_MAX_TOPK && t < m)
+    experts[threadIdx.x] = w + (size_t)__ldcg(ids + (size_t)t * topk + threadIdx.x) * n * fe;
+  __syncthreads();
   auto chunk = [&](int j) -> const bf16 * {
     if (CONTIG) // spans of total chunks, warp after warp, within the experts' rows
       return w + ((size_t)d * total + j) * 8;
     if (j < nsh)
       return ws + (size_t)d * fs + 8 * (size_t)j;
     const int s = (j - nsh) / nfe, off = (j - nsh) % nfe;
-    return w + ((size_t)eid[s] * n + d) * fe + 8 * (size_t)off;
+    return experts[s] + (size_t)d * fe + 8 * (size_t)off;
   };
   uint32_t acc = 0;
   if (t < m && d < n)
@@ -701,6 +712,50 @@ static void moe_case(int m, bool overlap) {
     bench_row("moe_sweep", "down_m1", "U2_B3", "us", down_time(down_variant<1, 2, 3>, 4));
     bench_row("moe_sweep", "down_m1", "U2_B4", "us", down_time(down_variant<1, 2, 4>, 4));
     bench_row("moe_sweep", "down_m1", "U1_B4", "us", down_time(down_variant<1, 1, 4>, 4));
+    bench_row("moe_sweep", "down_m1", "stage_split_U4", "us",
+              down_time(down_stage_variant<DownStage::Split, 4, 2>, 4));
+    bench_row("moe_sweep", "down_m1", "stage_early_U4", "us",
+              down_time(down_stage_variant<DownStage::Early, 4, 2>, 4));
+    bench_row("moe_sweep", "down_m1", "trigger_first_U4", "us",
+              down_time(down_stage_variant<DownStage::TriggerFirst, 4, 2>, 4));
+    bench_row("moe_sweep", "down_m1", "prefetch8_U4", "us",
+              down_time(down_stage_variant<DownStage::Whole, 4, 2, 8>, 4));
+    bench_row("moe_sweep", "down_m1", "prefetch16_U4", "us",
+              down_time(down_stage_variant<DownStage::Whole, 4, 2, 16>, 4));
+    bench_row("moe_sweep", "down_m1", "prefetch32_U4", "us",
+              down_time(down_stage_variant<DownStage::Whole, 4, 2, 32>, 4));
+    bench_row("moe_sweep", "down_m1", "trigger_first_prefetch16_U4", "us",
+              down_time(down_stage_variant<DownStage::TriggerFirst, 4, 2, 16>, 4));
+    bench_row("moe_sweep", "down_m1", "prefetch16_U2_B3", "us",
+              down_time(down_stage_variant<DownStage::Whole, 2, 3, 16>, 4));
+    bench_row("moe_sweep", "down_m1", "stage_split_U2_B3", "us",
+              down_time(down_stage_variant<DownStage::Split, 2, 3>, 4));
+    { // Split sums as llm_moe_down does: the same bits, one call each on the same residual
+      const size_t xn = (size_t)m * D;
+      bf16 *xa = (bf16 *)dalloc(xn * 2), *xb = (bf16 *)dalloc(xn * 2);
+      bf16 *act_r = random_bf16((size_t)m * (TOPK * FE + FS), 1);
+      CUDA(cudaMemcpy(xa, res, xn * 2, cudaMemcpyDeviceToDevice));
+      CUDA(cudaMemcpy(xb, res, xn * 2, cudaMemcpyDeviceToDevice));
+      const size_t sm = (size_t)(TOPK * FE + FS) * 4;
+      launch(llm_moe_down, dim3((D + WARPS - 1) / WARPS, m), dim3(THREADS), sm, false,
+             (const bf16 *)down[0], (const bf16 *)sdown[0], (const bf16 *)act_r,
+             (const uint32_t *)dids, (const float *)dw, xa, (uint32_t)FE, (uint32_t)FS,
+             (uint32_t)TOPK, (uint32_t)D, (uint32_t)m);
+      launch(down_stage_variant<DownStage::Split, 4, 2>, dim3((D + WARPS - 1) / WARPS, m),
+             dim3(THREADS), sm, false, (const bf16 *)down[0], (const bf16 *)sdown[0],
+             (const bf16 *)act_r, (const uint32_t *)dids, (const float *)dw, xb, (int)FE, (int)FS,
+             (int)TOPK, (int)D, (int)m);
+      CUDA(cudaStreamSynchronize(stream));
+      std::vector<uint16_t> ha(xn), hb(xn);
+      CUDA(cudaMemcpy(ha.data(), xa, xn * 2, cudaMemcpyDeviceToHost));
+      CUDA(cudaMemcpy(hb.data(), xb, xn * 2, cudaMemcpyDeviceToHost));
+      int differ = 0;
+      for (size_t i = 0; i < xn; i++)
+        differ += ha[i] != hb[i];
+      bench_row("moe_sweep", "down_m1", "stage_split_outputs_differing", "count", differ);
+      for (void *p : {(void *)xa, (void *)xb, (void *)act_r})
+        CUDA(cudaFree(p));
+    }
     bench_row("moe_sweep", "down_m1", "read_pattern_8", "us", down_time(down_read<8, false>));
     bench_row("moe_sweep", "down_m1", "read_pattern_16", "us", down_time(down_read<16, false>));
     bench_row("moe_sweep", "down_m1", "read_contig_8", "us", down_time(down_read<8, true>));

@@ -76,6 +76,11 @@ __device__ __forceinline__ void require_smem(size_t bytes) {
     __trap();
 }
 
+// Asks the L2 for the line holding p (no register waits for it).
+__device__ __forceinline__ void prefetch_l2(const void *p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 // A weight chunk of 8 bf16, read once: kept out of L1.
 __device__ __forceinline__ uint4 load_weight(const bf16 *p) {
   uint4 v;

@@ -13,6 +13,16 @@ namespace llm {
 constexpr int MOE_MAX_EXPERTS = 256; // the router's last block holds every logit of a token
 constexpr int MOE_MAX_TOPK = 8;
 
+// How Moe::down stages its token's activations in shared memory.  The
+// library's kernels take Whole: all of them after the wait, then trigger().
+// The others are what bench_llm_kernels measures against it (BENCHMARKS.md,
+// run AX), none faster in the model: Split, the shared experts' (the rows
+// it reads first) after the wait and the rest while those are summed;
+// TriggerFirst, trigger() before staging; Early, staged before the wait,
+// right only where no kernel before writes them (the bench's chain of down
+// calls): what staging after the wait costs.
+enum class DownStage { Whole, Split, TriggerFirst, Early };
+
 template <int R, int U> struct Moe {
   static constexpr int PER_BLOCK = WARPS * R;
 
@@ -215,18 +225,32 @@ template <int R, int U> struct Moe {
   // where its upper half goes; the thread that copied it unpacks it, so it
   // reads the chunk before it writes over it, and xs[c] holds nothing yet.
   static __device__ void stage_f32(float4 *xs, const bf16 *act, int nch) {
+    stage_copy(xs, act, nch, 0, nch);
+    cp_async_wait_pending(0);
+    stage_unpack(xs, nch, 0, nch);
+    __syncthreads();
+  }
+  // Chunks c0 .. c1 - 1 of stage_f32's copies, as one group of cp.async;
+  // then (once the thread's group is in) its unpacking, which the thread
+  // that copied a chunk does.
+  static __device__ void stage_copy(float4 *xs, const bf16 *act, int nch, int c0, int c1) {
     const uint4 *src = reinterpret_cast<const uint4 *>(act);
-    for (int c = (int)threadIdx.x; c < nch; c += THREADS)
+    for (int c = c0 + (int)threadIdx.x; c < c1; c += THREADS)
       cp_async16(xs + nch + c, src + c); // another kernel wrote them: through the L2
-    cp_async_wait();
-    for (int c = (int)threadIdx.x; c < nch; c += THREADS) {
+    cp_async_commit();
+  }
+  static __device__ void stage_unpack(float4 *xs, int nch, int c0, int c1) {
+    for (int c = c0 + (int)threadIdx.x; c < c1; c += THREADS) {
       float f[8];
       unpack8(*reinterpret_cast<const uint4 *>(xs + nch + c), f);
       xs[c] = make_float4(f[0], f[1], f[2], f[3]);
       xs[nch + c] = make_float4(f[4], f[5], f[6], f[7]);
     }
-    __syncthreads();
   }
+  // PF > 0: after its wait, a lane asks the L2 for its next PF chunks of
+  // weights (past the DU in registers) while the activations come (the
+  // bench's measure too; slower in the model: BENCHMARKS.md, run AX).
+  template <DownStage ST = DownStage::Whole, int PF = 0>
   static __device__ void down(const bf16 *w, const bf16 *w_shared, const bf16 *act,
                               const uint32_t *ids, const float *weights, bf16 *x, int fe, int fs,
                               int topk, int n, int m) {
@@ -291,10 +315,41 @@ template <int R, int U> struct Moe {
 #pragma unroll
       for (int u = 0; u < DU; u++)
         fetch(buf[u]);
+      const int nch = act_token >> 3, lo = topk * nfe; // lo: where the shared experts' start
+      bool rest = !(ST == DownStage::Split && first); // the routed experts' staged (Split)
       if (first) {
-        wait();
-        stage_f32(xs, act + (size_t)t * act_token, act_token >> 3);
-        trigger();
+        const bf16 *at = act + (size_t)t * act_token;
+        if (ST == DownStage::Early) {
+          stage_f32(xs, at, nch);
+          wait();
+        } else {
+          wait();
+          if (ST == DownStage::TriggerFirst)
+            trigger();
+          if (PF) { // the lane's next PF chunks asked of the L2 while the activations come
+            const int s_seg = f_seg, s_off = f_off, s_len = f_len;
+            const bf16 *s_row = f_row;
+#pragma unroll
+            for (int i = 0; i < PF; i++) {
+              if (f_seg <= topk)
+                prefetch_l2(f_row + 8 * (size_t)f_off);
+              f_off += 32;
+              f_settle();
+            }
+            f_seg = s_seg, f_off = s_off, f_len = s_len, f_row = s_row;
+          }
+          if (ST == DownStage::Split) { // the shared experts' (read first), then the rest
+            stage_copy(xs, at, nch, lo, nch);
+            stage_copy(xs, at, nch, 0, lo);
+            cp_async_wait_pending(1);
+            stage_unpack(xs, nch, lo, nch);
+            __syncthreads();
+          } else {
+            stage_f32(xs, at, nch);
+          }
+        }
+        if (ST != DownStage::TriggerFirst)
+          trigger();
       }
       // The consumption position: segment, chunk in it, where its
       // activations start in xs (the experts' first, the shared last).
@@ -315,6 +370,14 @@ template <int R, int U> struct Moe {
       for (int j0 = 0; j0 < total; j0 += 32 * DU) {
 #pragma unroll
         for (int u = 0; u < DU; u++) {
+          if (ST == DownStage::Split && !rest && j0 + 32 * u + 31 >= nsh) {
+            // A lane of the block is about to leave the first segment (the
+            // same step for every warp: their streams are as long).
+            cp_async_wait_pending(0);
+            stage_unpack(xs, nch, 0, lo);
+            __syncthreads();
+            rest = true;
+          }
           const uint4 cur = buf[u];
           fetch(buf[u]);
           if (c_seg <= topk)
