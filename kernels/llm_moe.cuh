@@ -211,10 +211,12 @@ template <int R, int U> struct Moe {
   // compares: the bookkeeping had cost three times the arithmetic.
   //
   // The expert ids are read before the wait on the kernel before, so that
-  // the experts' rows are in flight before it ends, as the shared row is:
-  // the ids must be complete when that kernel lets this one start.  They
-  // are after llm_moe_gate_up, whose every block waits on the kernel before
-  // it (the router) before it lets the next kernel start.
+  // the experts' rows are in flight before it ends, as the shared row is;
+  // and their weights and the residual, so that the sums' end waits on no
+  // load.  They must be complete when that kernel lets this one start:
+  // they are after llm_moe_gate_up, which lets the next kernel start only
+  // once its routed blocks have waited on the router (which wrote the ids
+  // and weights after its own wait on o_proj, which wrote the residual).
   static constexpr int DU = 2 * U;
   // xs[c], xs[nch + c] = the 8 values of act's chunk c in f32, for c < nch
   // (the block calls it together): unpacked once here, not at every use.
@@ -280,12 +282,19 @@ template <int R, int U> struct Moe {
     require_smem((size_t)act_token * 4);
     const float4 *xs_hi = xs + (act_token >> 3);
     const int nsh = fs >> 3, nfe = fe >> 3, total = nsh + topk * nfe;
-    // Lane s in 1..topk holds segment s's expert id, read before the wait.
+    // Lane s in 1..topk holds segment s's expert id and routing weight, read
+    // before the wait; and lane 0 of each warp its output's residual (the
+    // router wrote the first, o_proj before it the residual: both complete
+    // before gate_up lets this kernel start), so that a block's last step
+    // waits on no load.
     const uint32_t eid =
         lane >= 1 && lane <= topk ? __ldcg(ids + (size_t)t * topk + lane - 1) : 0u;
+    const float gate =
+        lane >= 1 && lane <= topk ? __ldcg(weights + (size_t)t * topk + lane - 1) : 0.0f;
     for (int b = b0, first = 1; first || b * WARPS < n; b += gridDim.x, first = 0) {
       const int d = b * WARPS + warp;
       const size_t dd = d < n ? (size_t)d : 0; // a warp past n reads row 0 and writes nothing
+      const float res = lane == 0 ? bf(__ldcg(x + (size_t)t * n + dd)) : 0.0f;
       __syncwarp(); // the warp is done with the rows of its pass before
       if (lane <= topk)
         seg_rows[warp][lane] =
@@ -391,11 +400,11 @@ template <int R, int U> struct Moe {
 #pragma unroll
       for (int s = 1; s <= MOE_MAX_TOPK; s++)
         if (s <= topk)
-          routed += weights[(size_t)t * topk + s - 1] * round_bf(warp_sum(part[warp][s][lane]));
+          routed += __shfl_sync(0xffffffffu, gate, s) * round_bf(warp_sum(part[warp][s][lane]));
       const float shared = warp_sum(part[warp][0][lane]);
       if (d < n && lane == 0) {
         const float y = round_bf(round_bf(routed) + round_bf(shared));
-        x[(size_t)t * n + d] = to_bf(bf(x[(size_t)t * n + d]) + y);
+        x[(size_t)t * n + d] = to_bf(res + y);
       }
     }
   }
