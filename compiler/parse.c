@@ -261,6 +261,22 @@ static int body_depth(Stmt *const *body, int n) {
   return d;
 }
 
+/* Statements dropped after an error: the names they declare are lost to
+ * it (Compiler.lost), so that a use of one is not reported undefined too. */
+static void lose_stmts(ParseState *ps, Stmt **v, int n) {
+  for (int i = 0; i < n; i++) {
+    const Stmt *s = v[i];
+    if (s->name)
+      map_put(&ps->c->lost, s->name, s->name);
+    if (s->kind == ST_FOR || s->kind == ST_WHILE || s->kind == ST_IF)
+      lose_stmts(ps, s->body, s->nbody);
+    if (s->kind == ST_IF)
+      lose_stmts(ps, s->else_body, s->nelse);
+    for (int k = 0; s->kind == ST_SWITCH && k < s->ncases; k++)
+      lose_stmts(ps, s->cases[k].body, s->cases[k].nbody);
+  }
+}
+
 /* Bounds how deep statements nest, so that the recursive walks of sema.c
  * cannot exhaust the stack.  The scanner's bound on open brackets bounds
  * it, but for an else-if chain: each `else if` nests its if one deeper,
@@ -287,6 +303,11 @@ static Stmt *nested(ParseState *ps, Stmt *s) {
                                    : "switch",
              MAX_NESTING);
   ps->nesting_error = true;
+  lose_stmts(ps, s->body, s->nbody);
+  if (s->kind == ST_IF)
+    lose_stmts(ps, s->else_body, s->nelse);
+  for (int k = 0; s->kind == ST_SWITCH && k < s->ncases; k++)
+    lose_stmts(ps, s->cases[k].body, s->cases[k].nbody);
   s->nbody = 0;
   if (s->kind == ST_IF)
     s->nelse = 0;
@@ -470,8 +491,10 @@ Stmt *else_if(ParseState *ps, Pos p, Cond *cond, List *then_body) {
   return s;
 }
 
-void else_after_else(ParseState *ps, Pos p, List *body) {
+void stray_else(ParseState *ps, Pos p, List *body) {
   error_at(ps->c->diag, p, DIAG_UNEXPECTED_ELSE_ELSE_COMES);
+  if (body)
+    lose_stmts(ps, (Stmt **)body->v, body->n);
   list_recycle(ps, body);
 }
 

@@ -77,8 +77,9 @@ Stmt *stmt_if(ParseState *ps, Pos p, Cond *cond, List *then_body, List *else_bod
  * else (else_list where there is no link). */
 Stmt *else_if(ParseState *ps, Pos p, Cond *cond, List *then_body);
 List *else_if_chain(ParseState *ps, List *chain, List *else_list);
-/* An else after the last one, reported; its body is dropped. */
-void else_after_else(ParseState *ps, Pos p, List *body);
+/* An else that no if takes (after the last one, or after a statement that
+ * is no if): reported, its body dropped and the names it declares lost. */
+void stray_else(ParseState *ps, Pos p, List *body);
 Stmt *stmt_switch(ParseState *ps, Pos p, Expr *selector, List *cases);
 CaseItem *case_new(ParseState *ps, Pos p, Expr *value, List *body);
 /* An else, or an empty one: never NULL. */

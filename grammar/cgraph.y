@@ -96,6 +96,11 @@ static void yyerror(YYLTYPE *loc, void *scanner, ParseState *ps, const char *msg
 %left '*' '/' '%'
 %precedence NEG
 %precedence '['
+/* An if's chain takes every else after its body (the reductions that
+ * would end it, marked THEN, lose to shifting ELSE); an else that begins a
+ * statement is a stray one (stmt). */
+%precedence THEN
+%precedence ELSE
 
 %%
 
@@ -213,6 +218,9 @@ stmt
                                                     $2, @2); }
   | NODE IDENT '=' SWITCH expr '{' cases '}'
                                   { $$ = stmt_named(stmt_switch(ps, @4, $5, $7), $2, @2); }
+  /* An else after a statement that is no if: one error, its body dropped. */
+  | ELSE '{' stmts '}'            { $$ = NULL; stray_else(ps, @1, $3); }
+  | ELSE IF cond '{' stmts '}'    { $$ = NULL; stray_else(ps, @1, $5); }
   | error ';'                     { $$ = NULL; recovered(ps); yyerrok; }
   ;
 
@@ -241,8 +249,8 @@ else_ifs
   ;
 
 else_opt
-  : %empty                        { $$ = NULL; }
-  | ELSE '{' stmts '}' else_after_else
+  : %empty %prec THEN             { $$ = NULL; }
+  | ELSE '{' stmts '}' else_after_else %prec THEN
                                   { $$ = else_body(ps, $3); }
   ;
 
@@ -251,9 +259,9 @@ else_opt
 else_after_else
   : %empty
   | else_after_else ELSE IF cond '{' stmts '}'
-                                  { else_after_else(ps, @2, $6); }
+                                  { stray_else(ps, @2, $6); }
   | else_after_else ELSE '{' stmts '}'
-                                  { else_after_else(ps, @2, $4); }
+                                  { stray_else(ps, @2, $4); }
   ;
 
 cases
