@@ -3,7 +3,8 @@
  * The layout: 4 spaces an indentation level; one statement a line, and a
  * statement broken over lines in the source keeps its breaks, its later
  * lines one level deeper (but `} else {` and `} else if COND {` are one
- * line each); spaces around binary operators, `=`, `->`, `=>` and `..`,
+ * line each, and after `} else // comment` the if starts the next line at
+ * the else's level); spaces around binary operators, `=`, `->`, `=>` and `..`,
  * after `,` and a declaration's `:`, none inside brackets; at most one
  * blank line in a row, none after `{` or before `}`.  In a run of
  * consecutive one-line constants or nodes the `=` line up, in a run of
@@ -299,8 +300,11 @@ static void format_tokens(Fmt *f, const Tok *t, size_t n) {
         end_line(f, comment, false, 0);
       }
       free(comment);
-      f->cont = first != NULL;
-      multi = multi || first != NULL;
+      /* After `} else // ...`, the if it takes starts the next line at
+       * the else's level, as `} else if` would. */
+      const bool in_stmt = first != NULL && !(is(first, "else") && !second);
+      f->cont = in_stmt;
+      multi = multi || in_stmt;
       prev = prev2 = NULL;
       continue;
     }
