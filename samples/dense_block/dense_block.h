@@ -80,7 +80,7 @@ typedef struct DenseState {
   void *cache;              /* bf16[LAYERS, MAXPOS, CH] */
   void *qkv, *q_lat, *q_pe; /* bf16 intermediates: [QA], [H, KVR], [H, ROPE] */
   float *part, *ml;         /* f32[SPLITS, H, KVR], f32[SPLITS, H, 2] */
-  void *o_lat, *attn, *act; /* bf16[H, KVR], [H * VD], [F] */
+  void *attn, *act;         /* bf16[H * VD], [F] */
   uint32_t *pos;            /* device: this token's position */
 } DenseState;
 

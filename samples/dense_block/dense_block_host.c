@@ -103,7 +103,6 @@ void dense_state_create(DenseState *s, int with_cache) {
   s->q_pe = dense_poisoned((size_t)DB_H * DB_ROPE * sizeof(uint16_t));
   s->part = dense_poisoned((size_t)DB_SPLITS * DB_H * DB_KVR * sizeof(float));
   s->ml = dense_poisoned((size_t)DB_SPLITS * DB_H * 2 * sizeof(float));
-  s->o_lat = dense_poisoned((size_t)DB_H * DB_KVR * sizeof(uint16_t));
   s->attn = dense_poisoned((size_t)DB_H * DB_VD * sizeof(uint16_t));
   s->act = dense_poisoned(DB_F * sizeof(uint16_t));
   CUDA(cudaMalloc((void **)&s->pos, sizeof(uint32_t)));
@@ -115,8 +114,7 @@ void dense_state_create(DenseState *s, int with_cache) {
 }
 
 void dense_state_destroy(DenseState *s, int with_cache) {
-  void *all[] = {s->x,  s->qkv,   s->q_lat, s->q_pe, s->part,
-                 s->ml, s->o_lat, s->attn,  s->act,  s->pos};
+  void *all[] = {s->x, s->qkv, s->q_lat, s->q_pe, s->part, s->ml, s->attn, s->act, s->pos};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     CUDA(cudaFree(all[i]));
   if (with_cache)

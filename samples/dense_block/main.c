@@ -252,14 +252,13 @@ int main(void) {
   /* The graph's own buffers start as NaN too. */
   void *owned[] = {dense_block_buffer_qkv(g),  dense_block_buffer_q_lat(g),
                    dense_block_buffer_q_pe(g), dense_block_buffer_part(g),
-                   dense_block_buffer_ml(g),   dense_block_buffer_o_lat(g),
-                   dense_block_buffer_attn(g), dense_block_buffer_act(g)};
+                   dense_block_buffer_ml(g),   dense_block_buffer_attn(g),
+                   dense_block_buffer_act(g)};
   size_t owned_bytes[] = {DB_QA * 2,
                           DB_H * DB_KVR * 2,
                           DB_H * DB_ROPE * 2,
                           (size_t)DB_SPLITS * DB_H * DB_KVR * 4,
                           (size_t)DB_SPLITS * DB_H * 2 * 4,
-                          DB_H * DB_KVR * 2,
                           DB_H * DB_VD * 2,
                           DB_F * 2};
   for (size_t i = 0; i < sizeof owned / sizeof *owned; i++)

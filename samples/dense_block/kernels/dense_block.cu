@@ -36,7 +36,7 @@ extern "C" cudaError_t dense_block_stream_init(void) {
 extern "C" cudaError_t dense_block_stream_step(const DenseWeights *w, const DenseState *s,
                                                cudaStream_t stream) {
   bf16 *x = (bf16 *)s->x, *qkv = (bf16 *)s->qkv, *q_lat = (bf16 *)s->q_lat;
-  bf16 *q_pe = (bf16 *)s->q_pe, *o_lat = (bf16 *)s->o_lat, *attn = (bf16 *)s->attn;
+  bf16 *q_pe = (bf16 *)s->q_pe, *attn = (bf16 *)s->attn;
   bf16 *act = (bf16 *)s->act;
   for (int l = 0; l < DB_LAYERS; l++) {
     bf16 *cache = (bf16 *)s->cache + (size_t)l * DB_MAXPOS * DB_CH;
@@ -51,12 +51,8 @@ extern "C" cudaError_t dense_block_stream_step(const DenseWeights *w, const Dens
     llm_mla_decode<<<dim3(DB_SPLITS, 1), MLA_THREADS, MLA_SMEM, stream>>>(
         q_lat, q_pe, cache, s->pos, s->part, s->ml, 1, DB_MAXPOS, DB_SCALE);
     TRY(cudaGetLastError());
-    llm_mla_combine<<<dim3(DB_H * DB_KVR / 128, 1), 128, 0, stream>>>(s->part, s->ml, o_lat,
-                                                                      DB_SPLITS, 1);
-    TRY(cudaGetLastError());
-    llm_gemv_grouped<<<DB_H * DB_VD / ROWS, THREADS, DB_KVR * 2, stream>>>(
-        layer(w->w_uv, (size_t)DB_H * DB_VD * DB_KVR, l), o_lat, attn, DB_H * DB_VD, DB_KVR, 1,
-        DB_VD, DB_KVR, DB_H * DB_KVR);
+    llm_mla_combine_up<<<DB_H * DB_VD / ROWS, THREADS, DB_KVR * 2, stream>>>(
+        layer(w->w_uv, (size_t)DB_H * DB_VD * DB_KVR, l), s->part, s->ml, attn, DB_SPLITS, 1);
     TRY(cudaGetLastError());
     llm_gemv_residual<<<cdiv(DB_D, ROWS), THREADS, DB_H * DB_VD * 2, stream>>>(
         layer(w->w_o, (size_t)DB_D * DB_H * DB_VD, l), attn, x, DB_D, DB_H * DB_VD, 1);
