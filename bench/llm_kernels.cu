@@ -683,6 +683,9 @@ static void moe_case(int m, bool overlap) {
                FE, FS, TOPK, D, m);
       });
     };
+    // A chain of down calls alone: each adds into res, which the next reads
+    // before its wait (as the library's down does, where gate_up comes
+    // between), so the sums race; the times do not.
     auto down_time = [&](auto kernel, size_t per = 2) { // per: smem bytes an activation
       return time_calls([&](int i) {
         launch(kernel, dim3((D + WARPS - 1) / WARPS, m), dim3(THREADS),
