@@ -263,18 +263,22 @@ static int body_depth(Stmt *const *body, int n) {
 
 /* Statements dropped after an error: the names they declare are lost to
  * it (Compiler.lost), so that a use of one is not reported undefined too. */
-static void lose_stmts(ParseState *ps, Stmt **v, int n) {
+static void lose_bodies(ParseState *ps, const Stmt *s);
+static void lose_stmts(ParseState *ps, Stmt *const *v, int n) {
   for (int i = 0; i < n; i++) {
-    const Stmt *s = v[i];
-    if (s->name)
-      map_put(&ps->c->lost, s->name, s->name);
-    if (s->kind == ST_FOR || s->kind == ST_WHILE || s->kind == ST_IF)
-      lose_stmts(ps, s->body, s->nbody);
-    if (s->kind == ST_IF)
-      lose_stmts(ps, s->else_body, s->nelse);
-    for (int k = 0; s->kind == ST_SWITCH && k < s->ncases; k++)
-      lose_stmts(ps, s->cases[k].body, s->cases[k].nbody);
+    if (v[i]->name)
+      map_put(&ps->c->lost, v[i]->name, v[i]->name);
+    lose_bodies(ps, v[i]);
   }
+}
+/* The statements of a compound statement's bodies (none for others). */
+static void lose_bodies(ParseState *ps, const Stmt *s) {
+  if (s->kind == ST_FOR || s->kind == ST_WHILE || s->kind == ST_IF)
+    lose_stmts(ps, s->body, s->nbody);
+  if (s->kind == ST_IF)
+    lose_stmts(ps, s->else_body, s->nelse);
+  for (int k = 0; s->kind == ST_SWITCH && k < s->ncases; k++)
+    lose_stmts(ps, s->cases[k].body, s->cases[k].nbody);
 }
 
 /* Bounds how deep statements nest, so that the recursive walks of sema.c
@@ -303,11 +307,7 @@ static Stmt *nested(ParseState *ps, Stmt *s) {
                                    : "switch",
              MAX_NESTING);
   ps->nesting_error = true;
-  lose_stmts(ps, s->body, s->nbody);
-  if (s->kind == ST_IF)
-    lose_stmts(ps, s->else_body, s->nelse);
-  for (int k = 0; s->kind == ST_SWITCH && k < s->ncases; k++)
-    lose_stmts(ps, s->cases[k].body, s->cases[k].nbody);
+  lose_bodies(ps, s);
   s->nbody = 0;
   if (s->kind == ST_IF)
     s->nelse = 0;
@@ -494,7 +494,7 @@ Stmt *else_if(ParseState *ps, Pos p, Cond *cond, List *then_body) {
 void stray_else(ParseState *ps, Pos p, List *body) {
   error_at(ps->c->diag, p, DIAG_UNEXPECTED_ELSE_ELSE_COMES);
   if (body)
-    lose_stmts(ps, (Stmt **)body->v, body->n);
+    lose_stmts(ps, (Stmt *const *)body->v, body->n);
   list_recycle(ps, body);
 }
 

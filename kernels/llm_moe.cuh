@@ -280,8 +280,9 @@ template <int R, int U> struct Moe {
       return;
     }
     require_smem((size_t)act_token * 4);
-    const float4 *xs_hi = xs + (act_token >> 3);
-    const int nsh = fs >> 3, nfe = fe >> 3, total = nsh + topk * nfe;
+    const int nch = act_token >> 3, nsh = fs >> 3, nfe = fe >> 3, total = nsh + topk * nfe;
+    const int lo = topk * nfe; // act's chunks: the experts' [0, lo), the shared experts' [lo, nch)
+    const float4 *xs_hi = xs + nch;
     // Lane s in 1..topk holds segment s's expert id and routing weight, read
     // before the wait; and lane 0 of each warp its output's residual (the
     // router wrote the first, o_proj before it the residual: both complete
@@ -324,7 +325,6 @@ template <int R, int U> struct Moe {
 #pragma unroll
       for (int u = 0; u < DU; u++)
         fetch(buf[u]);
-      const int nch = act_token >> 3, lo = topk * nfe; // lo: where the shared experts' start
       bool rest = !(ST == DownStage::Split && first); // the routed experts' staged (Split)
       if (first) {
         const bf16 *at = act + (size_t)t * act_token;
