@@ -216,15 +216,47 @@ static void warn_block_size(Diag *d, const Graph *g) {
   }
 }
 
-/* A buffer or scalar no node, condition or switch reaches. */
-static void warn_unused(Diag *d, const Graph *g) {
-  bool *used = xrealloc(NULL, g->res.n + 1);
-  memset(used, 0, g->res.n + 1);
+/* Marks in used (g->res.n flags) the buffers and scalars of g that a node,
+ * condition or switch reaches. */
+static void mark_used(const Graph *g, bool *used) {
   for (size_t v = 0; v < g->nodes.n; v++)
     for (int k = 0; k < g->nodes.v[v].nacc; k++)
       used[g->nodes.v[v].acc[k].res] = true;
   for (size_t r = 0; r < g->res.n; r++)
     used[r] |= g->res.v[r].kind == RES_SCALAR && pos_set(g->res.v[r].grid_at);
+}
+
+/* Whether graphs a and b come from one declaration: variants of one
+ * `graph NAME for VAR in [...]` (sema's copies of its item, which share
+ * its body). */
+static bool same_declaration(const Graph *a, const Graph *b) {
+  return a->item == b->item || (a->item->variant_var && a->item->body == b->item->body);
+}
+
+/* A buffer or scalar no node, condition or switch reaches in any variant
+ * of graph gi's declaration: one that only the nodes of an `if` of
+ * constants use is used where some variants leave those nodes out.  Said
+ * once, at the declaration's first variant. */
+static void warn_unused(Diag *d, const Program *p, size_t gi) {
+  const Graph *g = p->graphs.v[gi];
+  for (size_t j = 0; j < gi; j++)
+    if (same_declaration(p->graphs.v[j], g))
+      return;
+  bool *used = xrealloc(NULL, g->res.n + 1);
+  memset(used, 0, g->res.n + 1);
+  mark_used(g, used);
+  for (size_t j = gi + 1; j < p->graphs.n; j++) {
+    const Graph *o = p->graphs.v[j];
+    if (!same_declaration(o, g))
+      continue;
+    bool *theirs = xrealloc(NULL, o->res.n + 1);
+    memset(theirs, 0, o->res.n + 1);
+    mark_used(o, theirs);
+    for (size_t r = 0; r < g->res.n; r++)
+      for (size_t q = 0; q < o->res.n && !used[r]; q++)
+        used[r] = theirs[q] && o->res.v[q].name == g->res.v[r].name;
+    free(theirs);
+  }
   for (size_t r = 0; r < g->res.n; r++)
     if (!used[r])
       warn_at(d, W_UNUSED, g->res.v[r].pos, "%s '%s' is never used",
@@ -276,7 +308,7 @@ static void warn_writes_nothing(Diag *d, const Program *p) {
 void warn_program(Compiler *c, const Program *p) {
   warn_writes_nothing(c->diag, p);
   for (size_t i = 0; i < p->graphs.n; i++) {
-    warn_unused(c->diag, p->graphs.v[i]);
+    warn_unused(c->diag, p, i);
     warn_uninitialized(c->diag, p->graphs.v[i]);
     warn_block_size(c->diag, p->graphs.v[i]);
   }
