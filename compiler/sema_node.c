@@ -987,11 +987,15 @@ static void check_launch_items(Sema *s, Node *n, Launch *cfg, LaunchItem *seen[L
       int64_t blocks;
       if (__builtin_mul_overflow(cfg->cluster[0], cfg->cluster[1], &blocks) ||
           __builtin_mul_overflow(blocks, cfg->cluster[2], &blocks))
-        error_at(s->d, l->pos, "a cluster of %lld x %lld x %lld blocks is more than the portable 8",
+        error_at(s->d, l->pos,
+                 "a cluster of %lld x %lld x %lld blocks is more than 16, the most a GPU allows "
+                 "(more than 8 is not portable)",
                  (long long)cfg->cluster[0], (long long)cfg->cluster[1],
                  (long long)cfg->cluster[2]);
-      else if (blocks > 8)
-        error_at(s->d, l->pos, "a cluster of %lld blocks is more than the portable 8",
+      else if (blocks > 16) /* 9 to 16: non-portable, which the runtime opts the kernel in to */
+        error_at(s->d, l->pos,
+                 "a cluster of %lld blocks is more than 16, the most a GPU allows (more than 8 is "
+                 "not portable)",
                  (long long)blocks);
       else if (grid_ok)
         for (int i = 0; i < 3; i++)

@@ -61,6 +61,9 @@ static const cgrt_arg_desc cgc_args_launch[] = {
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 0, .value = UINT64_C(0)}, /* copy_2: src = staging */
   {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* st: stream = acc */
   {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x1)}, /* st: user */
+  {.kind = CGRT_ARG_BUFFER, .size = 8, .index = 2, .value = UINT64_C(0)}, /* w: x = acc */
+  {.kind = CGRT_ARG_SCALAR_VALUE, .size = 4, .index = 0}, /* w: s = factor */
+  {.kind = CGRT_ARG_CONST, .size = 4, .value = UINT64_C(0x40)}, /* w: n */
 };
 static const cgrt_node_desc cgc_nodes_launch[] = {
   [0] = {.name = "s", .line = 13, .col = 5, .kind = CGRT_KERNEL_NODE,
@@ -73,16 +76,19 @@ static const cgrt_node_desc cgc_nodes_launch[] = {
      .arg = 8, .nargs = 2, .bytes = UINT64_C(256), .scope = CGRT_TOP},
   [4] = {.name = "st", .line = 17, .col = 5, .kind = CGRT_CAPTURE_NODE,
      .kernel = 0, .arg = 10, .nargs = 2, .scope = CGRT_TOP},
+  [5] = {.name = "w", .line = 19, .col = 5, .kind = CGRT_KERNEL_NODE,
+     .has_cluster = 1, .kernel = 0, .arg = 12, .nargs = 3, .grid = {32, 1, 1}, .block = {32, 1, 1}, .cluster = {16, 1, 1}, .scope = CGRT_TOP},
 };
 static const uint32_t cgc_edges_launch[] = {
   0, 1, 0, /* s -> g */
   1, 2, 0, /* g -> copy */
   2, 3, 0, /* copy -> copy_2 */
   3, 4, 0, /* copy_2 -> st */
+  4, 5, 0, /* st -> w */
 };
 static const cgrt_graph_desc cgc_desc_launch = {
   .abi = CGRT_ABI, .name = "launch", .source = "launch.cgraph",
-  .nbuffers = 3, .nscalars = 1, .nnodes = 5, .nedges = 4, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
+  .nbuffers = 3, .nscalars = 1, .nnodes = 6, .nedges = 5, .nkernels = 2, .nloads = 0, .ncode = 0, .ncases = 0,
   .buffers = cgc_buffers_launch,
   .scalars = cgc_scalars_launch,
   .nodes = cgc_nodes_launch,
