@@ -140,6 +140,23 @@ static void edge_ends(const cgrt_graph *g, uint32_t i, uint32_t *from, uint32_t 
                                     : g->dev_edges[i - d->nedges - d->nloads];
 }
 
+/* Sets attribute `attr` of kernel k to `value` (node `at` the one that
+ * asks): a module's kernel (a cudaKernel_t) for this device, any other
+ * through its host stub or address. */
+static cgrt_status set_kernel_attribute(cgrt_graph *g, uint32_t k, enum cudaFuncAttribute attr,
+                                        int value, uint32_t at) {
+  const cgrt_graph_desc *d = g->d;
+  cudaError_t err;
+  if (kernel_kind(d, k) == CGRT_KERNEL_MODULE) { /* a module's kernel, for this device */
+    if ((err = CU(cudaKernelSetAttributeForDevice((cudaKernel_t)g->funcs[k], attr, value,
+                                                  g->device))) != cudaSuccess)
+      return fail_node(d, &d->nodes[at], "cudaKernelSetAttributeForDevice", err);
+  } else if ((err = CU(cudaFuncSetAttribute(g->funcs[k], attr, value))) != cudaSuccess) {
+    return fail_node(d, &d->nodes[at], "cudaFuncSetAttribute", err);
+  }
+  return CGRT_OK;
+}
+
 /* A kernel's limit on dynamic shared memory is raised once, to the most
  * any of its nodes asks, where that and the kernel's static shared memory
  * together pass the 48 KiB a launch has without opting in. */
@@ -159,18 +176,40 @@ static cgrt_status raise_smem(cgrt_graph *g) {
       return fail_node(d, &d->nodes[at], "cudaFuncGetAttributes", err);
     if (most + attr.sharedSizeBytes <= BIG_SMEM)
       continue;
-    if (kernel_kind(d, k) == CGRT_KERNEL_MODULE) { /* a module's kernel, for this device */
-      if ((err = CU(cudaKernelSetAttributeForDevice((cudaKernel_t)g->funcs[k],
-                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                    (int)most, g->device))) != cudaSuccess)
-        return fail_node(d, &d->nodes[at], "cudaKernelSetAttributeForDevice", err);
-    } else if ((err = CU(cudaFuncSetAttribute(g->funcs[k],
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)most))) != cudaSuccess) {
-      return fail_node(d, &d->nodes[at], "cudaFuncSetAttribute", err);
-    }
+    cgrt_status s = set_kernel_attribute(g, k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)most, at);
+    if (s != CGRT_OK)
+      return s;
   }
   return CGRT_OK;
+}
+
+/* A kernel with a node in clusters of more than the portable 8 blocks
+ * (cgc allows up to 16) is opted in to such sizes once, before any node
+ * is added or launched: the graph's nodes and the walk's launches
+ * (cgrt_walk.c), which CGRT_SAFE_STREAM makes after create has built the
+ * graph, both run the kernel so set.  A GPU that allows no more than 8
+ * (below compute capability 9.0) refuses here, or where the node is added
+ * or instantiated, with CUDA's error. */
+static cgrt_status allow_big_clusters(cgrt_graph *g) {
+  const cgrt_graph_desc *d = g->d;
+  uint8_t *done = NULL;
+  cgrt_status s = CGRT_OK;
+  for (uint32_t n = 0; n < d->nnodes && s == CGRT_OK; n++) {
+    const cgrt_node_desc *nd = &d->nodes[n];
+    if (!kind_of(nd)->runs_kernel || !nd->has_cluster ||
+        (uint64_t)nd->cluster[0] * nd->cluster[1] * nd->cluster[2] <= PORTABLE_CLUSTER)
+      continue;
+    if (!done && !(done = xcalloc(d->nkernels, 1)))
+      return no_memory(d);
+    if (!done[nd->kernel]) {
+      done[nd->kernel] = 1;
+      s = set_kernel_attribute(g, nd->kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1,
+                               n);
+    }
+  }
+  xfree(done);
+  return s;
 }
 
 /* What add_nodes works out before it adds anything.  Node d->nnodes is the
@@ -390,7 +429,8 @@ unsigned cgrt_test_programmatic_edges(const cgrt_graph *g) { return g ? g->nprog
 static cgrt_status add_nodes(cgrt_graph *g) {
   Layout l = {0}; /* freed whole even when raise_smem fails */
   cgrt_status s;
-  if ((s = raise_smem(g)) == CGRT_OK && (s = alloc_layout(g, &l)) == CGRT_OK &&
+  if ((s = raise_smem(g)) == CGRT_OK && (s = allow_big_clusters(g)) == CGRT_OK &&
+      (s = alloc_layout(g, &l)) == CGRT_OK &&
       (s = programmatic_edges(g, l.prog)) == CGRT_OK) {
     list_edges(g, &l);
     list_nodes(g, &l);

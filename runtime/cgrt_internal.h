@@ -45,6 +45,7 @@ enum {
   LOADS_MOST = 2048, /* scalars set between two launches that the upload's parameter holds */
   ALIGN = 256,      /* alignment of every owned buffer */
   BIG_SMEM = 48 * 1024,
+  PORTABLE_CLUSTER = 8, /* blocks in a cluster without opting in to non-portable sizes */
   ENTRY_ROOTS = 2,  /* entry nodes from which a graph gets a single entry kernel */
   DEVICE_UPDATES = 4, /* nodes taking a scalar by value (or with a grid that follows
                          scalars) from which the upload updates them */

@@ -82,7 +82,10 @@ done:
 }
 
 /* Runs node v's parameters p on the stream: a kernel (with its node's
- * cluster and priority), a copy, or a fill. */
+ * cluster and priority), a copy, or a fill.  A kernel's own attributes (a
+ * dynamic shared-memory limit above 48 KiB, clusters of more than 8
+ * blocks allowed) were set at create, which builds the graph before any
+ * walk (add_nodes in cgrt_build.c). */
 static cgrt_status run_params(cgrt_graph *g, uint32_t v, NodeParams *p, cudaStream_t stream) {
   const cgrt_node_desc *nd = &g->d->nodes[v];
   cudaError_t err = cudaSuccess;
