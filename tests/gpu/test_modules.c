@@ -2,12 +2,12 @@
  * templates run as nodes between linked kernels that spin for random
  * times, over launches with new values (a by-value scalar set each time,
  * the extern buffers rebound halfway), in control-flow bodies, with shared
- * memory above 48 KiB, a programmatic edge into a pdl module kernel and a
- * cluster; every CUDA call of their create failing in turn gives
- * everything back; and each way of not finding a kernel (a symbol the
- * fatbin lacks, a cubin for another GPU, a declaration that does not match
- * the module's kernel) fails create with a message naming the node, the
- * kernel and the module as modules.cgraph writes it. */
+ * memory above 48 KiB, a programmatic edge into a pdl module kernel and
+ * clusters of 2 and of 16; every CUDA call of their create failing in
+ * turn gives everything back; and each way of not finding a kernel (a
+ * symbol the fatbin lacks, a cubin for another GPU, a declaration that
+ * does not match the module's kernel) fails create with a message naming
+ * the node, the kernel and the module as modules.cgraph writes it. */
 #include "fault_sweep.h"
 #include "gpu_test.h"
 #include "modules_graph.h"
@@ -177,6 +177,23 @@ static void run_clustered(uint32_t *result) {
   clustered_destroy(g);
 }
 
+/* The same kernel in clusters of 16, which it is opted in to for the
+ * device. */
+static void run_clustered16(uint32_t *result) {
+  clustered16_extern ext = {result};
+  clustered16 *g;
+  CGRT(clustered16_create(&g, &ext, NULL));
+  poisoned(result, 32);
+  CGRT(clustered16_launch(g, 0));
+  CUDA(cudaStreamSynchronize(0));
+  uint32_t r[32];
+  CUDA(cudaMemcpy(r, result, sizeof r, cudaMemcpyDeviceToHost));
+  for (int b = 0; b < 32; b++)
+    EXPECT(r[b] == 16, "block %d of a module kernel in clusters of 16 saw clusters of %u", b,
+           r[b]);
+  clustered16_destroy(g);
+}
+
 /* A create that must fail: its status, *out, a message with each of
  * `parts`, nothing kept. */
 static void expect_refused(const char *name, cgrt_status (*create)(void **), cgrt_status want,
@@ -226,9 +243,10 @@ int main(void) {
            "graph is not run (configure with CMAKE_CUDA_ARCHITECTURES=%d%d to run it)\n",
            MODULE_ARCH, device_major, device_minor, device_major, device_minor);
   }
-  if (device_major >= 9 && MODULE_ARCH >= 90)
+  if (device_major >= 9 && MODULE_ARCH >= 90) {
     run_clustered(result);
-  else
+    run_clustered16(result);
+  } else
     printf("test_modules: clusters need sm_90 and a module built for it: not tried\n");
 
   const char *missing_parts[] = {"modules.cgraph:", "node gone", "kernel absent",
