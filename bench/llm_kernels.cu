@@ -566,8 +566,8 @@ static void attention_case(int keys, int m, int splits, unsigned cluster, int st
   });
   double prep = time_calls([&](int i) {
     launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / GEMV_ROWS + 1), dim3(THREADS),
-           (size_t)m * MLA_NOPE * 2, true, w_ukt[i], qkv, kvn, inv, dpos, q_lat, q_pe, cache[i], m,
-           maxpos, 1e-6f, 1.0f);
+           (size_t)m * MLA_PREP_TOKEN_SMEM, true, w_ukt[i], qkv, kvn, inv, dpos, q_lat, q_pe,
+           cache[i], m, maxpos, 1e-6f, 1.0f);
   });
   char name[80];
   int len = snprintf(name, sizeof name, "keys%d_m%d_splits%d", keys, m, splits);
@@ -808,7 +808,7 @@ static void layer_case(int keys) {
            wqkv[i], x, g, qkv, MLA_QKV, D, m, 1e-6f);
   };
   const Step prep = [&](int i) {
-    launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / R + 1), dim3(THREADS), (size_t)MLA_NOPE * 2,
+    launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / R + 1), dim3(THREADS), m * MLA_PREP_TOKEN_SMEM,
            true, wukt[i], qkv, kvn, inv, pos, q_lat, q_pe, cache, m, keys, 1e-6f, 1.0f);
   };
   const Step attend = [&](int) {

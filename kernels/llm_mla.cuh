@@ -508,13 +508,24 @@ struct StageJoin {
 // query RoPE part rotated into q_pe.  What it reads is staged in shared
 // memory first, in one round of copies for every token, and each
 // (position, frequency)'s cosine and sine computed once for every head.
+// The tokens' inputs take m * MLA_PREP_TOKEN_SMEM bytes of the dynamic
+// shared memory (llm_mla_prep's launch rule), not a static array for 8
+// tokens, which every block of the kernel would hold: with 25.6 KB of it
+// at one token, four blocks a multiprocessor left no room beside them for
+// a block of the decode after (DeepSeek-V2-Lite's step at 512 keys 0.5%
+// faster on an H100, at 4,096 0.35% slower: BENCHMARKS.md run BC).
+constexpr int MLA_PREP_IN = MLA_KVR + MLA_ROPE + MLA_H * MLA_ROPE; // a token's inputs
+constexpr size_t MLA_PREP_TOKEN_SMEM = (size_t)MLA_PREP_IN * 2;
 __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
                                      const uint32_t *pos, bf16 *q_pe, bf16 *cache, int m,
                                      int maxpos, float eps, float mscale) {
   constexpr int KV_CH = (MLA_KVR + MLA_ROPE) / 8; // a token's 16-byte chunks: latent and key
   constexpr int Q_CH = MLA_ROPE / 8;              // and each head's query RoPE part
-  constexpr int IN = MLA_KVR + MLA_ROPE + MLA_H * MLA_ROPE;
-  __shared__ __align__(16) bf16 in[MAX_TOKENS][IN]; // [latent | key | the heads' RoPE parts]
+  constexpr int IN = MLA_PREP_IN;
+  extern __shared__ __align__(16) unsigned char llm_smem[];
+  require_smem((size_t)m * MLA_PREP_TOKEN_SMEM);
+  // [token][latent | key | the heads' RoPE parts]
+  bf16 (*in)[IN] = reinterpret_cast<bf16 (*)[IN]>(llm_smem);
   __shared__ __align__(16) bf16 gain[MLA_KVR];
   __shared__ float r_tok[MAX_TOKENS], cs[MAX_TOKENS][MLA_ROPE / 2], sn[MAX_TOKENS][MLA_ROPE / 2];
   __shared__ int p_tok[MAX_TOKENS];

@@ -59,7 +59,7 @@ void run_prep(const std::vector<uint32_t> &pos, unsigned maxpos, const float *in
   dqlat.put(std::vector<bf16_bits>(dqlat.n, 0x7fc1)); // NaN: a value left unwritten fails
   dqpe.put(std::vector<bf16_bits>(dqpe.n, 0x7fc1));
   const unsigned grid = cdiv(H * KVR, LLM_GEMV_ROWS) + 1;
-  llm_mla_prep<<<grid, LLM_THREADS, m * NOPE * 2>>>(B(dw.d), B(dqkv.d), B(dnorm.d), dfreq.d,
+  llm_mla_prep<<<grid, LLM_THREADS, m * LLM_MLA_PREP_SMEM>>>(B(dw.d), B(dqkv.d), B(dnorm.d), dfreq.d,
                                                    dpos.d, B(dqlat.d), B(dqpe.d), B(dcache.d), m,
                                                    maxpos, EPS, mscale);
   CK_LAUNCH();

@@ -22,7 +22,7 @@ static const bf16 *layer(const void *base, size_t per_layer, int l) {
   } while (0)
 
 // The library's launch constants (llm.cgraph's LLM_*).
-enum { THREADS = 256, ROWS = 16, SROWS = 8, MLA_THREADS = 128, MLA_SMEM = 59584 };
+enum { THREADS = 256, ROWS = 16, SROWS = 8, MLA_THREADS = 128, MLA_SMEM = 59584, MLA_PREP_SMEM = 3200 };
 
 static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
 
@@ -44,7 +44,7 @@ extern "C" cudaError_t dense_block_stream_step(const DenseWeights *w, const Dens
         layer(w->w_qa, (size_t)DB_QA * DB_D, l), x, layer(w->attn_norm, DB_D, l), qkv, DB_QA, DB_D,
         1, DB_EPS);
     TRY(cudaGetLastError());
-    llm_mla_prep<<<DB_H * DB_KVR / ROWS + 1, THREADS, DB_NOPE * 2, stream>>>(
+    llm_mla_prep<<<DB_H * DB_KVR / ROWS + 1, THREADS, MLA_PREP_SMEM, stream>>>(
         layer(w->w_ukt, (size_t)DB_H * DB_KVR * DB_NOPE, l), qkv, layer(w->kv_norm, DB_KVR, l),
         w->inv_freq, s->pos, q_lat, q_pe, cache, 1, DB_MAXPOS, DB_EPS, 1.0f);
     TRY(cudaGetLastError());
