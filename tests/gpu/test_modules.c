@@ -163,17 +163,24 @@ static void run_cubins(uint32_t *result) {
   cubins_destroy(g);
 }
 
+/* After a launch of `blocks` blocks of cluster_blocks: each block saw
+ * clusters of `size`. */
+static void expect_cluster_size(const uint32_t *result, int blocks, uint32_t size) {
+  uint32_t r[32];
+  CUDA(cudaStreamSynchronize(0));
+  CUDA(cudaMemcpy(r, result, (size_t)blocks * sizeof *r, cudaMemcpyDeviceToHost));
+  for (int b = 0; b < blocks; b++)
+    EXPECT(r[b] == size, "block %d of a module kernel in clusters of %u saw clusters of %u", b,
+           size, r[b]);
+}
+
 static void run_clustered(uint32_t *result) {
   clustered_extern ext = {result};
   clustered *g;
   CGRT(clustered_create(&g, &ext, NULL));
   poisoned(result, 4);
   CGRT(clustered_launch(g, 0));
-  CUDA(cudaStreamSynchronize(0));
-  uint32_t r[4];
-  CUDA(cudaMemcpy(r, result, sizeof r, cudaMemcpyDeviceToHost));
-  for (int b = 0; b < 4; b++)
-    EXPECT(r[b] == 2, "block %d of a module kernel in clusters of 2 saw clusters of %u", b, r[b]);
+  expect_cluster_size(result, 4, 2);
   clustered_destroy(g);
 }
 
@@ -185,12 +192,7 @@ static void run_clustered16(uint32_t *result) {
   CGRT(clustered16_create(&g, &ext, NULL));
   poisoned(result, 32);
   CGRT(clustered16_launch(g, 0));
-  CUDA(cudaStreamSynchronize(0));
-  uint32_t r[32];
-  CUDA(cudaMemcpy(r, result, sizeof r, cudaMemcpyDeviceToHost));
-  for (int b = 0; b < 32; b++)
-    EXPECT(r[b] == 16, "block %d of a module kernel in clusters of 16 saw clusters of %u", b,
-           r[b]);
+  expect_cluster_size(result, 32, 16);
   clustered16_destroy(g);
 }
 
