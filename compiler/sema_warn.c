@@ -252,9 +252,19 @@ static void warn_unused(Diag *d, const Program *p, size_t gi) {
     bool *theirs = xrealloc(NULL, o->res.n + 1);
     memset(theirs, 0, o->res.n + 1);
     mark_used(o, theirs);
-    for (size_t r = 0; r < g->res.n; r++)
+    /* The variants declare the same resources in the same order (a
+     * graph's declarations are all at its top level), so resource r is
+     * theirs r; else (not expected) it is found by name. */
+    for (size_t r = 0; r < g->res.n; r++) {
+      if (used[r])
+        continue;
+      if (r < o->res.n && o->res.v[r].name == g->res.v[r].name) {
+        used[r] = theirs[r];
+        continue;
+      }
       for (size_t q = 0; q < o->res.n && !used[r]; q++)
         used[r] = theirs[q] && o->res.v[q].name == g->res.v[r].name;
+    }
     free(theirs);
   }
   for (size_t r = 0; r < g->res.n; r++)

@@ -65,6 +65,20 @@ within "an undefined node in a loop of 2,000" "$cgc" --check "$tmp/undefined.cgr
 check "an undefined node in a loop of 2,000: reported once" \
   [ "$(grep -c 'error\[E0006\]' "$tmp/err")" = 1 ]
 
+# 64 batch variants of 40,000 buffers, all but one unused: -Wunused
+# matches each variant's resources to the others' by position, not by
+# searching the others' names (that took 51 s at 20,000 buffers).
+{
+  printf 'kernel k(inout x: f32*);\ngraph g for B in ['
+  awk 'BEGIN { for (i = 1; i <= 64; i++) printf "%s%d", (i > 1 ? ", " : ""), i }'
+  printf '] {\n'
+  awk 'BEGIN { for (i = 0; i < 40000; i++) printf "    buffer b%d: f32[B];\n", i }'
+  printf '    node n = k(b0) grid(1) block(32);\n}\n'
+} > "$tmp/variants.cgraph"
+within "64 variants of 40,000 buffers" "$cgc" --check "$tmp/variants.cgraph"
+check "64 variants of 40,000 buffers: each unused one reported once" \
+  [ "$(grep -c 'warning\[W0002\]' "$tmp/err")" = 39999 ]
+
 # cgc lsp on a document of 100,000 nodes that each warn: its diagnostics
 # and its symbols find their positions through an index of line starts.
 if command -v python3 > /dev/null && "$cgc" lsp --help > /dev/null 2>&1; then
