@@ -248,20 +248,11 @@ else_ifs
   | else_ifs ELSE IF cond error   { $$ = $1; recovered(ps); if (yychar != YYEOF) yyerrok; }
   ;
 
+/* More of the chain after its last else is a stray else (stmt): one error
+ * each, and the parse goes on after it. */
 else_opt
   : %empty %prec THEN             { $$ = NULL; }
-  | ELSE '{' stmts '}' else_after_else %prec THEN
-                                  { $$ = else_body(ps, $3); }
-  ;
-
-/* More of the chain after its last else: one error each, and the parse
- * goes on after it. */
-else_after_else
-  : %empty
-  | else_after_else ELSE IF cond '{' stmts '}'
-                                  { stray_else(ps, @2, $6); }
-  | else_after_else ELSE '{' stmts '}'
-                                  { stray_else(ps, @2, $4); }
+  | ELSE '{' stmts '}'            { $$ = else_body(ps, $3); }
   ;
 
 cases
