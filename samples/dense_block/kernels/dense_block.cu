@@ -21,8 +21,16 @@ static const bf16 *layer(const void *base, size_t per_layer, int l) {
       return e_;                                                                                   \
   } while (0)
 
-// The library's launch constants (llm.cgraph's LLM_*).
-enum { THREADS = 256, ROWS = 16, SROWS = 8, MLA_THREADS = 128, MLA_SMEM = 59584, MLA_PREP_SMEM = 3200 };
+// The library's launch constants: llm.cgraph's LLM_*, which the build
+// defines for this file (CGC_KERNELS_CONSTANTS, kernels/CMakeLists.txt).
+enum {
+  THREADS = LLM_THREADS,
+  ROWS = LLM_GEMV_ROWS,
+  SROWS = LLM_SWIGLU_ROWS,
+  MLA_THREADS = LLM_MLA_THREADS,
+  MLA_SMEM = LLM_MLA_SMEM,
+  MLA_PREP_SMEM = LLM_MLA_PREP_SMEM
+};
 
 static unsigned cdiv(unsigned a, unsigned b) { return (a + b - 1) / b; }
 
