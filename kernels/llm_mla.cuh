@@ -476,17 +476,42 @@ __device__ inline void mla_combine_block(const float *part, const float *ml, bf1
   }
 }
 
+// StageJoin's shared memory for MB tokens: each token's split weights and
+// join, one array for both kinds of StageJoin.
+template <int MB> struct JoinScratch {
+  float wgt[MB][MLA_MAX_SPLITS];
+  MlaJoin join[MB];
+};
+template <int MB> __device__ __forceinline__ JoinScratch<MB> &join_scratch() {
+  __shared__ JoinScratch<MB> js;
+  return js;
+}
+
 // The activations of llm_mla_combine_up's GEMV: group h is head h, and its
 // rows are head h's joined latent output, for every token, computed as
 // mla_combine_block computes them (the same operations, so the same bits)
 // and staged in shared memory instead of written out.
-struct StageJoin {
+//
+// Launched in clusters of `cluster` (2, 4 or 8) blocks of one head (one
+// pass, clusters along x), block `rank` of a cluster joins only latent
+// values [rank * KVR / cluster, (rank + 1) * KVR / cluster) of each token
+// and writes them into every block's shared memory (distributed shared
+// memory), so that the head's splits are read once a cluster instead of
+// once a block: with 8 sequences (4 partial results a sequence after the
+// decode's own clusters), 8 KB of them a block instead of 64 KB.  The kernel has met the
+// cluster's barrier once before (every block has started).  The two kinds
+// are instances of their own (Clustered): with the clustered path in the
+// per-block join's instance, one sequence (no clusters) ran 0.3% slower a
+// step at 512 keys (BENCHMARKS.md, run BE).
+template <bool Clustered> struct StageJoin {
   const float *part, *ml;
   int splits;
+  int cluster; // blocks of a head joining together (with Clustered)
   template <int MB>
   __device__ void run(bf16 *xs, const GemvArgs &a, int h, bool, float *) const {
-    __shared__ float wgt[MB][MLA_MAX_SPLITS];
-    __shared__ MlaJoin join[MB];
+    JoinScratch<MB> &js = join_scratch<MB>();
+    float(&wgt)[MB][MLA_MAX_SPLITS] = js.wgt;
+    MlaJoin(&join)[MB] = js.join;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int rows = a.m < MB ? a.m : MB;
     static_assert(MB <= WARPS, "a warp a token's weights");
@@ -496,6 +521,28 @@ struct StageJoin {
         join[warp] = j;
     }
     __syncthreads();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (Clustered) {
+      namespace cg = cooperative_groups;
+      cg::cluster_group cl = cg::this_cluster();
+      const int rank = (int)cl.block_rank(), per = MLA_KVR / cluster, chunks = per / 8;
+      for (int i = threadIdx.x; i < rows * per; i += blockDim.x) {
+        const int t = i / per, c = rank * per + i % per;
+        xs[(size_t)t * MLA_KVR + c] = mla_join_value(part, t, h, c, splits, wgt[t], join[t]);
+      }
+      __syncthreads();
+      // The block's share to the cluster's other blocks, 16 bytes a store.
+      const int mine = rows * chunks;
+      for (int i = threadIdx.x; i < mine * (cluster - 1); i += blockDim.x) {
+        const int j = i % mine, r = (rank + 1 + i / mine) % cluster;
+        const size_t at = (size_t)(j / chunks) * MLA_KVR + rank * per + (j % chunks) * 8;
+        *reinterpret_cast<uint4 *>(cl.map_shared_rank(xs, r) + at) =
+            *reinterpret_cast<const uint4 *>(xs + at);
+      }
+      cl.sync(); // every block's shares are in every block's xs
+      return;
+    }
+#endif
     for (int t = 0; t < rows; t++)
       for (int c = threadIdx.x; c < MLA_KVR; c += blockDim.x)
         xs[(size_t)t * MLA_KVR + c] = mla_join_value(part, t, h, c, splits, wgt[t], join[t]);

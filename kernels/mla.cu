@@ -54,8 +54,26 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
   trigger();
   if (splits < 1 || splits > MLA_MAX_SPLITS || m > MAX_TOKENS)
     __trap();
+  int cluster = 1;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // In clusters, a cluster's blocks are of one head and join its splits
+  // together (StageJoin): one pass, clusters of 2, 4 or 8 along x.
+  namespace cg = cooperative_groups;
+  cg::cluster_group cl = cg::this_cluster();
+  cluster = (int)cl.dim_blocks().x;
+  if (cl.num_blocks() > 1) {
+    if (cl.dim_blocks().y != 1 || cl.dim_blocks().z != 1 || (MLA_VD / GEMV_ROWS) % cluster != 0 ||
+        gridDim.x * GEMV_ROWS != MLA_H * MLA_VD || gridDim.y != 1)
+      __trap();
+    cl.sync(); // every block has started before any writes into its shared memory
+  }
+#endif
   GemvArgs a{w_uv, nullptr, nullptr, y, nullptr, nullptr, MLA_H * MLA_VD, MLA_KVR, (int)m, 0,
              MLA_VD, MLA_KVR, MLA_H * MLA_KVR, 0};
-  gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gridDim.x,
-                                            StageJoin{part, ml, (int)splits});
+  if (cluster > 1)
+    gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gridDim.x,
+                                              StageJoin<true>{part, ml, (int)splits, cluster});
+  else
+    gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gridDim.x,
+                                              StageJoin<false>{part, ml, (int)splits, 1});
 }

@@ -104,8 +104,9 @@ void run_prep(const std::vector<uint32_t> &pos, unsigned maxpos, const float *in
 
 // llm_mla_combine_up joins the splits as llm_mla_combine does and multiplies
 // by w_uv as llm_gemv_grouped does: its output must be those two kernels'
-// to the bit (the same operations in the same order), at one pass and, when
-// the combine was given a small grid, at `grid` blocks striding.
+// to the bit (the same operations in the same order), at one pass (also in
+// clusters) and, when the combine was given a small grid, at `grid` blocks
+// striding.
 void check_combine_up(Dev<bf16_bits> &o, Dev<float> &part, Dev<float> &ml, unsigned splits,
                       unsigned m, unsigned grid) {
   const unsigned N = H * LLM_MLA_VD, rows = LLM_GEMV_ROWS;
@@ -121,14 +122,36 @@ void check_combine_up(Dev<bf16_bits> &o, Dev<float> &part, Dev<float> &ml, unsig
   llm_mla_combine_up<<<grid ? grid : N / rows, LLM_THREADS, smem>>>(B(dw.d), part.d, ml.d,
                                                                     B(got.d), splits, m);
   CK_LAUNCH();
-  const std::vector<bf16_bits> a = want.get(), b = got.get();
-  size_t differ = 0;
-  for (size_t i = 0; i < a.size(); i++)
-    differ += a[i] != b[i];
-  EXPECT(differ == 0, "llm_mla_combine_up: %zu of %zu outputs differ from llm_mla_combine + "
-                      "llm_gemv_grouped (first at %zu)",
-         differ, a.size(),
-         (size_t)(std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin()));
+  const std::vector<bf16_bits> a = want.get();
+  const auto compare = [&](const char *how) {
+    const std::vector<bf16_bits> b = got.get();
+    size_t differ = 0;
+    for (size_t i = 0; i < a.size(); i++)
+      differ += a[i] != b[i];
+    EXPECT(differ == 0, "llm_mla_combine_up%s: %zu of %zu outputs differ from llm_mla_combine + "
+                        "llm_gemv_grouped (first at %zu)",
+           how, differ, a.size(),
+           (size_t)(std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin()));
+  };
+  compare("");
+  // In clusters of 2 and 8 blocks of a head, which join its splits together
+  // (one pass; compute capability 9.0): the same bits.
+  if (grid || compute_major() < 9)
+    return;
+  for (unsigned c : {2u, 8u}) {
+    got.put(std::vector<bf16_bits>(got.n, 0x7fc1));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(N / rows);
+    cfg.blockDim = dim3(LLM_THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cudaLaunchAttribute attr = cluster_along_x(c);
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    CK(cudaLaunchKernelEx(&cfg, llm_mla_combine_up, (const __nv_bfloat16 *)B(dw.d),
+                          (const float *)part.d, (const float *)ml.d, B(got.d), splits, m));
+    CK_LAUNCH();
+    compare(c == 2 ? " in clusters of 2" : " in clusters of 8");
+  }
 }
 
 // llm_mla_decode over `splits` blocks a token (in clusters of `cluster`
