@@ -521,8 +521,8 @@ template <bool Clustered> struct StageJoin {
         join[warp] = j;
     }
     __syncthreads();
+    if constexpr (Clustered) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (Clustered) {
       namespace cg = cooperative_groups;
       cg::cluster_group cl = cg::this_cluster();
       const int rank = (int)cl.block_rank(), per = MLA_KVR / cluster, chunks = per / 8;
@@ -540,13 +540,15 @@ template <bool Clustered> struct StageJoin {
             *reinterpret_cast<const uint4 *>(xs + at);
       }
       cl.sync(); // every block's shares are in every block's xs
-      return;
-    }
+#else
+      __trap(); // no clusters below compute capability 9.0 (llm_mla_combine_up)
 #endif
-    for (int t = 0; t < rows; t++)
-      for (int c = threadIdx.x; c < MLA_KVR; c += blockDim.x)
-        xs[(size_t)t * MLA_KVR + c] = mla_join_value(part, t, h, c, splits, wgt[t], join[t]);
-    __syncthreads();
+    } else {
+      for (int t = 0; t < rows; t++)
+        for (int c = threadIdx.x; c < MLA_KVR; c += blockDim.x)
+          xs[(size_t)t * MLA_KVR + c] = mla_join_value(part, t, h, c, splits, wgt[t], join[t]);
+      __syncthreads();
+    }
   }
 };
 
