@@ -52,7 +52,7 @@ static cgrt_status set_attributes(cgrt_graph *g, uint32_t v) {
         cudaSuccess)
       return fail_node(g->d, nd, "cudaGraphKernelNodeSetAttribute", err);
   }
-  if (nd->has_cluster) {
+  if (in_clusters(nd)) {
     memset(&a, 0, sizeof a);
     a.clusterDim.x = nd->cluster[0];
     a.clusterDim.y = nd->cluster[1];
@@ -197,8 +197,7 @@ static cgrt_status allow_big_clusters(cgrt_graph *g) {
   cgrt_status s = CGRT_OK;
   for (uint32_t n = 0; n < d->nnodes && s == CGRT_OK; n++) {
     const cgrt_node_desc *nd = &d->nodes[n];
-    if (!kind_of(nd)->runs_kernel || !nd->has_cluster ||
-        (uint64_t)nd->cluster[0] * nd->cluster[1] * nd->cluster[2] <= PORTABLE_CLUSTER)
+    if (!kind_of(nd)->runs_kernel || cluster_blocks(nd) <= PORTABLE_CLUSTER)
       continue;
     if (!done && !(done = xcalloc(d->nkernels, 1)))
       return no_memory(d);

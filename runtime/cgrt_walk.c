@@ -101,7 +101,7 @@ static cgrt_status run_params(cgrt_graph *g, uint32_t v, NodeParams *p, cudaStre
     c.gridDim = p->kernel.gridDim;
     c.blockDim = p->kernel.blockDim;
     c.dynamicSmemBytes = p->kernel.sharedMemBytes;
-    if (!p->condition && kind_of(nd)->runs_kernel && nd->has_cluster) {
+    if (!p->condition && kind_of(nd)->runs_kernel && in_clusters(nd)) {
       attrs[c.numAttrs].id = cudaLaunchAttributeClusterDimension;
       attrs[c.numAttrs].val.clusterDim.x = nd->cluster[0];
       attrs[c.numAttrs].val.clusterDim.y = nd->cluster[1];
