@@ -9,7 +9,17 @@ using namespace llm;
 static_assert(MLA_H * MLA_KVR % GEMV_ROWS == 0, "a block's queries are one head's");
 static_assert(MLA_VD % GEMV_ROWS == 0, "llm_mla_combine_up: a block's outputs are one head's");
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+// Below compute capability 9.0 ptxas held llm_mla_prep to 32 registers and
+// spilled (sm_80) unless told that it need not fit more than 4 blocks a
+// multiprocessor; for sm_90 it is built as before (40 registers, so that a
+// block of llm_mla_decode fits beside 4 of prep's: BENCHMARKS.md, run BC).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define LLM_PREP_BOUNDS __launch_bounds__(THREADS, 4)
+#else
+#define LLM_PREP_BOUNDS __launch_bounds__(THREADS)
+#endif
+
+extern "C" __global__ void LLM_PREP_BOUNDS
     llm_mla_prep(const bf16 *w_ukt, const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
                  const uint32_t *pos, bf16 *q_lat, bf16 *q_pe, bf16 *cache, uint32_t m,
                  uint32_t maxpos, float eps, float mscale) {
