@@ -501,8 +501,8 @@ template <int MB> __device__ __forceinline__ JoinScratch<MB> &join_scratch() {
 // decode's own clusters), 8 KB of them a block instead of 64 KB.  The kernel has met the
 // cluster's barrier once before (every block has started).  The two kinds
 // are instances of their own (Clustered): with the clustered path in the
-// per-block join's instance, one sequence (no clusters) ran 0.3% slower a
-// step at 512 keys (BENCHMARKS.md, run BE).
+// per-block join's instance, the join without clusters ran slower
+// (BENCHMARKS.md, run BE).
 template <bool Clustered> struct StageJoin {
   const float *part, *ml;
   int splits;

@@ -108,10 +108,9 @@ static inline KernelKind kernel_kind(const cgrt_graph_desc *d, uint32_t k) {
 static inline int is_control(const cgrt_node_desc *nd) { return kind_of(nd)->add == ADD_CONTROL; }
 /* The blocks of a node's cluster, and whether the node is launched in
  * clusters at all: a cluster of one block is what a launch without the
- * attribute gets, so none is set for it (it then also runs on a GPU without
- * clusters, and DeepSeek-V2-Lite's step at one sequence, whose attention
- * nodes have clusters of min(8, B) blocks, ran the same to 0.3% faster so on
- * an H100: BENCHMARKS.md, run BF). */
+ * attribute gets, so none is set for it, and the node then also runs on a
+ * GPU without clusters (`cluster(min(8, B))` where B is 1; BENCHMARKS.md,
+ * run BF, times it). */
 static inline uint64_t cluster_blocks(const cgrt_node_desc *nd) {
   return nd->has_cluster ? (uint64_t)nd->cluster[0] * nd->cluster[1] * nd->cluster[2] : 1;
 }
