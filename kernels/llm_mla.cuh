@@ -492,8 +492,8 @@ template <int MB> __device__ __forceinline__ JoinScratch<MB> &join_scratch() {
 // mla_combine_block computes them (the same operations, so the same bits)
 // and staged in shared memory instead of written out.
 //
-// Launched in clusters of `cluster` (2, 4 or 8) blocks of one head (one
-// pass, clusters along x), block `rank` of a cluster joins only latent
+// Launched in clusters of 2, 4 or 8 blocks of one head (one pass, clusters
+// along x), block `rank` of a cluster of `cluster` joins only latent
 // values [rank * KVR / cluster, (rank + 1) * KVR / cluster) of each token
 // and writes them into every block's shared memory (distributed shared
 // memory), so that the head's splits are read once a cluster instead of
@@ -506,7 +506,6 @@ template <int MB> __device__ __forceinline__ JoinScratch<MB> &join_scratch() {
 template <bool Clustered> struct StageJoin {
   const float *part, *ml;
   int splits;
-  int cluster; // blocks of a head joining together (with Clustered)
   template <int MB>
   __device__ void run(bf16 *xs, const GemvArgs &a, int h, bool, float *) const {
     JoinScratch<MB> &js = join_scratch<MB>();
@@ -525,6 +524,7 @@ template <bool Clustered> struct StageJoin {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       namespace cg = cooperative_groups;
       cg::cluster_group cl = cg::this_cluster();
+      const int cluster = (int)cl.num_blocks(); // a head's blocks joining together
       const int rank = (int)cl.block_rank(), per = MLA_KVR / cluster, chunks = per / 8;
       for (int i = threadIdx.x; i < rows * per; i += blockDim.x) {
         const int t = i / per, c = rank * per + i % per;

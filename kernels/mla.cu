@@ -82,8 +82,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2)
              MLA_VD, MLA_KVR, MLA_H * MLA_KVR, 0};
   if (cluster > 1)
     gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gridDim.x,
-                                              StageJoin<true>{part, ml, (int)splits, cluster});
+                                              StageJoin<true>{part, ml, (int)splits});
   else
     gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gridDim.x,
-                                              StageJoin<false>{part, ml, (int)splits, 1});
+                                              StageJoin<false>{part, ml, (int)splits});
 }
