@@ -82,6 +82,18 @@ __global__ void __launch_bounds__(THREADS, MINB) down_stage_variant(const bf16 *
   Moe<1, U>::template down<ST, PF>(w, ws, act, ids, wts, x, fe, fs, topk, n, m);
 }
 
+// The router stopped short (RouteStop) or with U chunks a lane in flight:
+// --only router, where each step of its chain goes.
+template <RouteStop RS, int U>
+__global__ void __launch_bounds__(THREADS, 2) route_variant(const bf16 *w, const bf16 *x,
+                                                      const bf16 *g, float *logits,
+                                                      uint32_t *count, uint32_t *ids,
+                                                      float *weights, int experts, int k, int m,
+                                                      int topk) {
+  Moe<SWIGLU_R, U>::template route<RS>(w, x, g, logits, count, ids, weights, experts, k, m, topk,
+                                       1e-6f);
+}
+
 // The library's down before 2026-12-04, which the one of kernels/llm_moe.cuh
 // is measured against: the same stream, a sum a segment in registers
 // (selected by a compare a chunk) and the rows found again a chunk; with
@@ -773,6 +785,43 @@ static void moe_case(int m, bool overlap) {
   free_all();
 }
 
+// The router's share of a chain, step by step (--only router, one token):
+// the library's kernel (clusters of 8 blocks), then each variant shorter by
+// a step (RouteStop), and the whole row asked for before the wait (8 chunks
+// a lane, as run Z of BENCHMARKS.md); against the boundary section's
+// kernels, which stage and normalise the same 2,048 values.
+static void router_case() {
+  const int E = 64, D = 2048, TOPK = 6, m = 1;
+  Copies router((size_t)E * D);
+  bf16 *x = random_bf16(D, 1), *g = random_bf16(D, 1);
+  float *logits = (float *)dalloc((size_t)E * 4), *rw = (float *)dalloc(TOPK * 4);
+  uint32_t *rids = (uint32_t *)dalloc(TOPK * 4), *count = (uint32_t *)dalloc(4);
+  CUDA(cudaMemset(count, 0, 4));
+  const unsigned rblocks = (E + SWIGLU_ROWS - 1) / SWIGLU_ROWS;
+  auto timed = [&](auto kernel) {
+    return time_calls([&](int i) {
+      launch_clusters(kernel, dim3(rblocks, m), dim3(THREADS), (size_t)D * 2, true, rblocks,
+                      (const bf16 *)router[i], (const bf16 *)x, (const bf16 *)g, logits, count,
+                      rids, rw, E, D, m, TOPK);
+    });
+  };
+  const double lib = time_calls([&](int i) {
+    launch_clusters(llm_moe_route, dim3(rblocks, m), dim3(THREADS), (size_t)D * 2, true, rblocks,
+                    router[i], x, g, logits, count, rids, rw, E, D, m, TOPK, 1e-6f);
+  });
+  bench_row("router", "router_m1", "cgc_kernels", "us", lib);
+  bench_row("router", "router_m1", "full", "us", timed(route_variant<RouteStop::Full, GEMV_U>));
+  bench_row("router", "router_m1", "join_no_top_k", "us",
+            timed(route_variant<RouteStop::Join, GEMV_U>));
+  bench_row("router", "router_m1", "logits_no_join", "us",
+            timed(route_variant<RouteStop::Logits, GEMV_U>));
+  bench_row("router", "router_m1", "full_U8", "us", timed(route_variant<RouteStop::Full, 8>));
+  bench_row("router", "router_m1", "logits_no_join_U8", "us",
+            timed(route_variant<RouteStop::Logits, 8>));
+  for (void *p : {(void *)x, (void *)g, (void *)logits, (void *)rw, (void *)rids, (void *)count})
+    CUDA(cudaFree(p));
+}
+
 // One MoE layer of the step as a chain, at 512 keys, one token: attention
 // (the stacked projection with its norm, prep, decode, combine, the value
 // half, o_proj into the residual), the router, the experts.  Then the chain's
@@ -994,12 +1043,13 @@ static void boundary_case() {
 int main(int argc, char **argv) {
   const bool quick = argc > 1 && !strcmp(argv[1], "--quick");
   const bool read_only_run = argc > 1 && !strcmp(argv[1], "--read"); // the 8 GB row alone
-  // --only SECTION: the read row and that section's (gemv, sweep, attention, moe, layer, boundary)
+  // --only SECTION: the read row and that section's (gemv, sweep, attention, moe, layer, boundary, router)
   const char *only = argc > 2 && !strcmp(argv[1], "--only") ? argv[2] : nullptr;
   auto want = [&](const char *section) { return !only || !strcmp(only, section); };
   if (only && !want("gemv") && !want("sweep") && !want("attention") && !want("moe") &&
-      !want("layer") && !want("boundary")) {
-    fprintf(stderr, "usage: bench_llm_kernels [--quick | --read | --only gemv|sweep|attention|moe|layer|boundary]\n");
+      !want("layer") && !want("boundary") && !want("router")) {
+    fprintf(stderr, "usage: bench_llm_kernels [--quick | --read | --only "
+                    "gemv|sweep|attention|moe|layer|boundary|router]\n");
     return 2;
   }
   int n = 0;
@@ -1069,6 +1119,8 @@ int main(int argc, char **argv) {
     layer_case(512);
   if (want("boundary"))
     boundary_case();
+  if (want("router"))
+    router_case();
   CUBLAS(cublasDestroy(blas));
   CUDA(cudaFree(blas_ws));
   CUDA(cudaFree(sink));

@@ -113,7 +113,7 @@ def table(rows):
     read = rows_io.get(rows, "read", "8GB", "read_only", "TB/s")
     if read:
         lines.append("read-only kernel over 8 GB: %.2f TB/s" % read)
-    for section in ("kernels", "attention", "moe", "layer", "boundary", "sweep"):
+    for section in ("kernels", "attention", "moe", "layer", "boundary", "router", "sweep"):
         for c in _cases(rows, section):
             vals = {r["way"]: float(r["value"]) for r in rows
                     if r["section"] == section and r["case"] == c}

@@ -23,6 +23,13 @@ constexpr int MOE_MAX_TOPK = 8;
 // calls): what staging after the wait costs.
 enum class DownStage { Whole, Split, TriggerFirst, Early };
 
+// How far Moe::route goes in clusters: the library's kernel takes Full.
+// The others are what bench_llm_kernels --only router times against it,
+// each a step shorter: Join, the cluster's logits joined and written but
+// no softmax or top k; Logits, each block's logits written where it
+// computed them, without the cluster's barriers.
+enum class RouteStop { Full, Join, Logits };
+
 template <int R, int U> struct Moe {
   static constexpr int PER_BLOCK = WARPS * R;
 
@@ -34,7 +41,8 @@ template <int R, int U> struct Moe {
   // first block's shared memory and meet at the cluster's barrier;
   // otherwise into `logits`, and the last block to finish (an atomic count)
   // takes them, setting count[t] back to 0.  Either way `logits` holds them
-  // after.
+  // after.  (RS: see RouteStop; without clusters the kernel is Full.)
+  template <RouteStop RS = RouteStop::Full>
   static __device__ void route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits,
                                uint32_t *count, uint32_t *ids, float *weights, int experts, int k,
                                int m, int topk, float eps) {
@@ -54,6 +62,10 @@ template <int R, int U> struct Moe {
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
     if (cluster.num_blocks() == gridDim.x && cluster.dim_blocks().y == 1) {
+      if constexpr (RS == RouteStop::Logits) {
+        gemv_blocks<1, R, U, Epi::F32>(a, blockIdx.x, gridDim.x);
+        return;
+      }
       // Every block has started (its shared memory may be written) before
       // the wait on the kernel before: this barrier costs nothing there.
       cluster.sync();
@@ -63,7 +75,8 @@ template <int R, int U> struct Moe {
       if (cluster.block_rank() == 0 && threadIdx.x < 32) {
         for (int e = threadIdx.x; e < experts; e += 32)
           logits[(size_t)t * experts + e] = joined[e];
-        top_k(joined, false, t, experts, topk, ids, weights);
+        if constexpr (RS == RouteStop::Full)
+          top_k(joined, false, t, experts, topk, ids, weights);
       }
       return;
     }
