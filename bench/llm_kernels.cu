@@ -810,7 +810,6 @@ static void router_case() {
                     router[i], x, g, logits, count, rids, rw, E, D, m, TOPK, 1e-6f);
   });
   bench_row("router", "router_m1", "cgc_kernels", "us", lib);
-  bench_row("router", "router_m1", "full", "us", timed(route_variant<RouteStop::Full, GEMV_U>));
   bench_row("router", "router_m1", "join_no_top_k", "us",
             timed(route_variant<RouteStop::Join, GEMV_U>));
   bench_row("router", "router_m1", "logits_no_join", "us",

@@ -498,11 +498,11 @@ template <int MB> __device__ __forceinline__ JoinScratch<MB> &join_scratch() {
 // and writes them into every block's shared memory (distributed shared
 // memory), so that the head's splits are read once a cluster instead of
 // once a block: with 8 sequences (4 partial results a sequence after the
-// decode's own clusters), 8 KB of them a block instead of 64 KB.  The kernel has met the
-// cluster's barrier once before (every block has started).  The two kinds
-// are instances of their own (Clustered): with the clustered path in the
-// per-block join's instance, the join without clusters ran slower
-// (BENCHMARKS.md, run BE).
+// decode's own clusters), 8 KB of them a block instead of 64 KB.  The
+// kernel has met the cluster's barrier once before (every block has
+// started).  The two kinds are instances of their own (Clustered): with the
+// clustered path in the per-block join's instance, the join without
+// clusters ran slower (BENCHMARKS.md, run BE).
 template <bool Clustered> struct StageJoin {
   const float *part, *ml;
   int splits;
