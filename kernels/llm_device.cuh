@@ -168,6 +168,10 @@ __device__ __forceinline__ uint32_t ordered_bits(float v) {
   const uint32_t b = __float_as_uint(v);
   return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
+// ordered_bits undone: the value whose bits they are.
+__device__ __forceinline__ float from_ordered_bits(uint32_t u) {
+  return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
+}
 // An argmax candidate as one 64-bit key: larger value first, then the lower
 // index, so that the largest key is the first index of the largest value.
 __device__ __forceinline__ unsigned long long argmax_key(float v, uint32_t index) {

@@ -97,12 +97,24 @@ template <int R, int U> struct Moe {
 
   // The softmax of token t's logits and its top k, by one warp: from global
   // memory written by other blocks (read past the L1), or from shared memory.
+  // S experts a lane, as few as hold them all (the slots past them would
+  // add only zeros to the sums and never be chosen).
   static __device__ void top_k(const float *lg, bool global, int t, int experts, int topk,
                                uint32_t *ids, float *weights) {
+    if (experts <= 64)
+      top_k_slots<2>(lg, global, t, experts, topk, ids, weights);
+    else if (experts <= 128)
+      top_k_slots<4>(lg, global, t, experts, topk, ids, weights);
+    else
+      top_k_slots<MOE_MAX_EXPERTS / 32>(lg, global, t, experts, topk, ids, weights);
+  }
+  template <int S>
+  static __device__ void top_k_slots(const float *lg, bool global, int t, int experts, int topk,
+                                     uint32_t *ids, float *weights) {
     const int lane = threadIdx.x & 31;
-    float v[MOE_MAX_EXPERTS / 32], mx = -INFINITY;
+    float v[S], mx = -INFINITY;
 #pragma unroll
-    for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++) {
+    for (int i = 0; i < S; i++) {
       const int e = lane + 32 * i;
       v[i] = e < experts ? (global ? __ldcg(lg + e) : lg[e]) : -INFINITY;
       mx = fmaxf(mx, v[i]);
@@ -110,21 +122,26 @@ template <int R, int U> struct Moe {
     mx = warp_max(mx);
     float sum = 0;
 #pragma unroll
-    for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++) {
+    for (int i = 0; i < S; i++) {
       v[i] = lane + 32 * i < experts ? expf(v[i] - mx) : 0.0f;
       sum += v[i];
     }
     sum = warp_sum(sum);
 #pragma unroll
-    for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++)
+    for (int i = 0; i < S; i++)
       v[i] = lane + 32 * i < experts ? v[i] / sum : -1.0f;
+    // Lane j keeps the j-th choice; the chosen value comes back from its
+    // ordered bits, so no lane indexes v[] by a runtime slot (which would
+    // put v[] in local memory).
+    uint32_t my_id = 0;
+    float my_w = 0;
     for (int j = 0; j < topk; j++) {
       // The largest weight, the lowest expert first among equal ones (the
       // largest argmax_key): each lane's best, then the warp's value by one
       // reduction and the lowest expert holding it by another.
       uint32_t bu = 0, bi = 0xffffffffu;
 #pragma unroll
-      for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++) {
+      for (int i = 0; i < S; i++) {
         const uint32_t u = ordered_bits(v[i]); // past 0 for any value, -1 and -inf too
         if (u > bu) { // i ascending: the lane's lowest expert among equal values
           bu = u;
@@ -133,15 +150,17 @@ template <int R, int U> struct Moe {
       }
       const uint32_t top = __reduce_max_sync(0xffffffffu, bu);
       const uint32_t e = __reduce_min_sync(0xffffffffu, bu == top ? bi : 0xffffffffu);
-      if ((int)(e & 31) == lane) {
 #pragma unroll
-        for (int i = 0; i < MOE_MAX_EXPERTS / 32; i++)
-          if (i == (int)(e >> 5)) {
-            ids[(size_t)t * topk + j] = e;
-            weights[(size_t)t * topk + j] = v[i];
-            v[i] = -1.0f;
-          }
+      for (int i = 0; i < S; i++)
+        v[i] = (uint32_t)(lane + 32 * i) == e ? -1.0f : v[i];
+      if (lane == j) {
+        my_id = e;
+        my_w = from_ordered_bits(top);
       }
+    }
+    if (lane < topk) {
+      ids[(size_t)t * topk + lane] = my_id;
+      weights[(size_t)t * topk + lane] = my_w;
     }
   }
 

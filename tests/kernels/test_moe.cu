@@ -347,6 +347,18 @@ int main() {
            "token 0: the four tied experts first are %u, %u, %u, %u", ids[0], ids[1], ids[2],
            ids[3]);
   }
+  // More experts than 64 (not launched as clusters: more than 8 blocks):
+  // the top k over 4 and over 8 slots a lane, DeepSeek-V2's 160 experts
+  // among them, and the most the router takes (256, 8 chosen).
+  const Moe wide[] = {{100, 256, 8, 0, 0}, {160, 2048, 6, 0, 0}, {256, 512, 8, 0, 0}};
+  for (const Moe &s : wide)
+    for (unsigned m : {1u, 3u}) {
+      Router router(s, m);
+      std::vector<uint32_t> ids;
+      std::vector<float> weights;
+      printf("llm_moe_route experts=%u k=%u topk=%u m=%u\n", s.experts, s.k, s.topk, m);
+      router.route(rand_bf16((size_t)m * s.k, 2.0f), ids, weights);
+    }
   run_union(lite);
   run_moe(lite, 1);
   run_moe(lite, 8);
