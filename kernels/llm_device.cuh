@@ -95,11 +95,18 @@ __device__ __forceinline__ bf16 to_bf(float v) { return __float2bfloat16_rn(v); 
 // f32 -> bf16 -> f32: the value PyTorch keeps where it rounds a tensor.
 __device__ __forceinline__ float round_bf(float v) { return bf(to_bf(v)); }
 
+// Two bf16 in a 32-bit word (the first in the low half) as f32: a bf16 is
+// the upper half of the f32 of the same value, so a shift and a mask give
+// them exactly, an instruction each (__bfloat1622float2 took three under
+// sm_90: the upper one extracted, then shifted back).
+__device__ __forceinline__ float2 bf2_f32(uint32_t w) {
+  return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+}
 __device__ __forceinline__ void unpack8(uint4 v, float *f) {
-  const __nv_bfloat162 *p = reinterpret_cast<const __nv_bfloat162 *>(&v);
+  const uint32_t p[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int i = 0; i < 4; i++) {
-    float2 t = __bfloat1622float2(p[i]);
+    const float2 t = bf2_f32(p[i]);
     f[2 * i] = t.x;
     f[2 * i + 1] = t.y;
   }
@@ -336,8 +343,7 @@ template <int MB, int NR, int U> struct RowDot {
               for (int r = 0; r < NR; r++) {
                 if (!rows[r])
                   continue;
-                const float2 wf =
-                    __bfloat1622float2(reinterpret_cast<const __nv_bfloat162 *>(&cur[r])[i]);
+                const float2 wf = bf2_f32(reinterpret_cast<const uint32_t *>(&cur[r])[i]);
                 acc[r][t] = fmaf(wf.x, xf.x, acc[r][t]);
                 acc[r][t] = fmaf(wf.y, xf.y, acc[r][t]);
               }
