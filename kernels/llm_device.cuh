@@ -286,9 +286,11 @@ __device__ void stage_rows(bf16 *xs, const bf16 *x, int x_token, int k, int m, c
 // ---------------------------------------------------------------------------
 // Dot products of weight rows with staged activations, a warp a set of NR
 // rows.  Lane l takes the 16-byte chunks l, l + 32, ... of every row.  Its U
-// buffers form a ring: each is consumed and at once refilled with the chunk
-// 32 * U further on, so that U chunks a row stay in flight with U + 1 sets
-// of registers (not 2U, as with a buffer and its copy).  ready() runs once,
+// buffers form a ring: each is consumed and then refilled with the chunk
+// 32 * U further on, so that U - 1 chunks a row stay in flight while one is
+// summed.  (Refilled before it was summed, the buffer's new chunk went into
+// other registers, which the compiler moved back into place every step: 12
+// moves of 82 instructions in a step of llm_moe_gate_up.)  ready() runs once,
 // after the first chunks are in flight: it waits for the kernel before and
 // stages the activations (the block calls it together).
 //
@@ -324,11 +326,7 @@ template <int MB, int NR, int U> struct RowDot {
 #pragma unroll
       for (int u = 0; u < U; u++) {
         const int c = c0 + lane + 32 * u;
-        uint4 cur[NR];
-#pragma unroll
-        for (int r = 0; r < NR; r++)
-          cur[r] = buf[u][r];
-        fetch(rows, u, c + 32 * U, nch);
+        const uint4 *cur = buf[u];
         if (c < nch) {
 #pragma unroll
           for (int t = 0; t < MB; t++) {
@@ -350,6 +348,7 @@ template <int MB, int NR, int U> struct RowDot {
             }
           }
         }
+        fetch(rows, u, c + 32 * U, nch);
       }
     }
 #pragma unroll
