@@ -333,6 +333,8 @@ template <int MB, int NR, int U> struct RowDot {
             if (MB > 1 && t >= m) // tokens past m are not staged
               break;
             const uint4 xv = reinterpret_cast<const uint4 *>(xs + (size_t)t * xtok)[c];
+            // The activations stay on the intrinsic: by bf2_f32 too, the
+            // experts' gate/up spilled in its 64 registers (run BK).
             const __nv_bfloat162 *xh = reinterpret_cast<const __nv_bfloat162 *>(&xv);
 #pragma unroll
             for (int i = 0; i < 4; i++) {
