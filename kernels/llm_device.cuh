@@ -122,12 +122,25 @@ __device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc) {
   return acc;
 }
 
-// dot8 with the activations already in f32 (*xlo, *xhi: values 0-3, 4-7), the
-// same sum in the same order.
-__device__ __forceinline__ float dot8f(uint4 w, const float4 *xlo, const float4 *xhi, float acc) {
+// 16 bytes of shared memory at shared address a (a 32-bit offset of the
+// shared window, as __cvta_generic_to_shared gives): one LDS.128, its
+// address a register and a constant (a generic pointer had the compiler
+// find the shared window's base again at every use).  Volatile, so that it
+// stays after the barrier that published what it reads.
+__device__ __forceinline__ float4 lds_f4(uint32_t a) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(a));
+  return v;
+}
+
+// dot8 with the activations already in f32, in shared memory (values 0-3
+// at shared address xlo, 4-7 at xhi), the same sum in the same order.
+__device__ __forceinline__ float dot8s(uint4 w, uint32_t xlo, uint32_t xhi, float acc) {
   float a[8];
   unpack8(w, a);
-  const float4 lo = *xlo, hi = *xhi;
+  const float4 lo = lds_f4(xlo), hi = lds_f4(xhi);
   acc = fmaf(a[0], lo.x, acc);
   acc = fmaf(a[1], lo.y, acc);
   acc = fmaf(a[2], lo.z, acc);

@@ -238,9 +238,13 @@ template <int R, int U> struct Moe {
   // the rows' ends, so that the weights never wait for a row to finish.
   // A lane keeps one sum and, where its chunks cross into the next segment,
   // leaves the sum in shared memory (part[warp][segment][lane]); the warp
-  // adds each segment's at the end.  The segments' rows are in shared
-  // memory too, so that a chunk costs its load, its dot product and two
-  // compares: the bookkeeping had cost three times the arithmetic.
+  // adds each segment's at the end.  The activations are staged in the
+  // stream's order (a chunk's at xs[c], whatever its segment) and each
+  // segment's row and end are in shared memory, read only where a position
+  // crosses an end, so that a chunk costs its load, its dot product and
+  // two compares: about 35 instructions in the SASS of run BM
+  // (BENCHMARKS.md), against about 54 with the position kept as a segment
+  // and an offset in it.
   //
   // The expert ids are read before the wait on the kernel before, so that
   // the experts' rows are in flight before it ends, as the shared row is;
@@ -250,35 +254,44 @@ template <int R, int U> struct Moe {
   // once its routed blocks have waited on the router (which wrote the ids
   // and weights after its own wait on o_proj, which wrote the residual).
   static constexpr int DU = 2 * U;
-  // xs[c], xs[nch + c] = the 8 values of act's chunk c in f32, for c < nch
-  // (the block calls it together): unpacked once here, not at every use.
-  // The halves apart, so that lanes reading chunks c, c + 1, ... read
-  // 16 bytes apart, without bank conflicts (32 bytes apart, 8 lanes would
-  // meet in pairs).  Every chunk is copied at once (cp.async: one round
-  // trip to the L2, no registers held), bf16 chunk c into xs[nch + c],
-  // where its upper half goes; the thread that copied it unpacks it, so it
-  // reads the chunk before it writes over it, and xs[c] holds nothing yet.
-  static __device__ void stage_f32(float4 *xs, const bf16 *act, int nch) {
-    stage_copy(xs, act, nch, 0, nch);
+  // xs[c], xs[nch + c] = the 8 values of chunk c of a row's stream in
+  // f32, for c < nch (the block calls it together): unpacked once here,
+  // not at every use.  The stream's order is not act's: act holds the
+  // experts' chunks [0, lo), then the shared experts' [lo, nch), and the
+  // stream the shared first, so act's chunk c goes to position
+  // place(c), and a lane's chunk of the stream is at xs[c] whatever its
+  // segment.  The halves apart, so that lanes reading chunks c, c + 1, ...
+  // read 16 bytes apart, without bank conflicts (32 bytes apart, 8 lanes
+  // would meet in pairs).  Every chunk is copied at once (cp.async: one
+  // round trip to the L2, no registers held), bf16 chunk c into
+  // xs[nch + place(c)], where its upper half goes; the thread that copied
+  // it unpacks it, so it reads the chunk before it writes over it, and
+  // xs[place(c)] holds nothing yet.
+  static __device__ void stage_f32(float4 *xs, const bf16 *act, int nch, int lo) {
+    stage_copy(xs, act, nch, lo, 0, nch);
     cp_async_wait_pending(0);
-    stage_unpack(xs, nch, 0, nch);
+    stage_unpack(xs, nch, lo, 0, nch);
     __syncthreads();
   }
-  // Chunks c0 .. c1 - 1 of stage_f32's copies, as one group of cp.async;
-  // then (once the thread's group is in) its unpacking, which the thread
-  // that copied a chunk does.
-  static __device__ void stage_copy(float4 *xs, const bf16 *act, int nch, int c0, int c1) {
+  static __device__ __forceinline__ int place(int c, int nch, int lo) {
+    return c < lo ? nch - lo + c : c - lo;
+  }
+  // act's chunks c0 .. c1 - 1 of stage_f32's copies, as one group of
+  // cp.async; then (once the thread's group is in) its unpacking, which the
+  // thread that copied a chunk does.
+  static __device__ void stage_copy(float4 *xs, const bf16 *act, int nch, int lo, int c0, int c1) {
     const uint4 *src = reinterpret_cast<const uint4 *>(act);
     for (int c = c0 + (int)threadIdx.x; c < c1; c += THREADS)
-      cp_async16(xs + nch + c, src + c); // another kernel wrote them: through the L2
+      cp_async16(xs + nch + place(c, nch, lo), src + c); // another kernel wrote them: through the L2
     cp_async_commit();
   }
-  static __device__ void stage_unpack(float4 *xs, int nch, int c0, int c1) {
+  static __device__ void stage_unpack(float4 *xs, int nch, int lo, int c0, int c1) {
     for (int c = c0 + (int)threadIdx.x; c < c1; c += THREADS) {
+      const int p = place(c, nch, lo);
       float f[8];
-      unpack8(*reinterpret_cast<const uint4 *>(xs + nch + c), f);
-      xs[c] = make_float4(f[0], f[1], f[2], f[3]);
-      xs[nch + c] = make_float4(f[4], f[5], f[6], f[7]);
+      unpack8(*reinterpret_cast<const uint4 *>(xs + nch + p), f);
+      xs[p] = make_float4(f[0], f[1], f[2], f[3]);
+      xs[nch + p] = make_float4(f[4], f[5], f[6], f[7]);
     }
   }
   // PF > 0: after its wait, a lane asks the L2 for its next PF chunks of
@@ -288,10 +301,35 @@ template <int R, int U> struct Moe {
   static __device__ void down(const bf16 *w, const bf16 *w_shared, const bf16 *act,
                               const uint32_t *ids, const float *weights, bf16 *x, int fe, int fs,
                               int topk, int n, int m) {
-    extern __shared__ __align__(16) unsigned char llm_smem[];
-    float4 *xs = reinterpret_cast<float4 *>(llm_smem); // the activations in f32: chunk c at xs[c], xs[nch + c]
+    // Segment s of a warp's stream ends at its chunk seg_end[warp][s]
+    // (s = topk + 1: past the stream, never); chunk c of it is 16 bytes at
+    // seg_base[warp][s] + 16 c (the row's address less its segment's
+    // start).  Here, not in down_rows, so that its two forms share them.
     __shared__ float part[WARPS][MOE_MAX_TOPK + 1][32];
-    __shared__ const bf16 *seg_rows[WARPS][MOE_MAX_TOPK + 1];
+    __shared__ unsigned long long seg_base[WARPS][MOE_MAX_TOPK + 2];
+    __shared__ int seg_end[WARPS][MOE_MAX_TOPK + 2];
+    const int nsh = fs >> 3, nfe = fe >> 3;
+    // A step of 32 chunks crosses at most one segment's end where every
+    // segment but the first is 32 chunks or longer (DeepSeek-V2-Lite's 176):
+    // then each position moves on by an `if` the compiler predicates, not
+    // a loop.
+    if (topk == 0 || nfe >= 32)
+      down_rows<ST, PF, true>(w, w_shared, act, ids, weights, x, fe, fs, topk, n, m, nsh, nfe, part,
+                               seg_base, seg_end);
+    else
+      down_rows<ST, PF, false>(w, w_shared, act, ids, weights, x, fe, fs, topk, n, m, nsh, nfe, part,
+                                seg_base, seg_end);
+  }
+  template <DownStage ST, int PF, bool ONE>
+  static __device__ __forceinline__ void down_rows(const bf16 *w, const bf16 *w_shared,
+                                                   const bf16 *act, const uint32_t *ids,
+                                                   const float *weights, bf16 *x, int fe, int fs,
+                                                   int topk, int n, int m, int nsh, int nfe,
+                                                   float (*part)[MOE_MAX_TOPK + 1][32],
+                                                   unsigned long long (*seg_base)[MOE_MAX_TOPK + 2],
+                                                   int (*seg_end)[MOE_MAX_TOPK + 2]) {
+    extern __shared__ __align__(16) unsigned char llm_smem[];
+    float4 *xs = reinterpret_cast<float4 *>(llm_smem); // the stream's chunk c in f32 at xs[c], xs[nch + c]
     // Block (x, y) takes token L % gridDim.y and row block L / gridDim.y of
     // L = y * gridDim.x + x: the tokens' blocks of a row block are adjacent,
     // so that they read the shared experts' rows, and the rows of an expert
@@ -312,9 +350,9 @@ template <int R, int U> struct Moe {
       return;
     }
     require_smem((size_t)act_token * 4);
-    const int nch = act_token >> 3, nsh = fs >> 3, nfe = fe >> 3, total = nsh + topk * nfe;
+    const int nch = act_token >> 3, total = nch;
     const int lo = topk * nfe; // act's chunks: the experts' [0, lo), the shared experts' [lo, nch)
-    const float4 *xs_hi = xs + nch;
+    const uint32_t xs_lo = (uint32_t)__cvta_generic_to_shared(xs), xs_hi = xs_lo + 16u * nch;
     // Lane s in 1..topk holds segment s's expert id and routing weight, read
     // before the wait; and lane 0 of each warp its output's residual (the
     // router wrote the first, o_proj before it the residual: both complete
@@ -324,33 +362,44 @@ template <int R, int U> struct Moe {
         lane >= 1 && lane <= topk ? __ldcg(ids + (size_t)t * topk + lane - 1) : 0u;
     const float gate =
         lane >= 1 && lane <= topk ? __ldcg(weights + (size_t)t * topk + lane - 1) : 0.0f;
+    if (lane <= topk + 1)
+      seg_end[warp][lane] = lane <= topk ? nsh + lane * nfe : 0x7fffffff;
+    const int nsteps = (total + 31) >> 5, nfull = total >> 5;
     for (int b = b0, first = 1; first || b * WARPS < n; b += gridDim.x, first = 0) {
       const int d = b * WARPS + warp;
       const size_t dd = d < n ? (size_t)d : 0; // a warp past n reads row 0 and writes nothing
       const float res = lane == 0 ? bf(__ldcg(x + (size_t)t * n + dd)) : 0.0f;
       __syncwarp(); // the warp is done with the rows of its pass before
-      if (lane <= topk)
-        seg_rows[warp][lane] =
-            lane == 0 ? w_shared + dd * fs : w + ((size_t)eid * n + dd) * fe;
+      if (lane <= topk + 1)
+        seg_base[warp][lane] =
+            lane == 0      ? reinterpret_cast<unsigned long long>(w_shared + dd * fs)
+            : lane <= topk ? reinterpret_cast<unsigned long long>(w + ((size_t)eid * n + dd) * fe) -
+                                 16ull * (unsigned)(nsh + (lane - 1) * nfe)
+                           : 0ull;
       __syncwarp();
-      // The fetch position: segment, chunk in it, its row and length.
-      // A position past its segment's end moves on to the next segment
-      // (rarely more than once: a row has 32 chunks or more).
-      int f_seg = 0, f_off = lane, f_len = nsh;
-      const bf16 *f_row = seg_rows[warp][0];
+      // The fetch position: chunk f_j of the stream, in segment f_seg.
+      int f_j = lane, f_seg = 0, f_end = seg_end[warp][0];
+      unsigned long long f_base = seg_base[warp][0];
       auto f_settle = [&] {
-        while (f_off >= f_len && f_seg <= topk) {
-          f_off -= f_len;
-          f_len = nfe;
-          if (++f_seg <= topk)
-            f_row = seg_rows[warp][f_seg];
+        if (ONE) {
+          if (f_j >= f_end) {
+            f_seg++;
+            f_end = seg_end[warp][f_seg];
+            f_base = seg_base[warp][f_seg];
+          }
+        } else {
+          while (f_j >= f_end) {
+            f_seg++;
+            f_end = seg_end[warp][f_seg];
+            f_base = seg_base[warp][f_seg];
+          }
         }
       };
       f_settle();
       auto fetch = [&](uint4 &dst) {
-        if (f_seg <= topk)
-          dst = load_weight(f_row + 8 * (size_t)f_off);
-        f_off += 32;
+        if (f_j < total)
+          dst = load_weight(reinterpret_cast<const bf16 *>(f_base + 16ull * (unsigned)f_j));
+        f_j += 32;
         f_settle();
       };
       uint4 buf[DU];
@@ -361,69 +410,92 @@ template <int R, int U> struct Moe {
       if (first) {
         const bf16 *at = act + (size_t)t * act_token;
         if (ST == DownStage::Early) {
-          stage_f32(xs, at, nch);
+          stage_f32(xs, at, nch, lo);
           wait();
         } else {
           wait();
           if (ST == DownStage::TriggerFirst)
             trigger();
           if (PF) { // the lane's next PF chunks asked of the L2 while the activations come
-            const int s_seg = f_seg, s_off = f_off, s_len = f_len;
-            const bf16 *s_row = f_row;
+            int p_j = f_j, p_seg = f_seg, p_end = f_end;
+            unsigned long long p_base = f_base;
 #pragma unroll
             for (int i = 0; i < PF; i++) {
-              if (f_seg <= topk)
-                prefetch_l2(f_row + 8 * (size_t)f_off);
-              f_off += 32;
-              f_settle();
+              if (p_j < total)
+                prefetch_l2(reinterpret_cast<const bf16 *>(p_base + 16ull * (unsigned)p_j));
+              p_j += 32;
+              while (p_j >= p_end) {
+                p_seg++;
+                p_end = seg_end[warp][p_seg];
+                p_base = seg_base[warp][p_seg];
+              }
             }
-            f_seg = s_seg, f_off = s_off, f_len = s_len, f_row = s_row;
           }
           if (ST == DownStage::Split) { // the shared experts' (read first), then the rest
-            stage_copy(xs, at, nch, lo, nch);
-            stage_copy(xs, at, nch, 0, lo);
+            stage_copy(xs, at, nch, lo, lo, nch);
+            stage_copy(xs, at, nch, lo, 0, lo);
             cp_async_wait_pending(1);
-            stage_unpack(xs, nch, lo, nch);
+            stage_unpack(xs, nch, lo, lo, nch);
             __syncthreads();
           } else {
-            stage_f32(xs, at, nch);
+            stage_f32(xs, at, nch, lo);
           }
         }
         if (ST != DownStage::TriggerFirst)
           trigger();
       }
-      // The consumption position: segment, chunk in it, where its
-      // activations start in xs (the experts' first, the shared last).
-      // A segment's sum goes to part as the position leaves it.
-      int c_seg = 0, c_off = lane, c_len = nsh, c_base = topk * nfe;
+      // The consumption position: chunk c_j of the stream, in segment
+      // c_seg.  A segment's sum goes to part as the position leaves it.
+      int c_j = lane, c_seg = 0, c_end = seg_end[warp][0];
       float sum = 0;
       auto c_settle = [&] {
-        while (c_off >= c_len && c_seg <= topk) {
-          part[warp][c_seg][lane] = sum;
-          sum = 0;
-          c_off -= c_len;
-          c_base = c_seg * nfe; // segment c_seg + 1 is expert slot c_seg
-          c_len = nfe;
-          c_seg++;
+        if (ONE) {
+          if (c_j >= c_end) {
+            part[warp][c_seg][lane] = sum;
+            sum = 0;
+            c_seg++;
+            c_end = seg_end[warp][c_seg];
+          }
+        } else {
+          while (c_j >= c_end) {
+            part[warp][c_seg][lane] = sum;
+            sum = 0;
+            c_seg++;
+            c_end = seg_end[warp][c_seg];
+          }
         }
       };
       c_settle();
-      for (int j0 = 0; j0 < total; j0 += 32 * DU) {
+      auto staged = [&](int s) {
+        if (ST == DownStage::Split && !rest && 32 * s + 31 >= nsh) {
+          // A lane of the block is about to leave the first segment (the
+          // same step for every warp: their streams are as long).
+          cp_async_wait_pending(0);
+          stage_unpack(xs, nch, lo, 0, lo);
+          __syncthreads();
+          rest = true;
+        }
+      };
+      // Steps in which every lane has a chunk, DU at a time; then the last
+      // ones, whose chunks are all in registers (nothing left to fetch).
+      int s0 = 0;
+      for (; s0 + DU <= nfull; s0 += DU) {
 #pragma unroll
         for (int u = 0; u < DU; u++) {
-          if (ST == DownStage::Split && !rest && j0 + 32 * u + 31 >= nsh) {
-            // A lane of the block is about to leave the first segment (the
-            // same step for every warp: their streams are as long).
-            cp_async_wait_pending(0);
-            stage_unpack(xs, nch, 0, lo);
-            __syncthreads();
-            rest = true;
-          }
-          const uint4 cur = buf[u];
+          staged(s0 + u);
+          sum = dot8s(buf[u], xs_lo + 16u * c_j, xs_hi + 16u * c_j, sum);
           fetch(buf[u]);
-          if (c_seg <= topk)
-            sum = dot8f(cur, xs + (c_base + c_off), xs_hi + (c_base + c_off), sum);
-          c_off += 32;
+          c_j += 32;
+          c_settle();
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < DU; u++) {
+        if (s0 + u < nsteps) {
+          staged(s0 + u);
+          if (c_j < total)
+            sum = dot8s(buf[u], xs_lo + 16u * c_j, xs_hi + 16u * c_j, sum);
+          c_j += 32;
           c_settle();
         }
       }
