@@ -245,17 +245,32 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
     }
     __syncthreads();
 
-    // Scores: warp w takes keys 8w .. 8w + 7 of the tile.
-    float sc[4] = {0, 0, 0, 0};
+    // Scores: warp w takes keys 8w .. 8w + 7 of the tile, over the row's
+    // 36 steps of 16 values in SC chains of products, each its own sum
+    // (the chains added at the end), so that an MMA waits for the one
+    // SC before it, not for the one just before: with one warp a scheduler,
+    // nothing else hides an MMA's latency.
+    constexpr int SC = 4;
+    static_assert(MLA_CH % (16 * SC) == 0, "the score chains share the row");
+    float sc4[SC][4] = {};
     const int n0 = warp * 8;
-#pragma unroll 4
-    for (int c0 = 0; c0 < MLA_CH; c0 += 16) {
-      uint32_t af[4];
-      ldsm_x4(af, ldsm_addr(qs, MLA_PAD, 0, c0), false);
-      const bf16 *kr = ks + (n0 + g) * MLA_PAD + c0 + 2 * q;
-      mma16816(sc, af, *reinterpret_cast<const uint32_t *>(kr),
-               *reinterpret_cast<const uint32_t *>(kr + 8));
+#pragma unroll
+    for (int c0 = 0; c0 < MLA_CH; c0 += 16 * SC) {
+#pragma unroll
+      for (int j = 0; j < SC; j++) {
+        uint32_t af[4];
+        ldsm_x4(af, ldsm_addr(qs, MLA_PAD, 0, c0 + 16 * j), false);
+        const bf16 *kr = ks + (n0 + g) * MLA_PAD + c0 + 16 * j + 2 * q;
+        mma16816(sc4[j], af, *reinterpret_cast<const uint32_t *>(kr),
+                 *reinterpret_cast<const uint32_t *>(kr + 8));
+      }
     }
+    float sc[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int j = 0; j < SC; j++)
+#pragma unroll
+      for (int i = 0; i < 4; i++)
+        sc[i] += sc4[j][i];
     {
       const int j = n0 + 2 * q;
       ss[g * MLA_TILE + j] = j < nt ? sc[0] * a.scale : -INFINITY;
