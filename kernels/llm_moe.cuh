@@ -350,7 +350,7 @@ template <int R, int U> struct Moe {
       return;
     }
     require_smem((size_t)act_token * 4);
-    const int nch = act_token >> 3, total = nch;
+    const int nch = act_token >> 3;
     const int lo = topk * nfe; // act's chunks: the experts' [0, lo), the shared experts' [lo, nch)
     const uint32_t xs_lo = (uint32_t)__cvta_generic_to_shared(xs), xs_hi = xs_lo + 16u * nch;
     // Lane s in 1..topk holds segment s's expert id and routing weight, read
@@ -364,7 +364,7 @@ template <int R, int U> struct Moe {
         lane >= 1 && lane <= topk ? __ldcg(weights + (size_t)t * topk + lane - 1) : 0.0f;
     if (lane <= topk + 1)
       seg_end[warp][lane] = lane <= topk ? nsh + lane * nfe : 0x7fffffff;
-    const int nsteps = (total + 31) >> 5, nfull = total >> 5;
+    const int nsteps = (nch + 31) >> 5, nfull = nch >> 5;
     for (int b = b0, first = 1; first || b * WARPS < n; b += gridDim.x, first = 0) {
       const int d = b * WARPS + warp;
       const size_t dd = d < n ? (size_t)d : 0; // a warp past n reads row 0 and writes nothing
@@ -380,24 +380,25 @@ template <int R, int U> struct Moe {
       // The fetch position: chunk f_j of the stream, in segment f_seg.
       int f_j = lane, f_seg = 0, f_end = seg_end[warp][0];
       unsigned long long f_base = seg_base[warp][0];
+      // A fetch position (this one, or PF's ahead of it) into its next
+      // segment.
+      auto enter_next = [&](int &seg, int &end, unsigned long long &base) {
+        seg++;
+        end = seg_end[warp][seg];
+        base = seg_base[warp][seg];
+      };
       auto f_settle = [&] {
         if (ONE) {
-          if (f_j >= f_end) {
-            f_seg++;
-            f_end = seg_end[warp][f_seg];
-            f_base = seg_base[warp][f_seg];
-          }
+          if (f_j >= f_end)
+            enter_next(f_seg, f_end, f_base);
         } else {
-          while (f_j >= f_end) {
-            f_seg++;
-            f_end = seg_end[warp][f_seg];
-            f_base = seg_base[warp][f_seg];
-          }
+          while (f_j >= f_end)
+            enter_next(f_seg, f_end, f_base);
         }
       };
       f_settle();
       auto fetch = [&](uint4 &dst) {
-        if (f_j < total)
+        if (f_j < nch)
           dst = load_weight(reinterpret_cast<const bf16 *>(f_base + 16ull * (unsigned)f_j));
         f_j += 32;
         f_settle();
@@ -421,14 +422,11 @@ template <int R, int U> struct Moe {
             unsigned long long p_base = f_base;
 #pragma unroll
             for (int i = 0; i < PF; i++) {
-              if (p_j < total)
+              if (p_j < nch)
                 prefetch_l2(reinterpret_cast<const bf16 *>(p_base + 16ull * (unsigned)p_j));
               p_j += 32;
-              while (p_j >= p_end) {
-                p_seg++;
-                p_end = seg_end[warp][p_seg];
-                p_base = seg_base[warp][p_seg];
-              }
+              while (p_j >= p_end)
+                enter_next(p_seg, p_end, p_base);
             }
           }
           if (ST == DownStage::Split) { // the shared experts' (read first), then the rest
@@ -493,7 +491,7 @@ template <int R, int U> struct Moe {
       for (int u = 0; u < DU; u++) {
         if (s0 + u < nsteps) {
           staged(s0 + u);
-          if (c_j < total)
+          if (c_j < nch)
             sum = dot8s(buf[u], xs_lo + 16u * c_j, xs_hi + 16u * c_j, sum);
           c_j += 32;
           c_settle();
