@@ -71,6 +71,27 @@ __global__ void __launch_bounds__(THREADS, MINB) down_variant(const bf16 *w, con
                                                         int topk, int n, int m) {
   Moe<R, U>::down(w, ws, act, ids, wts, x, fe, fs, topk, n, m);
 }
+// The experts' gate/up with the shared experts' blocks waiting on the
+// kernel before, as the routed ones do (the library's run beside the router).
+__global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
+    gate_up_shared_late(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
+                        const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k, int m) {
+  Moe<SWIGLU_R, SWIGLU_U>::template gate_up<false>(w, ws, x, g, ids, act, fe, fs, topk, k, m,
+                                                   1e-6f);
+}
+// o_proj (llm_gemv_residual) asking the L2 for its share of the next
+// kernel's weights (the router's, `bytes` of them) before its own, so that
+// the router's loads after its wait find them there.
+__global__ void __launch_bounds__(THREADS, 2)
+    gemv_residual_l2_next(const bf16 *w, const bf16 *x, bf16 *y, int n, int k, int m,
+                          const bf16 *next, int bytes) {
+  const int share = (bytes + (int)gridDim.x - 1) / (int)gridDim.x;
+  const int off = (int)blockIdx.x * share + (int)threadIdx.x * 128;
+  if ((int)threadIdx.x * 128 < share && off < bytes)
+    prefetch_l2(reinterpret_cast<const char *>(next) + off);
+  GemvArgs a{w, x, nullptr, y, nullptr, nullptr, n, k, m, 0, 0, 0, k, 0};
+  gemv_dispatch<GEMV_R, GEMV_U, Epi::Residual>(a, blockIdx.x, gridDim.x);
+}
 // down staging its activations otherwise (DownStage; Early is right here,
 // since no kernel of the bench's chain writes act), or asking the L2 for PF
 // more chunks a lane while they come.
@@ -879,6 +900,11 @@ static void layer_case(int keys) {
     launch(llm_gemv_residual, dim3(D / R), dim3(THREADS), (size_t)MLA_H * MLA_VD * 2, true,
            wo[i], attn, x, D, MLA_H * MLA_VD, m);
   };
+  const Step o_proj_l2 = [&](int i) {
+    launch(gemv_residual_l2_next, dim3(D / R), dim3(THREADS), (size_t)MLA_H * MLA_VD * 2, true,
+           (const bf16 *)wo[i], (const bf16 *)attn, x, D, MLA_H * MLA_VD, m,
+           (const bf16 *)router[i], E * D * 2);
+  };
   const Step route = [&](int i) {
     launch_clusters(llm_moe_route, dim3((E + S - 1) / S, m), dim3(THREADS), (size_t)D * 2, true,
                     (E + S - 1) / S, router[i], x, g, logits, count, ids, wts, E, D, m, TOPK,
@@ -888,10 +914,30 @@ static void layer_case(int keys) {
     launch(llm_moe_route, dim3((E + S - 1) / S, m), dim3(THREADS), (size_t)D * 2, true,
            router[i], x, g, logits, count, ids, wts, E, D, m, TOPK, 1e-6f);
   };
+  // The router with its whole row asked for before the wait (8 chunks a
+  // lane), and stopped once each block has its logits (no join, no top k:
+  // the ids are the chains' before).
+  const unsigned rblocks = (E + S - 1) / S;
+  const Step route_u8 = [&](int i) {
+    launch_clusters(route_variant<RouteStop::Full, 8>, dim3(rblocks, m), dim3(THREADS),
+                    (size_t)D * 2, true, rblocks, (const bf16 *)router[i], (const bf16 *)x,
+                    (const bf16 *)g, logits, count, ids, wts, E, D, m, TOPK);
+  };
+  const Step route_logits = [&](int i) {
+    launch_clusters(route_variant<RouteStop::Logits, GEMV_U>, dim3(rblocks, m), dim3(THREADS),
+                    (size_t)D * 2, true, rblocks, (const bf16 *)router[i], (const bf16 *)x,
+                    (const bf16 *)g, logits, count, ids, wts, E, D, m, TOPK);
+  };
   const Step gate_up = [&](int i) {
     launch(llm_moe_gate_up, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
            dim3(THREADS), (size_t)D * 2, true, gu[i], sgu[i], x, g, ids, act, FE, FS, TOPK, D,
            m, 1e-6f);
+  };
+  const Step gate_up_late = [&](int i) {
+    launch(gate_up_shared_late, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
+           dim3(THREADS), (size_t)D * 2, true, (const bf16 *)gu[i], (const bf16 *)sgu[i],
+           (const bf16 *)x, (const bf16 *)g, (const uint32_t *)ids, act, (int)FE, (int)FS,
+           (int)TOPK, (int)D, (int)m);
   };
   const Step gate_up_old = [&](int i) {
     launch(gate_up_before, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
@@ -921,6 +967,20 @@ static void layer_case(int keys) {
                                                   o_proj, route, gate_up_old, down_now};
   const std::vector<Step> layer_route_atomic = {qkv_a,  prep,         attend,  combine_up,
                                                 o_proj, route_atomic, gate_up, down_now};
+  // What the router costs where it stands: the shared experts' blocks
+  // waiting on the router as the routed ones do (shared_late), and the
+  // same without the router, its ids those of the chains before
+  // (no_router).
+  const std::vector<Step> layer_shared_late = {qkv_a,  prep,  attend,       combine_up,
+                                               o_proj, route, gate_up_late, down_now};
+  const std::vector<Step> layer_no_router = {qkv_a,  prep,         attend,  combine_up,
+                                             o_proj, gate_up_late, down_now};
+  const std::vector<Step> layer_route_u8 = {qkv_a,  prep,     attend,  combine_up,
+                                            o_proj, route_u8, gate_up, down_now};
+  const std::vector<Step> layer_route_logits = {qkv_a,  prep,         attend,  combine_up,
+                                                o_proj, route_logits, gate_up, down_now};
+  const std::vector<Step> layer_router_l2 = {qkv_a,     prep,  attend,  combine_up,
+                                             o_proj_l2, route, gate_up, down_now};
   auto chain_time = [&](const std::vector<Step> &steps, size_t upto) {
     return time_calls(
         [&](int i) {
@@ -937,6 +997,11 @@ static void layer_case(int keys) {
   const double us_before = chain_time(layer_down_before, layer_down_before.size());
   const double us_gu_before = chain_time(layer_gate_up_before, layer_gate_up_before.size());
   const double us_route_atomic = chain_time(layer_route_atomic, layer_route_atomic.size());
+  const double us_shared_late = chain_time(layer_shared_late, layer_shared_late.size());
+  const double us_no_router = chain_time(layer_no_router, layer_no_router.size());
+  const double us_route_u8 = chain_time(layer_route_u8, layer_route_u8.size());
+  const double us_route_logits = chain_time(layer_route_logits, layer_route_logits.size());
+  const double us_router_l2 = chain_time(layer_router_l2, layer_router_l2.size());
   const size_t bytes = ((size_t)MLA_QKV * D + (size_t)MLA_H * MLA_KVR * MLA_NOPE +
                         (size_t)MLA_H * MLA_VD * MLA_KVR + (size_t)D * MLA_H * MLA_VD +
                         (size_t)E * D + (size_t)TOPK * 3 * FE * D + (size_t)3 * FS * D +
@@ -951,6 +1016,11 @@ static void layer_case(int keys) {
   bench_row("layer", name, "down_before", "us", us_before);
   bench_row("layer", name, "gate_up_before", "us", us_gu_before);
   bench_row("layer", name, "route_without_clusters", "us", us_route_atomic);
+  bench_row("layer", name, "shared_late", "us", us_shared_late);
+  bench_row("layer", name, "no_router", "us", us_no_router);
+  bench_row("layer", name, "route_U8", "us", us_route_u8);
+  bench_row("layer", name, "route_logits_only", "us", us_route_logits);
+  bench_row("layer", name, "router_weights_in_l2", "us", us_router_l2);
   for (size_t k = 1; k < layer.size(); k++) {
     char col[64];
     snprintf(col, sizeof col, "first_%zu_to_%s", k, kernel[k - 1]);

@@ -194,7 +194,10 @@ template <int R, int U> struct Moe {
   // routed blocks wait (one of them at least: the last unit is routed), so
   // that the kernel still lets the next start, and ends, only after the
   // router: llm_moe_down reads the ids before its wait.  With no routed
-  // units the shared blocks wait as every kernel does.
+  // units the shared blocks wait as every kernel does, and with
+  // SharedEarly false always (what bench_llm_kernels --only layer measures
+  // the early start against).
+  template <bool SharedEarly = true>
   static __device__ void gate_up(const bf16 *w, const bf16 *w_shared, const bf16 *x, const bf16 *g,
                                  const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k,
                                  int m, float eps) {
@@ -210,7 +213,7 @@ template <int R, int U> struct Moe {
       } else if (b < nbs) {
         GemvArgs a{w_shared, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, m, eps,
                    0, 0, k, act_token};
-        shared_gate_up(a, b, nbs, total > nbs && m != 2);
+        shared_gate_up(a, b, nbs, SharedEarly && total > nbs && m != 2);
       } else {
         // Past one token, the blocks of a row block are adjacent for every
         // (token, slot): tokens that chose the same expert then read its
