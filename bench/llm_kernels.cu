@@ -86,9 +86,9 @@ __global__ void __launch_bounds__(THREADS, 2)
     gemv_residual_l2_next(const bf16 *w, const bf16 *x, bf16 *y, int n, int k, int m,
                           const bf16 *next, int bytes) {
   const int share = (bytes + (int)gridDim.x - 1) / (int)gridDim.x;
-  const int off = (int)blockIdx.x * share + (int)threadIdx.x * 128;
-  if ((int)threadIdx.x * 128 < share && off < bytes)
-    prefetch_l2(reinterpret_cast<const char *>(next) + off);
+  for (int i = (int)threadIdx.x * 128; i < share && (int)blockIdx.x * share + i < bytes;
+       i += THREADS * 128)
+    prefetch_l2(reinterpret_cast<const char *>(next) + (int)blockIdx.x * share + i);
   GemvArgs a{w, x, nullptr, y, nullptr, nullptr, n, k, m, 0, 0, 0, k, 0};
   gemv_dispatch<GEMV_R, GEMV_U, Epi::Residual>(a, blockIdx.x, gridDim.x);
 }
@@ -917,17 +917,16 @@ static void layer_case(int keys) {
   // The router with its whole row asked for before the wait (8 chunks a
   // lane), and stopped once each block has its logits (no join, no top k:
   // the ids are the chains' before).
-  const unsigned rblocks = (E + S - 1) / S;
-  const Step route_u8 = [&](int i) {
-    launch_clusters(route_variant<RouteStop::Full, 8>, dim3(rblocks, m), dim3(THREADS),
-                    (size_t)D * 2, true, rblocks, (const bf16 *)router[i], (const bf16 *)x,
-                    (const bf16 *)g, logits, count, ids, wts, E, D, m, TOPK);
+  const auto route_as = [&](auto kernel) -> Step {
+    return [&, kernel](int i) {
+      const unsigned rblocks = (E + S - 1) / S;
+      launch_clusters(kernel, dim3(rblocks, m), dim3(THREADS), (size_t)D * 2, true, rblocks,
+                      (const bf16 *)router[i], (const bf16 *)x, (const bf16 *)g, logits, count,
+                      ids, wts, E, D, m, TOPK);
+    };
   };
-  const Step route_logits = [&](int i) {
-    launch_clusters(route_variant<RouteStop::Logits, GEMV_U>, dim3(rblocks, m), dim3(THREADS),
-                    (size_t)D * 2, true, rblocks, (const bf16 *)router[i], (const bf16 *)x,
-                    (const bf16 *)g, logits, count, ids, wts, E, D, m, TOPK);
-  };
+  const Step route_u8 = route_as(route_variant<RouteStop::Full, 8>);
+  const Step route_logits = route_as(route_variant<RouteStop::Logits, GEMV_U>);
   const Step gate_up = [&](int i) {
     launch(llm_moe_gate_up, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
            dim3(THREADS), (size_t)D * 2, true, gu[i], sgu[i], x, g, ids, act, FE, FS, TOPK, D,
@@ -959,28 +958,31 @@ static void layer_case(int keys) {
                                        "mla_combine_up", "gemv_residual", "moe_route",
                                        "moe_gate_up"};
   const std::vector<Step> layer = {qkv_a, prep, attend, combine_up, o_proj, route, gate_up, down_now};
-  const std::vector<Step> layer_pair = {qkv_a, prep,  attend,  combine, v_up,
-                                        o_proj, route, gate_up, down_now};
-  const std::vector<Step> layer_down_before = {qkv_a, prep,  attend,  combine_up,
-                                               o_proj, route, gate_up, down_old};
-  const std::vector<Step> layer_gate_up_before = {qkv_a,  prep,  attend,      combine_up,
-                                                  o_proj, route, gate_up_old, down_now};
-  const std::vector<Step> layer_route_atomic = {qkv_a,  prep,         attend,  combine_up,
-                                                o_proj, route_atomic, gate_up, down_now};
-  // What the router costs where it stands: the shared experts' blocks
-  // waiting on the router as the routed ones do (shared_late), and the
-  // same without the router, its ids those of the chains before
-  // (no_router).
-  const std::vector<Step> layer_shared_late = {qkv_a,  prep,  attend,       combine_up,
-                                               o_proj, route, gate_up_late, down_now};
-  const std::vector<Step> layer_no_router = {qkv_a,  prep,         attend,  combine_up,
-                                             o_proj, gate_up_late, down_now};
-  const std::vector<Step> layer_route_u8 = {qkv_a,  prep,     attend,  combine_up,
-                                            o_proj, route_u8, gate_up, down_now};
-  const std::vector<Step> layer_route_logits = {qkv_a,  prep,         attend,  combine_up,
-                                                o_proj, route_logits, gate_up, down_now};
-  const std::vector<Step> layer_router_l2 = {qkv_a,     prep,  attend,  combine_up,
-                                             o_proj_l2, route, gate_up, down_now};
+  // The chain's variants, each a row: the library's layer with kernels of
+  // it replaced.  combine_then_grouped, down_before, gate_up_before and
+  // route_without_clusters: the kernels before the library's.  What the
+  // router costs where it stands: shared_late, the shared experts' blocks
+  // waiting on the router as the routed ones do, and no_router, the same
+  // without the router (its ids those of the chains before); route_U8,
+  // route_logits_only and router_weights_in_l2 the router's parts.
+  struct Variant {
+    const char *row;
+    std::vector<Step> steps;
+  };
+  const std::vector<Variant> variants = {
+      {"combine_then_grouped", {qkv_a, prep, attend, combine, v_up, o_proj, route, gate_up, down_now}},
+      {"down_before", {qkv_a, prep, attend, combine_up, o_proj, route, gate_up, down_old}},
+      {"gate_up_before", {qkv_a, prep, attend, combine_up, o_proj, route, gate_up_old, down_now}},
+      {"route_without_clusters",
+       {qkv_a, prep, attend, combine_up, o_proj, route_atomic, gate_up, down_now}},
+      {"shared_late", {qkv_a, prep, attend, combine_up, o_proj, route, gate_up_late, down_now}},
+      {"no_router", {qkv_a, prep, attend, combine_up, o_proj, gate_up_late, down_now}},
+      {"route_U8", {qkv_a, prep, attend, combine_up, o_proj, route_u8, gate_up, down_now}},
+      {"route_logits_only",
+       {qkv_a, prep, attend, combine_up, o_proj, route_logits, gate_up, down_now}},
+      {"router_weights_in_l2",
+       {qkv_a, prep, attend, combine_up, o_proj_l2, route, gate_up, down_now}},
+  };
   auto chain_time = [&](const std::vector<Step> &steps, size_t upto) {
     return time_calls(
         [&](int i) {
@@ -993,15 +995,9 @@ static void layer_case(int keys) {
   std::vector<double> prefix(layer.size());
   for (size_t k = 1; k < layer.size(); k++)
     prefix[k] = chain_time(layer, k);
-  const double us_pair = chain_time(layer_pair, layer_pair.size());
-  const double us_before = chain_time(layer_down_before, layer_down_before.size());
-  const double us_gu_before = chain_time(layer_gate_up_before, layer_gate_up_before.size());
-  const double us_route_atomic = chain_time(layer_route_atomic, layer_route_atomic.size());
-  const double us_shared_late = chain_time(layer_shared_late, layer_shared_late.size());
-  const double us_no_router = chain_time(layer_no_router, layer_no_router.size());
-  const double us_route_u8 = chain_time(layer_route_u8, layer_route_u8.size());
-  const double us_route_logits = chain_time(layer_route_logits, layer_route_logits.size());
-  const double us_router_l2 = chain_time(layer_router_l2, layer_router_l2.size());
+  std::vector<double> variant_us;
+  for (const Variant &v : variants)
+    variant_us.push_back(chain_time(v.steps, v.steps.size()));
   const size_t bytes = ((size_t)MLA_QKV * D + (size_t)MLA_H * MLA_KVR * MLA_NOPE +
                         (size_t)MLA_H * MLA_VD * MLA_KVR + (size_t)D * MLA_H * MLA_VD +
                         (size_t)E * D + (size_t)TOPK * 3 * FE * D + (size_t)3 * FS * D +
@@ -1012,15 +1008,8 @@ static void layer_case(int keys) {
   bench_row("layer", name, "bytes", "MB", bytes / 1e6);
   bench_row("layer", name, "cgc_kernels", "us", us);
   bench_row("layer", name, "read_only", "us", read_time(bytes));
-  bench_row("layer", name, "combine_then_grouped", "us", us_pair);
-  bench_row("layer", name, "down_before", "us", us_before);
-  bench_row("layer", name, "gate_up_before", "us", us_gu_before);
-  bench_row("layer", name, "route_without_clusters", "us", us_route_atomic);
-  bench_row("layer", name, "shared_late", "us", us_shared_late);
-  bench_row("layer", name, "no_router", "us", us_no_router);
-  bench_row("layer", name, "route_U8", "us", us_route_u8);
-  bench_row("layer", name, "route_logits_only", "us", us_route_logits);
-  bench_row("layer", name, "router_weights_in_l2", "us", us_router_l2);
+  for (size_t v = 0; v < variants.size(); v++)
+    bench_row("layer", name, variants[v].row, "us", variant_us[v]);
   for (size_t k = 1; k < layer.size(); k++) {
     char col[64];
     snprintf(col, sizeof col, "first_%zu_to_%s", k, kernel[k - 1]);
