@@ -92,6 +92,40 @@ __global__ void __launch_bounds__(THREADS, 2)
   GemvArgs a{w, x, nullptr, y, nullptr, nullptr, n, k, m, 0, 0, 0, k, 0};
   gemv_dispatch<GEMV_R, GEMV_U, Epi::Residual>(a, blockIdx.x, gridDim.x);
 }
+// Up to four ranges of weights asked of the L2 by a kernel of their own,
+// beside the attention on a branch of the graph (--only layer's *_in_l2
+// rows): the bytes a later kernel of the layer reads, brought in while the
+// attention's kernels leave the memory idle.  Lines: a prefetch.global.L2
+// a 128-byte line; bulk: a cp.async.bulk.prefetch.L2 a 4 KB piece (compute
+// capability 9.0; lines below it).
+struct L2Ranges {
+  const char *p[4];
+  size_t bytes[4];
+};
+template <bool Bulk> __global__ void __launch_bounds__(256) l2_prefetch(L2Ranges r) {
+  const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const size_t threads = (size_t)gridDim.x * blockDim.x;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr bool bulk = Bulk;
+#else
+  constexpr bool bulk = false;
+#endif
+  for (int k = 0; k < 4; k++) {
+    if (bulk) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      for (size_t i = tid * 4096; i < r.bytes[k]; i += threads * 4096) {
+        const unsigned n = (unsigned)(r.bytes[k] - i < 4096 ? r.bytes[k] - i : 4096) & ~15u;
+        if (n)
+          asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(r.p[k] + i), "r"(n)
+                       : "memory");
+      }
+#endif
+    } else {
+      for (size_t i = tid * 128; i < r.bytes[k]; i += threads * 128)
+        prefetch_l2(r.p[k] + i);
+    }
+  }
+}
 // down staging its activations otherwise (DownStage; Early is right here,
 // since no kernel of the bench's chain writes act), or asking the L2 for PF
 // more chunks a lane while they come.
@@ -954,6 +988,31 @@ static void layer_case(int keys) {
            (const bf16 *)act, (const uint32_t *)ids, (const float *)wts, x, (int)FE, (int)FS,
            (int)TOPK, (int)D, (int)m);
   };
+  // A branch of the graph after qkv_a that asks the L2 for later kernels'
+  // weights (l2_prefetch), joined again after the layer's last kernel.
+  cudaStream_t side;
+  cudaEvent_t fork_ev, join_ev;
+  CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  CUDA(cudaEventCreateWithFlags(&fork_ev, cudaEventDisableTiming));
+  CUDA(cudaEventCreateWithFlags(&join_ev, cudaEventDisableTiming));
+  const auto in_l2 = [&](std::vector<const Copies *> what, bool bulk) -> Step {
+    return [&, what, bulk](int i) {
+      L2Ranges r = {};
+      for (size_t k = 0; k < what.size() && k < 4; k++) {
+        r.p[k] = reinterpret_cast<const char *>((*what[k])[i]);
+        r.bytes[k] = what[k]->elems * 2;
+      }
+      CUDA(cudaEventRecord(fork_ev, stream));
+      CUDA(cudaStreamWaitEvent(side, fork_ev, 0));
+      if (bulk)
+        l2_prefetch<true><<<sms, 256, 0, side>>>(r);
+      else
+        l2_prefetch<false><<<sms, 256, 0, side>>>(r);
+      CUDA(cudaGetLastError());
+      CUDA(cudaEventRecord(join_ev, side));
+    };
+  };
+  const Step join = [&](int) { CUDA(cudaStreamWaitEvent(stream, join_ev, 0)); };
   static const char *const kernel[] = {"norm_gemv",     "mla_prep",  "mla_decode",
                                        "mla_combine_up", "gemv_residual", "moe_route",
                                        "moe_gate_up"};
@@ -982,6 +1041,26 @@ static void layer_case(int keys) {
        {qkv_a, prep, attend, combine_up, o_proj, route_logits, gate_up, down_now}},
       {"router_weights_in_l2",
        {qkv_a, prep, attend, combine_up, o_proj_l2, route, gate_up, down_now}},
+      {"branch_prefetching_nothing",
+       {qkv_a, in_l2({}, false), prep, attend, combine_up, o_proj, route, gate_up, down_now, join}},
+      {"o_proj_in_l2",
+       {qkv_a, in_l2({&wo}, false), prep, attend, combine_up, o_proj, route, gate_up, down_now,
+        join}},
+      {"o_proj_in_l2_bulk",
+       {qkv_a, in_l2({&wo}, true), prep, attend, combine_up, o_proj, route, gate_up, down_now,
+        join}},
+      {"o_proj_router_in_l2_bulk",
+       {qkv_a, in_l2({&wo, &router}, true), prep, attend, combine_up, o_proj, route, gate_up,
+        down_now, join}},
+      {"shared_gate_up_in_l2_bulk",
+       {qkv_a, in_l2({&sgu}, true), prep, attend, combine_up, o_proj, route, gate_up, down_now,
+        join}},
+      {"o_proj_router_shared_in_l2_bulk",
+       {qkv_a, in_l2({&wo, &router, &sgu}, true), prep, attend, combine_up, o_proj, route,
+        gate_up, down_now, join}},
+      {"o_proj_in_l2_bulk_from_prep",
+       {qkv_a, prep, in_l2({&wo}, true), attend, combine_up, o_proj, route, gate_up, down_now,
+        join}},
   };
   auto chain_time = [&](const std::vector<Step> &steps, size_t upto) {
     return time_calls(
@@ -1015,6 +1094,9 @@ static void layer_case(int keys) {
     snprintf(col, sizeof col, "first_%zu_to_%s", k, kernel[k - 1]);
     bench_row("layer", name, col, "us", prefix[k]);
   }
+  CUDA(cudaEventDestroy(fork_ev));
+  CUDA(cudaEventDestroy(join_ev));
+  CUDA(cudaStreamDestroy(side));
 }
 
 // ---------------------------------------------------------------------------
