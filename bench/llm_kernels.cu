@@ -1023,7 +1023,11 @@ static void layer_case(int keys) {
   // router costs where it stands: shared_late, the shared experts' blocks
   // waiting on the router as the routed ones do, and no_router, the same
   // without the router (its ids those of the chains before); route_U8,
-  // route_logits_only and router_weights_in_l2 the router's parts.
+  // route_logits_only and router_weights_in_l2 the router's parts.  The
+  // *_in_l2 rows: a branch asking the L2 for later kernels' weights (above).
+  // without_*: the layer with one kernel left out, the kernels after it
+  // reading what it last wrote, so the most that folding that kernel into
+  // its neighbours could save the chain.
   struct Variant {
     const char *row;
     std::vector<Step> steps;
@@ -1061,6 +1065,11 @@ static void layer_case(int keys) {
       {"o_proj_in_l2_bulk_from_prep",
        {qkv_a, prep, in_l2({&wo}, true), attend, combine_up, o_proj, route, gate_up, down_now,
         join}},
+      {"without_mla_prep", {qkv_a, attend, combine_up, o_proj, route, gate_up, down_now}},
+      {"without_mla_decode", {qkv_a, prep, combine_up, o_proj, route, gate_up, down_now}},
+      {"without_mla_combine_up", {qkv_a, prep, attend, o_proj, route, gate_up, down_now}},
+      {"without_o_proj", {qkv_a, prep, attend, combine_up, route, gate_up, down_now}},
+      {"without_norm_gemv", {prep, attend, combine_up, o_proj, route, gate_up, down_now}},
   };
   auto chain_time = [&](const std::vector<Step> &steps, size_t upto) {
     return time_calls(
