@@ -236,6 +236,50 @@ static inline double dot(const float *a, const float *b, size_t k) {
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
+// How far a kernel's f32 sum of a[i] * b[i] may lie from the exact sum
+// (dot's): 2^-14 of the sum of the terms' magnitudes.  Each f32 addition
+// errs by at most 2^-23 of its partial sum (2^-24 rounded to nearest; the
+// tensor cores' adds may truncate), which that sum bounds, and no kernel's
+// chain of additions into one f32 is longer than 2^9 (k = 10,944 over a
+// warp's 32 lanes is 342 fused multiply-adds a lane, then the lanes',
+// warps' and splits' sums of those).  A normalised input that the kernel
+// rounds to the bf16 value next to the reference's moves the sum by one
+// step of one term, far less.
+static inline double dot_slack(const float *a, const float *b, size_t k) {
+  double s = 0;
+  for (size_t i = 0; i < k; i++)
+    s += fabs((double)a[i] * b[i]);
+  return s * 0x1p-14;
+}
+
+// Where an f32 sum is rounded to bf16 and the rounded value goes on into
+// more roundings, the kernel's sum, within its slack of the exact one, can
+// round to the bf16 value next to the reference's, and each rounding after
+// can take one more step (SwiGLU's silu and product, a residual's add): a
+// few steps of the result, past the default bound for values near rms.
+// f_extra gives the extra bound: how far f(sums) moves with each sum
+// anywhere in [sum - slack, sum + slack], taken at the corners, since
+// rounding is monotone and a slack far below a bf16 step of the sum leaves
+// it two values to round to (n sums: 2^n corners, n <= 8).
+template <class F>
+static inline double f_extra(F f, const double *sum, const double *slack, int n) {
+  double at[8], r;
+  if (n < 1 || n > 8) {
+    fprintf(stderr, "f_extra: %d sums (1 to 8)\n", n);
+    exit(2);
+  }
+  for (int i = 0; i < n; i++)
+    at[i] = sum[i];
+  r = f(at);
+  double worst = 0;
+  for (int c = 0; c < (1 << n); c++) {
+    for (int i = 0; i < n; i++)
+      at[i] = sum[i] + ((c >> i) & 1 ? slack[i] : -slack[i]);
+    worst = fmax(worst, fabs(f(at) - r));
+  }
+  return worst;
+}
+
 // RMSNorm as the kernels compute it: bf16(g * bf16(x * rsqrt(mean(x^2) + eps))).
 static inline void ref_rmsnorm(const float *x, const float *g, float *y, size_t k, float eps) {
   double ss = 0;
@@ -256,8 +300,9 @@ static inline float ref_silu(float v) { return v / (1.0f + expf(-v)); }
 // another order (~1e-6 relative) can put them on two sides of a rounding
 // boundary, one bf16 step apart: 2^-8 to 2^-7 of the value.  Where a rounded
 // value feeds another rounding (SwiGLU's three, the residual add), a step
-// in the first moves the next by up to its own step, which the rms term
-// covers for values much smaller than the rest.  A wrong row, a lost
+// in the first moves the next by up to its own step: the rms term covers
+// that for values much smaller than the rest, and a check's extra bound
+// (f_extra, above) for the others.  A wrong row, a lost
 // token, a missing term of the sum or a wrong scale misses by about rms(ref).
 static const double TOL_REL = 1.0 / 128, TOL_RMS = 1e-2;
 

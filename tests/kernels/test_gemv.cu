@@ -124,23 +124,29 @@ void run_case(const Case &c) {
       else
         std::copy(src, src + c.k, dst);
     }
-  std::vector<float> ref(out);
+  // extra: how far the value moves with the kernel's f32 sums anywhere
+  // within their slack of the reference's (f_extra in llm_test.h).
+  std::vector<float> ref(out), extra(out);
   parallel_for(c.n, [&](size_t u) {
     const size_t gi = c.kind == GROUPED ? u / c.group : 0;
     for (unsigned t = 0; t < c.m; t++) {
       const float *xr = xin.data() + (t * groups + gi) * c.k;
-      const float acc = (float)dot(wf.data() + u * c.k, xr, c.k);
-      float r;
-      if (swiglu(c.kind)) {
-        const float up = (float)dot(wf.data() + (c.n + u) * c.k, xr, c.k);
-        r = rbf(rbf(ref_silu(rbf(acc))) * rbf(up));
-      } else if (c.kind == RESIDUAL)
-        r = rbf(bf2f(y0[t * c.n + u]) + rbf(acc));
-      else if (c.kind == NORM_ARGMAX)
-        r = acc;
-      else
-        r = rbf(acc);
-      ref[t * c.n + u] = r;
+      const float *wr = wf.data() + u * c.k, *wu = wf.data() + (c.n + u) * c.k;
+      const float y0v = c.kind == RESIDUAL ? bf2f(y0[t * c.n + u]) : 0.0f;
+      const Kind kind = c.kind;
+      const auto value = [&](const double *sum) -> float {
+        const float acc = (float)sum[0];
+        if (swiglu(kind))
+          return rbf(rbf(ref_silu(rbf(acc))) * rbf((float)sum[1]));
+        if (kind == RESIDUAL)
+          return rbf(y0v + rbf(acc));
+        return kind == NORM_ARGMAX ? acc : rbf(acc);
+      };
+      const double sum[2] = {dot(wr, xr, c.k), swiglu(c.kind) ? dot(wu, xr, c.k) : 0.0};
+      const double slack[2] = {dot_slack(wr, xr, c.k),
+                               swiglu(c.kind) ? dot_slack(wu, xr, c.k) : 0.0};
+      ref[t * c.n + u] = value(sum);
+      extra[t * c.n + u] = (float)f_extra(value, sum, slack, swiglu(c.kind) ? 2 : 1);
     }
   });
 
@@ -159,13 +165,13 @@ void run_case(const Case &c) {
              c.what, t, tok[t], first);
     }
     yf.resize(out);
-    expect_close("logits", yf, ref);
+    expect_close("logits", yf, ref, TOL_REL, TOL_RMS, &extra);
   } else {
     std::vector<bf16_bits> y = dy.get();
     EXPECT(std::equal(y.begin() + out, y.end(), y0.begin() + out), "%s: a value written past m * n",
            c.what);
     y.resize(out);
-    expect_close_bf16(kind_names[c.kind], y, ref);
+    expect_close_bf16(kind_names[c.kind], y, ref, TOL_REL, TOL_RMS, &extra);
   }
 }
 

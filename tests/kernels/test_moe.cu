@@ -226,32 +226,40 @@ void run_moe(const Moe &s, unsigned m) {
   act.resize(m * act_token);
 
   const std::vector<float> xf = to_float(x), gf = to_float(router.g);
-  std::vector<float> xn((size_t)m * s.k), act_ref(m * act_token);
+  std::vector<float> xn((size_t)m * s.k), act_ref(m * act_token), act_extra(m * act_token);
   for (unsigned t = 0; t < m; t++)
     ref_rmsnorm(xf.data() + (size_t)t * s.k, gf.data(), xn.data() + (size_t)t * s.k, s.k, EPS);
-  // unit u of (t, slot): slot < topk a routed expert's, topk the shared one's
-  auto swiglu = [&](const bf16_bits *w, size_t f, size_t u, const float *xr) {
+  // unit u of (t, slot): slot < topk a routed expert's, topk the shared one's;
+  // *extra: how far it moves with the kernel's sums within their slack
+  // (f_extra in llm_test.h)
+  const auto act_value = [](const double *sum) {
+    return rbf(rbf(ref_silu(rbf((float)sum[0]))) * rbf((float)sum[1]));
+  };
+  auto swiglu = [&](const bf16_bits *w, size_t f, size_t u, const float *xr, float *extra) {
     std::vector<float> a(s.k), b(s.k);
     for (unsigned i = 0; i < s.k; i++) {
       a[i] = bf2f(w[u * s.k + i]);
       b[i] = bf2f(w[(f + u) * s.k + i]);
     }
-    const float gate = (float)dot(a.data(), xr, s.k), up = (float)dot(b.data(), xr, s.k);
-    return rbf(rbf(ref_silu(rbf(gate))) * rbf(up));
+    const double sum[2] = {dot(a.data(), xr, s.k), dot(b.data(), xr, s.k)};
+    const double slack[2] = {dot_slack(a.data(), xr, s.k), dot_slack(b.data(), xr, s.k)};
+    *extra = (float)f_extra(act_value, sum, slack, 2);
+    return act_value(sum);
   };
   parallel_for((size_t)m * (s.topk + 1), [&](size_t ts) {
     const size_t t = ts / (s.topk + 1), slot = ts % (s.topk + 1);
     const float *xr = xn.data() + t * s.k;
-    float *dst = act_ref.data() + t * act_token + slot * s.fe;
+    const size_t at = t * act_token + slot * s.fe;
+    float *dst = act_ref.data() + at, *ex = act_extra.data() + at;
     if (slot < s.topk) {
       const bf16_bits *w = wgu.data() + (size_t)ids[t * s.topk + slot] * 2 * s.fe * s.k;
       for (size_t u = 0; u < s.fe; u++)
-        dst[u] = swiglu(w, s.fe, u, xr);
+        dst[u] = swiglu(w, s.fe, u, xr, &ex[u]);
     } else
       for (size_t u = 0; u < s.fs; u++)
-        dst[u] = swiglu(wsgu.data(), s.fs, u, xr);
+        dst[u] = swiglu(wsgu.data(), s.fs, u, xr, &ex[u]);
   });
-  expect_close_bf16("act (llm_moe_gate_up)", act, act_ref);
+  expect_close_bf16("act (llm_moe_gate_up)", act, act_ref, TOL_REL, TOL_RMS, &act_extra);
 
   // down: w [experts][n][fe], w_shared [n][fs], on the kernel's own act
   const unsigned n = s.k;
@@ -283,24 +291,37 @@ void run_moe(const Moe &s, unsigned m) {
   got.resize((size_t)m * n);
 
   // routed = sum_s w_s bf16(acc_s) in f32, rounded; plus bf16(shared),
-  // rounded; added into x, rounded.
+  // rounded; added into x, rounded.  That is monotone in every sum (the
+  // routing weights are not negative), so its extra bound (f_extra's) is
+  // taken at two corners: every sum at the low end of its slack, and every
+  // one at the high end.
   const std::vector<float> actf = to_float(act), wdf = to_float(wd), wsdf = to_float(wsd);
-  std::vector<float> ref((size_t)m * n);
+  std::vector<float> ref((size_t)m * n), extra((size_t)m * n);
   parallel_for(n, [&](size_t d) {
     for (unsigned t = 0; t < m; t++) {
       const float *at = actf.data() + t * act_token;
-      float routed = 0;
-      for (unsigned sl = 0; sl < s.topk; sl++) {
-        const size_t e = ids[t * s.topk + sl];
-        routed += weights[t * s.topk + sl] *
-                  rbf((float)dot(wdf.data() + (e * n + d) * s.fe, at + sl * s.fe, s.fe));
+      std::vector<double> sum(s.topk + 1), slack(s.topk + 1);
+      for (unsigned sl = 0; sl <= s.topk; sl++) {
+        const float *w = sl < s.topk ? wdf.data() + ((size_t)ids[t * s.topk + sl] * n + d) * s.fe
+                                     : wsdf.data() + d * s.fs;
+        const unsigned kk = sl < s.topk ? s.fe : s.fs;
+        sum[sl] = dot(w, at + (size_t)sl * s.fe, kk);
+        slack[sl] = dot_slack(w, at + (size_t)sl * s.fe, kk);
       }
-      const float shared =
-          rbf((float)dot(wsdf.data() + d * s.fs, at + (size_t)s.topk * s.fe, s.fs));
-      ref[(size_t)t * n + d] = rbf(bf2f(res[(size_t)t * n + d]) + rbf(rbf(routed) + shared));
+      const float x0 = bf2f(res[(size_t)t * n + d]);
+      const auto value = [&](double dir) {
+        float routed = 0;
+        for (unsigned sl = 0; sl < s.topk; sl++)
+          routed += weights[t * s.topk + sl] * rbf((float)(sum[sl] + dir * slack[sl]));
+        const float shared = rbf((float)(sum[s.topk] + dir * slack[s.topk]));
+        return rbf(x0 + rbf(rbf(routed) + shared));
+      };
+      const float r = value(0);
+      ref[(size_t)t * n + d] = r;
+      extra[(size_t)t * n + d] = fmaxf(fabsf(value(-1) - r), fabsf(value(1) - r));
     }
   });
-  expect_close_bf16("x (llm_moe_down)", got, ref);
+  expect_close_bf16("x (llm_moe_down)", got, ref, TOL_REL, TOL_RMS, &extra);
 }
 
 // Across calls with random inputs the router chooses every expert.
