@@ -131,7 +131,8 @@ void run_case(const Case &c) {
     const size_t gi = c.kind == GROUPED ? u / c.group : 0;
     for (unsigned t = 0; t < c.m; t++) {
       const float *xr = xin.data() + (t * groups + gi) * c.k;
-      const float *wr = wf.data() + u * c.k, *wu = wf.data() + (c.n + u) * c.k;
+      const float *wr = wf.data() + u * c.k;
+      const float *wu = swiglu(c.kind) ? wf.data() + (c.n + u) * c.k : nullptr; // the up row
       const float y0v = c.kind == RESIDUAL ? bf2f(y0[t * c.n + u]) : 0.0f;
       const Kind kind = c.kind;
       const auto value = [&](const double *sum) -> float {
