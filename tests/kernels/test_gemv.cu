@@ -131,23 +131,25 @@ void run_case(const Case &c) {
     const size_t gi = c.kind == GROUPED ? u / c.group : 0;
     for (unsigned t = 0; t < c.m; t++) {
       const float *xr = xin.data() + (t * groups + gi) * c.k;
-      const float *wr = wf.data() + u * c.k;
-      const float *wu = swiglu(c.kind) ? wf.data() + (c.n + u) * c.k : nullptr; // the up row
       const float y0v = c.kind == RESIDUAL ? bf2f(y0[t * c.n + u]) : 0.0f;
-      const Kind kind = c.kind;
       const auto value = [&](const double *sum) -> float {
         const float acc = (float)sum[0];
-        if (swiglu(kind))
+        if (swiglu(c.kind))
           return rbf(rbf(ref_silu(rbf(acc))) * rbf((float)sum[1]));
-        if (kind == RESIDUAL)
+        if (c.kind == RESIDUAL)
           return rbf(y0v + rbf(acc));
-        return kind == NORM_ARGMAX ? acc : rbf(acc);
+        return c.kind == NORM_ARGMAX ? acc : rbf(acc);
       };
-      const double sum[2] = {dot(wr, xr, c.k), swiglu(c.kind) ? dot(wu, xr, c.k) : 0.0};
-      const double slack[2] = {dot_slack(wr, xr, c.k),
-                               swiglu(c.kind) ? dot_slack(wu, xr, c.k) : 0.0};
+      // row u's sum, and for SwiGLU its up row's (row n + u)
+      const int sums = swiglu(c.kind) ? 2 : 1;
+      double sum[2], slack[2];
+      for (int j = 0; j < sums; j++) {
+        const float *w = wf.data() + (j * c.n + u) * c.k;
+        sum[j] = dot(w, xr, c.k);
+        slack[j] = dot_slack(w, xr, c.k);
+      }
       ref[t * c.n + u] = value(sum);
-      extra[t * c.n + u] = (float)f_extra(value, sum, slack, swiglu(c.kind) ? 2 : 1);
+      extra[t * c.n + u] = (float)f_extra(value, sum, slack, sums);
     }
   });
 
