@@ -79,6 +79,213 @@ __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
   Moe<SWIGLU_R, SWIGLU_U>::template gate_up<false>(w, ws, x, g, ids, act, fe, fs, topk, k, m,
                                                    1e-6f);
 }
+// The router letting the experts' gate/up start before its own wait, so
+// that gate_up's blocks come beside o_proj's and the shared experts' ones
+// have their first weights in flight when o_proj ends (--only layer's
+// router_flag row; one token).  sync[0] is a flag the router raises once it
+// has waited on o_proj (x is then complete); the shared blocks wait for it
+// instead of for the router's start, and count themselves in sync[1]: the
+// last lowers both, so that they are 0 again for the next pair.  No
+// deadlock: gate_up starts only once every router block has started, and
+// the router once every o_proj block has.
+__device__ __forceinline__ void flag_raise(uint32_t *f) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(1u) : "memory");
+}
+__device__ __forceinline__ uint32_t flag_read(const uint32_t *f) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+  return v;
+}
+struct StageRaise { // after the wait: raise the flag, then stage as StageX
+  uint32_t *flag;
+  template <int MB>
+  __device__ void run(bf16 *xs, const GemvArgs &a, int grp, bool fast, float *red) const {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      flag_raise(flag);
+    StageX().run<MB>(xs, a, grp, fast, red);
+  }
+};
+struct StageAfterFlag { // no wait: the flag, then stage as StageX
+  const uint32_t *flag;
+  template <int MB>
+  __device__ void run(bf16 *xs, const GemvArgs &a, int grp, bool fast, float *red) const {
+    if (threadIdx.x == 0)
+      while (flag_read(flag) == 0) {
+      }
+    __syncthreads();
+    StageX().run<MB>(xs, a, grp, fast, red);
+  }
+};
+__global__ void __launch_bounds__(THREADS, 2)
+    route_raising(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *ids,
+                  float *weights, int experts, int k, int topk, uint32_t *sync) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  trigger();
+  __shared__ float joined[MOE_MAX_EXPERTS];
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  GemvArgs a{w, x, g, nullptr, nullptr, nullptr, experts, k, 1, 1e-6f, 0, 0, k, 0};
+  a.yf = cluster.map_shared_rank(joined, 0);
+  gemv_blocks<1, SWIGLU_R, GEMV_U, Epi::F32>(a, blockIdx.x, gridDim.x, StageRaise{sync});
+  cluster.sync();
+  if (cluster.block_rank() == 0 && threadIdx.x < 32) {
+    for (int e = threadIdx.x; e < experts; e += 32)
+      logits[e] = joined[e];
+    Moe<SWIGLU_R, GEMV_U>::top_k(joined, false, 0, experts, topk, ids, weights);
+  }
+#endif
+}
+__global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
+    gate_up_flagged(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
+                    const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k,
+                    uint32_t *sync) {
+  constexpr int PB = WARPS * SWIGLU_R;
+  const int nbs = (fs + PB - 1) / PB, nbr = (fe + PB - 1) / PB, b = blockIdx.x;
+  if (b < nbs) {
+    GemvArgs a{ws, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, 1, 1e-6f,
+               0, 0, k, topk * fe + fs};
+    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, b, nbs, StageAfterFlag{sync}, false);
+    if (threadIdx.x == 0 && atomicAdd(sync + 1, 1u) == (unsigned)nbs - 1) {
+      sync[1] = 0; // every shared block has seen the flag
+      sync[0] = 0;
+    }
+  } else {
+    const int r = b - nbs, slot = r / nbr, rb = r % nbr;
+    wait();
+    const uint32_t e = ids[slot];
+    GemvArgs a{w + (size_t)e * 2 * fe * k, x, g, act + (size_t)slot * fe, nullptr, nullptr, fe,
+               k, 1, 1e-6f, 0, 0, k, 0};
+    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, rb, nbr);
+  }
+}
+// --only trace: the layer's chain as the library's kernels, each block
+// writing the global timer (ns) when it starts, once it has waited on the
+// kernel before (a stage's start) and when it ends, into tr[3 * block ..]
+// (nullptr: not this call).  Where each kernel's blocks are in time, so
+// where the chain's time goes beyond its bytes.
+__device__ __forceinline__ unsigned long long gtime() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ void mark(unsigned long long *tr, int which) {
+  if (tr && threadIdx.x == 0)
+    tr[3 * (blockIdx.x + (size_t)blockIdx.y * gridDim.x) + which] = gtime();
+}
+template <class S> struct Marked { // stage as S, after marking the wait's end
+  S s;
+  unsigned long long *tr;
+  template <int MB>
+  __device__ void run(bf16 *xs, const GemvArgs &a, int grp, bool fast, float *red) const {
+    mark(tr, 1);
+    s.template run<MB>(xs, a, grp, fast, red);
+  }
+};
+__global__ void __launch_bounds__(THREADS, 2)
+    tr_norm_gemv(const bf16 *w, const bf16 *x, const bf16 *g, bf16 *y, int n, int k, int m,
+                 float eps, unsigned long long *tr) {
+  mark(tr, 0);
+  trigger();
+  GemvArgs a{w, x, g, y, nullptr, nullptr, n, k, m, eps, 0, 0, k, 0};
+  gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gridDim.x, Marked<StageX>{{}, tr});
+  mark(tr, 2);
+}
+__global__ void __launch_bounds__(THREADS)
+    tr_prep(const bf16 *w_ukt, const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
+            const uint32_t *pos, bf16 *q_lat, bf16 *q_pe, bf16 *cache, int m, int maxpos,
+            unsigned long long *tr) {
+  mark(tr, 0);
+  const int nb = (int)gridDim.x - 1;
+  if ((int)blockIdx.x == nb) {
+    wait();
+    mark(tr, 1);
+    trigger();
+    mla_rope_cache_block(qkv, kv_norm, inv_freq, pos, q_pe, cache, m, maxpos, 1e-6f, 1.0f);
+  } else {
+    GemvArgs a{w_ukt, qkv, nullptr, q_lat, nullptr, nullptr, MLA_H * MLA_KVR, MLA_NOPE, m, 0,
+               MLA_KVR, MLA_QK, MLA_QKV, 0};
+    gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, nb, Marked<StageX>{{}, tr});
+  }
+  mark(tr, 2);
+}
+__global__ void __launch_bounds__(MLA_THREADS)
+    tr_decode(const bf16 *q_lat, const bf16 *q_pe, const bf16 *cache, const uint32_t *pos,
+              float *part, float *ml, int m, int maxpos, float scale, unsigned long long *tr) {
+  mark(tr, 0);
+  mla_decode_block(MlaDecodeArgs{q_lat, q_pe, cache, pos, part, ml, m, maxpos, scale});
+  mark(tr, 2);
+}
+__global__ void __launch_bounds__(THREADS, 2)
+    tr_combine_up(const bf16 *w_uv, const float *part, const float *ml, bf16 *y, int splits,
+                  int m, unsigned long long *tr) {
+  mark(tr, 0);
+  trigger();
+  GemvArgs a{w_uv, nullptr, nullptr, y, nullptr, nullptr, MLA_H * MLA_VD, MLA_KVR, m, 0,
+             MLA_VD, MLA_KVR, MLA_H * MLA_KVR, 0};
+  gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(
+      a, blockIdx.x, gridDim.x, Marked<StageJoin<false>>{StageJoin<false>{part, ml, splits}, tr});
+  mark(tr, 2);
+}
+__global__ void __launch_bounds__(THREADS, 2)
+    tr_o_proj(const bf16 *w, const bf16 *x, bf16 *y, int n, int k, int m,
+              unsigned long long *tr) {
+  mark(tr, 0);
+  GemvArgs a{w, x, nullptr, y, nullptr, nullptr, n, k, m, 0, 0, 0, k, 0};
+  gemv_dispatch<GEMV_R, GEMV_U, Epi::Residual>(a, blockIdx.x, gridDim.x, Marked<StageX>{{}, tr});
+  mark(tr, 2);
+}
+__global__ void __launch_bounds__(THREADS, 2)
+    tr_route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *ids,
+             float *weights, int experts, int k, int topk, unsigned long long *tr) {
+  mark(tr, 0);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __shared__ float joined[MOE_MAX_EXPERTS];
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  GemvArgs a{w, x, g, nullptr, nullptr, nullptr, experts, k, 1, 1e-6f, 0, 0, k, 0};
+  a.yf = cluster.map_shared_rank(joined, 0);
+  gemv_blocks<1, SWIGLU_R, GEMV_U, Epi::F32>(a, blockIdx.x, gridDim.x, Marked<StageX>{{}, tr});
+  cluster.sync();
+  if (cluster.block_rank() == 0 && threadIdx.x < 32) {
+    for (int e = threadIdx.x; e < experts; e += 32)
+      logits[e] = joined[e];
+    Moe<SWIGLU_R, GEMV_U>::top_k(joined, false, 0, experts, topk, ids, weights);
+  }
+#endif
+  mark(tr, 2);
+}
+template <bool SharedEarly>
+__global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
+    tr_gate_up(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g, const uint32_t *ids,
+               bf16 *act, int fe, int fs, int topk, int k, unsigned long long *tr) {
+  mark(tr, 0);
+  constexpr int PB = WARPS * SWIGLU_R;
+  const int nbs = (fs + PB - 1) / PB, nbr = (fe + PB - 1) / PB, b = blockIdx.x;
+  if (b < nbs) {
+    GemvArgs a{ws, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, 1, 1e-6f,
+               0, 0, k, topk * fe + fs};
+    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, b, nbs, Marked<StageX>{{}, tr},
+                                                     !SharedEarly);
+  } else {
+    const int r = b - nbs, slot = r / nbr, rb = r % nbr;
+    wait();
+    mark(tr, 1);
+    const uint32_t e = ids[slot];
+    GemvArgs a{w + (size_t)e * 2 * fe * k, x, g, act + (size_t)slot * fe, nullptr, nullptr, fe,
+               k, 1, 1e-6f, 0, 0, k, 0};
+    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, rb, nbr);
+  }
+  mark(tr, 2);
+}
+__global__ void __launch_bounds__(THREADS, 2)
+    tr_down(const bf16 *w, const bf16 *ws, const bf16 *act, const uint32_t *ids, const float *wts,
+            bf16 *x, int fe, int fs, int topk, int n, unsigned long long *tr) {
+  mark(tr, 0);
+  Moe<SWIGLU_R, GEMV_U>::down(w, ws, act, ids, wts, x, fe, fs, topk, n, 1);
+  mark(tr, 2);
+}
 // o_proj (llm_gemv_residual) asking the L2 for its share of the next
 // kernel's weights (the router's, `bytes` of them) before its own, so that
 // the router's loads after its wait find them there.
@@ -881,7 +1088,7 @@ static void router_case() {
 // half, o_proj into the residual), the router, the experts.  Then the chain's
 // first 1, 2, ... 8 kernels (what each adds where it stands in the chain),
 // and the chain with the experts' down as it was before (down_before).
-static void layer_case(int keys) {
+static void layer_case(int keys, bool trace = false) {
   const int E = 64, FE = 1408, FS = 2816, D = 2048, TOPK = 6, SPLITS = 64, m = 1;
   Copies wqkv((size_t)MLA_QKV * D), wukt((size_t)MLA_H * MLA_KVR * MLA_NOPE),
       wuv((size_t)MLA_H * MLA_VD * MLA_KVR), wo((size_t)D * MLA_H * MLA_VD), router((size_t)E * D),
@@ -896,10 +1103,11 @@ static void layer_case(int keys) {
         *ml = (float *)dalloc(SPLITS * MLA_H * 2 * 4), *inv = (float *)dalloc(32 * 4),
         *logits = (float *)dalloc(E * 4), *wts = (float *)dalloc(TOPK * 4);
   uint32_t *pos = (uint32_t *)dalloc(4), *count = (uint32_t *)dalloc(4),
-           *ids = (uint32_t *)dalloc(TOPK * 4);
+           *ids = (uint32_t *)dalloc(TOPK * 4), *sync = (uint32_t *)dalloc(8);
   const uint32_t p = (uint32_t)keys - 1;
   CUDA(cudaMemcpy(pos, &p, 4, cudaMemcpyHostToDevice));
   CUDA(cudaMemset(count, 0, 4));
+  CUDA(cudaMemset(sync, 0, 8));
   CUDA(cudaMemset(inv, 0, 32 * 4));
   const int R = GEMV_ROWS, S = SWIGLU_ROWS;
   // The layer as its kernels, in order; a chain runs the first `upto` of a
@@ -988,6 +1196,19 @@ static void layer_case(int keys) {
            (const bf16 *)act, (const uint32_t *)ids, (const float *)wts, x, (int)FE, (int)FS,
            (int)TOPK, (int)D, (int)m);
   };
+  // router_flag: gate_up started before the router's wait (above, at
+  // route_raising).
+  const Step route_flag = [&](int i) {
+    launch_clusters(route_raising, dim3((E + S - 1) / S, 1), dim3(THREADS), (size_t)D * 2, true,
+                    (E + S - 1) / S, (const bf16 *)router[i], (const bf16 *)x, (const bf16 *)g,
+                    logits, ids, wts, E, D, TOPK, sync);
+  };
+  const Step gate_up_flag = [&](int i) {
+    launch(gate_up_flagged, dim3((FS + S - 1) / S + TOPK * ((FE + S - 1) / S)), dim3(THREADS),
+           (size_t)D * 2, true, (const bf16 *)gu[i], (const bf16 *)sgu[i], (const bf16 *)x,
+           (const bf16 *)g, (const uint32_t *)ids, act, (int)FE, (int)FS, (int)TOPK, (int)D,
+           sync);
+  };
   // A branch of the graph after qkv_a that asks the L2 for later kernels'
   // weights (l2_prefetch), joined again after the layer's last kernel.
   cudaStream_t side;
@@ -1017,6 +1238,126 @@ static void layer_case(int keys) {
                                        "mla_combine_up", "gemv_residual", "moe_route",
                                        "moe_gate_up"};
   const std::vector<Step> layer = {qkv_a, prep, attend, combine_up, o_proj, route, gate_up, down_now};
+  if (trace) {
+    // The library's chain as the tr_* kernels, call TR of each graph traced.
+    const int TR = CALLS / 20, NK = 8, MAXB = 2048;
+    unsigned long long *trace_buf = (unsigned long long *)dalloc((size_t)NK * MAXB * 3 * 8);
+    CUDA(cudaMemset(trace_buf, 0, (size_t)NK * MAXB * 3 * 8));
+    const auto tr = [&](int kk, int i) { return i == TR ? trace_buf + (size_t)kk * MAXB * 3 : nullptr; };
+    const int nb[NK] = {(MLA_QKV + R - 1) / R, MLA_H * MLA_KVR / R + 1, SPLITS,
+                        MLA_H * MLA_VD / R, D / R, (E + S - 1) / S,
+                        (FS + S - 1) / S + TOPK * ((FE + S - 1) / S), D / S};
+    const std::vector<Step> traced = {
+        [&](int i) {
+          launch(tr_norm_gemv, dim3(nb[0]), dim3(THREADS), (size_t)D * 2, true,
+                 (const bf16 *)wqkv[i], (const bf16 *)x, (const bf16 *)g, qkv, (int)MLA_QKV, D,
+                 m, 1e-6f, tr(0, i));
+        },
+        [&](int i) {
+          launch(tr_prep, dim3(nb[1]), dim3(THREADS), (size_t)MLA_PREP_TOKEN_SMEM, true,
+                 (const bf16 *)wukt[i], (const bf16 *)qkv, (const bf16 *)kvn, (const float *)inv,
+                 (const uint32_t *)pos, q_lat, q_pe, cache, m, keys, tr(1, i));
+        },
+        [&](int i) {
+          launch(tr_decode, dim3(nb[2]), dim3(MLA_THREADS), MLA_DECODE_SMEM, true,
+                 (const bf16 *)q_lat, (const bf16 *)q_pe, (const bf16 *)cache,
+                 (const uint32_t *)pos, part, ml, m, keys, 0.1147f, tr(2, i));
+        },
+        [&](int i) {
+          launch(tr_combine_up, dim3(nb[3]), dim3(THREADS), (size_t)MLA_KVR * 2, true,
+                 (const bf16 *)wuv[i], (const float *)part, (const float *)ml, attn, SPLITS,
+                 m, tr(3, i));
+        },
+        [&](int i) {
+          launch(tr_o_proj, dim3(nb[4]), dim3(THREADS), (size_t)MLA_H * MLA_VD * 2, true,
+                 (const bf16 *)wo[i], (const bf16 *)attn, x, D, MLA_H * MLA_VD, m, tr(4, i));
+        },
+        [&](int i) {
+          launch_clusters(tr_route, dim3(nb[5]), dim3(THREADS), (size_t)D * 2, true, nb[5],
+                          (const bf16 *)router[i], (const bf16 *)x, (const bf16 *)g, logits, ids,
+                          wts, E, D, TOPK, tr(5, i));
+        },
+        [&](int i) {
+          launch(tr_gate_up<true>, dim3(nb[6]), dim3(THREADS), (size_t)D * 2, true,
+                 (const bf16 *)gu[i], (const bf16 *)sgu[i], (const bf16 *)x, (const bf16 *)g,
+                 (const uint32_t *)ids, act, (int)FE, (int)FS, (int)TOPK, D, tr(6, i));
+        },
+        [&](int i) {
+          launch(tr_down, dim3(nb[7]), dim3(THREADS), (size_t)(TOPK * FE + FS) * 4, true,
+                 (const bf16 *)down[i], (const bf16 *)sdown[i], (const bf16 *)act,
+                 (const uint32_t *)ids, (const float *)wts, x, (int)FE, (int)FS, (int)TOPK, D,
+                 tr(7, i));
+        },
+    };
+    // no_router_*: the same without the router, the shared blocks waiting
+    // on o_proj (the layer section's no_router row, traced).
+    std::vector<Step> traced_no_router = traced;
+    traced_no_router.erase(traced_no_router.begin() + 5);
+    traced_no_router[5] = [&](int i) {
+      launch(tr_gate_up<false>, dim3(nb[6]), dim3(THREADS), (size_t)D * 2, true,
+             (const bf16 *)gu[i], (const bf16 *)sgu[i], (const bf16 *)x, (const bf16 *)g,
+             (const uint32_t *)ids, act, (int)FE, (int)FS, (int)TOPK, D, tr(6, i));
+    };
+    char name[64];
+    snprintf(name, sizeof name, "moe_layer_keys%d", keys);
+    bench_row("trace", name, "library_chain", "us",
+              time_calls([&](int i) { for (const Step &st : layer) st(i); }, CALLS / 10));
+    static const char *const kname[NK] = {"norm_gemv", "mla_prep",     "mla_decode", "mla_combine_up",
+                                          "o_proj",    "moe_route",    "moe_gate_up", "moe_down"};
+    std::vector<unsigned long long> h((size_t)NK * MAXB * 3);
+    const auto run = [&](const char *prefix, const std::vector<Step> &steps) {
+      CUDA(cudaMemset(trace_buf, 0, (size_t)NK * MAXB * 3 * 8));
+      const double us = time_calls([&](int i) { for (const Step &st : steps) st(i); }, CALLS / 10);
+      CUDA(cudaMemcpy(h.data(), trace_buf, h.size() * 8, cudaMemcpyDeviceToHost));
+      char col[96];
+      snprintf(col, sizeof col, "%straced_chain", prefix);
+      bench_row("trace", name, col, "us", us);
+      unsigned long long t0 = ~0ull;
+      for (int b = 0; b < nb[0]; b++)
+        t0 = std::min(t0, h[3 * b]);
+      // Each kernel's blocks (gate_up's shared and routed apart; prep's
+      // last block apart): the first, median and last of each mark, us
+      // after the first norm_gemv block started.
+      const auto group = [&](const char *label, int kk, int b0, int b1) {
+        for (int which = 0; which < 3; which++) {
+          std::vector<double> v;
+          for (int b = b0; b < b1; b++) {
+            const unsigned long long t = h[((size_t)kk * MAXB + b) * 3 + which];
+            if (t)
+              v.push_back((double)(t - t0) / 1e3);
+          }
+          if (v.empty())
+            continue;
+          std::sort(v.begin(), v.end());
+          static const char *const wn[3] = {"start", "waited", "end"};
+          const double q[3] = {v.front(), v[v.size() / 2], v.back()};
+          static const char *const qn[3] = {"first", "median", "last"};
+          for (int k = 0; k < 3; k++) {
+            snprintf(col, sizeof col, "%s%s_%s_%s", prefix, label, wn[which], qn[k]);
+            bench_row("trace", name, col, "us", q[k]);
+          }
+        }
+      };
+      for (int kk = 0; kk < NK; kk++) {
+        if (kk == 1) {
+          group("mla_prep_gemv", 1, 0, nb[1] - 1);
+          group("mla_prep_rope", 1, nb[1] - 1, nb[1]);
+        } else if (kk == 6) {
+          group("moe_gate_up_shared", 6, 0, (FS + S - 1) / S);
+          group("moe_gate_up_routed", 6, (FS + S - 1) / S, nb[6]);
+        } else {
+          group(kname[kk], kk, 0, nb[kk]);
+        }
+      }
+    };
+    run("", traced);
+    run("no_router_", traced_no_router);
+    CUDA(cudaFree(trace_buf));
+    CUDA(cudaEventDestroy(fork_ev));
+    CUDA(cudaEventDestroy(join_ev));
+    CUDA(cudaStreamDestroy(side));
+    return;
+  }
   // The chain's variants, each a row: the library's layer with kernels of
   // it replaced.  combine_then_grouped, down_before, gate_up_before and
   // route_without_clusters: the kernels before the library's.  What the
@@ -1040,6 +1381,7 @@ static void layer_case(int keys) {
        {qkv_a, prep, attend, combine_up, o_proj, route_atomic, gate_up, down_now}},
       {"shared_late", {qkv_a, prep, attend, combine_up, o_proj, route, gate_up_late, down_now}},
       {"no_router", {qkv_a, prep, attend, combine_up, o_proj, gate_up_late, down_now}},
+      {"router_flag", {qkv_a, prep, attend, combine_up, o_proj, route_flag, gate_up_flag, down_now}},
       {"route_U8", {qkv_a, prep, attend, combine_up, o_proj, route_u8, gate_up, down_now}},
       {"route_logits_only",
        {qkv_a, prep, attend, combine_up, o_proj, route_logits, gate_up, down_now}},
@@ -1196,9 +1538,9 @@ int main(int argc, char **argv) {
   const char *only = argc > 2 && !strcmp(argv[1], "--only") ? argv[2] : nullptr;
   auto want = [&](const char *section) { return !only || !strcmp(only, section); };
   if (only && !want("gemv") && !want("sweep") && !want("attention") && !want("moe") &&
-      !want("layer") && !want("boundary") && !want("router")) {
+      !want("layer") && !want("boundary") && !want("router") && !want("trace")) {
     fprintf(stderr, "usage: bench_llm_kernels [--quick | --read | --only "
-                    "gemv|sweep|attention|moe|layer|boundary|router]\n");
+                    "gemv|sweep|attention|moe|layer|boundary|router|trace]\n");
     return 2;
   }
   int n = 0;
@@ -1266,6 +1608,8 @@ int main(int argc, char **argv) {
   }
   if (want("layer"))
     layer_case(512);
+  if (only && want("trace"))
+    layer_case(512, true);
   if (want("boundary"))
     boundary_case();
   if (want("router"))
