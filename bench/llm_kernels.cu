@@ -159,6 +159,62 @@ __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
     gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, rb, nbr);
   }
 }
+// gate_up as the library runs it at one token, but for its routed blocks,
+// which do not wait on the router (they read the ids whenever they start:
+// the chains' earlier ones, mostly), so that the router runs beside gate_up
+// rather than before its routed blocks (--only layer's route_not_waited
+// row: wrong ids, right bytes; what the router costs by its place in the
+// chain rather than by its being there).
+__global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
+    gate_up_not_waiting(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
+                        const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k) {
+  constexpr int PB = WARPS * SWIGLU_R;
+  const int nbs = (fs + PB - 1) / PB, nbr = (fe + PB - 1) / PB, b = blockIdx.x;
+  if (b < nbs) {
+    GemvArgs a{ws, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, 1, 1e-6f,
+               0, 0, k, topk * fe + fs};
+    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, b, nbs, StageX(), false);
+  } else {
+    const int r = b - nbs, slot = r / nbr, rb = r % nbr;
+    trigger();
+    const uint32_t e = __ldcg(ids + slot) % 64u;
+    GemvArgs a{w + (size_t)e * 2 * fe * k, x, g, act + (size_t)slot * fe, nullptr, nullptr, fe,
+               k, 1, 1e-6f, 0, 0, k, 0};
+    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, rb, nbr, StageX(), false);
+  }
+}
+// gate_up as the library runs it at one token, but for its shared blocks,
+// which first ask the L2 for their rows whole (64 KB a block: a line of 128
+// bytes a thread's prefetch), so that the shared experts, which stream
+// while the routed blocks wait on the router, have more than their
+// registers' chunks in flight (--only layer's shared_rows_in_l2 row).
+__global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
+    gate_up_shared_l2(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
+                      const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k) {
+  constexpr int PB = WARPS * SWIGLU_R;
+  const int nbs = (fs + PB - 1) / PB, nbr = (fe + PB - 1) / PB, b = blockIdx.x;
+  if (b < nbs) {
+    // The block's gate rows [b * PB, b * PB + PB) and up rows fs further.
+    const size_t row_bytes = (size_t)k * 2, lines = PB * row_bytes / 128;
+    for (size_t l = threadIdx.x; l < 2 * lines; l += THREADS) {
+      const size_t half = l / lines, off = (l % lines) * 128;
+      const int row = b * PB + (int)(off / row_bytes);
+      if (row < fs)
+        prefetch_l2(reinterpret_cast<const char *>(ws + ((size_t)row + half * fs) * k) +
+                    off % row_bytes);
+    }
+    GemvArgs a{ws, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, 1, 1e-6f,
+               0, 0, k, topk * fe + fs};
+    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, b, nbs, StageX(), false);
+  } else {
+    const int r = b - nbs, slot = r / nbr, rb = r % nbr;
+    wait();
+    const uint32_t e = ids[slot];
+    GemvArgs a{w + (size_t)e * 2 * fe * k, x, g, act + (size_t)slot * fe, nullptr, nullptr, fe,
+               k, 1, 1e-6f, 0, 0, k, 0};
+    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, rb, nbr);
+  }
+}
 // --only trace: the layer's chain as the library's kernels, each block
 // writing the global timer (ns) when it starts, once it has waited on the
 // kernel before (a stage's start) and when it ends, into tr[3 * block ..]
@@ -1196,6 +1252,18 @@ static void layer_case(int keys, bool trace = false) {
            (const bf16 *)act, (const uint32_t *)ids, (const float *)wts, x, (int)FE, (int)FS,
            (int)TOPK, (int)D, (int)m);
   };
+  const Step gate_up_not_waited = [&](int i) {
+    launch(gate_up_not_waiting, dim3((FS + S - 1) / S + TOPK * ((FE + S - 1) / S)),
+           dim3(THREADS), (size_t)D * 2, true, (const bf16 *)gu[i], (const bf16 *)sgu[i],
+           (const bf16 *)x, (const bf16 *)g, (const uint32_t *)ids, act, (int)FE, (int)FS,
+           (int)TOPK, (int)D);
+  };
+  const Step gate_up_sl2 = [&](int i) {
+    launch(gate_up_shared_l2, dim3((FS + S - 1) / S + TOPK * ((FE + S - 1) / S)),
+           dim3(THREADS), (size_t)D * 2, true, (const bf16 *)gu[i], (const bf16 *)sgu[i],
+           (const bf16 *)x, (const bf16 *)g, (const uint32_t *)ids, act, (int)FE, (int)FS,
+           (int)TOPK, (int)D);
+  };
   // router_flag: gate_up started before the router's wait (above, at
   // route_raising).
   const Step route_flag = [&](int i) {
@@ -1382,6 +1450,9 @@ static void layer_case(int keys, bool trace = false) {
       {"shared_late", {qkv_a, prep, attend, combine_up, o_proj, route, gate_up_late, down_now}},
       {"no_router", {qkv_a, prep, attend, combine_up, o_proj, gate_up_late, down_now}},
       {"router_flag", {qkv_a, prep, attend, combine_up, o_proj, route_flag, gate_up_flag, down_now}},
+      {"shared_rows_in_l2", {qkv_a, prep, attend, combine_up, o_proj, route, gate_up_sl2, down_now}},
+      {"route_not_waited",
+       {qkv_a, prep, attend, combine_up, o_proj, route, gate_up_not_waited, down_now}},
       {"route_U8", {qkv_a, prep, attend, combine_up, o_proj, route_u8, gate_up, down_now}},
       {"route_logits_only",
        {qkv_a, prep, attend, combine_up, o_proj, route_logits, gate_up, down_now}},
