@@ -134,6 +134,9 @@ __global__ void __launch_bounds__(THREADS, 2)
       logits[e] = joined[e];
     Moe<SWIGLU_R, GEMV_U>::top_k(joined, false, 0, experts, topk, ids, weights);
   }
+#else
+  if (blockIdx.x == 0 && threadIdx.x == 0) // no clusters: no routing, but no hang either
+    flag_raise(sync);
 #endif
 }
 __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
@@ -1432,8 +1435,11 @@ static void layer_case(int keys, bool trace = false) {
   // router costs where it stands: shared_late, the shared experts' blocks
   // waiting on the router as the routed ones do, and no_router, the same
   // without the router (its ids those of the chains before); route_U8,
-  // route_logits_only and router_weights_in_l2 the router's parts.  The
-  // *_in_l2 rows: a branch asking the L2 for later kernels' weights (above).
+  // route_logits_only and router_weights_in_l2 the router's parts;
+  // router_flag, route_not_waited and shared_rows_in_l2 when gate_up's
+  // blocks start and what they stream beside the router (their kernels
+  // above).  The other *_in_l2 rows: a branch asking the L2 for later
+  // kernels' weights (above).
   // without_*: the layer with one kernel left out, the kernels after it
   // reading what it last wrote, so the most that folding that kernel into
   // its neighbours could save the chain.
