@@ -117,49 +117,48 @@ struct StageAfterFlag { // no wait: the flag, then stage as StageX
   }
 };
 __global__ void __launch_bounds__(THREADS, 2)
-    route_raising(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *ids,
-                  float *weights, int experts, int k, int topk, uint32_t *sync) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    route_raising(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *count,
+                  uint32_t *ids, float *weights, int experts, int k, int topk, uint32_t *sync) {
   trigger();
-  __shared__ float joined[MOE_MAX_EXPERTS];
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();
-  GemvArgs a{w, x, g, nullptr, nullptr, nullptr, experts, k, 1, 1e-6f, 0, 0, k, 0};
-  a.yf = cluster.map_shared_rank(joined, 0);
-  gemv_blocks<1, SWIGLU_R, GEMV_U, Epi::F32>(a, blockIdx.x, gridDim.x, StageRaise{sync});
-  cluster.sync();
-  if (cluster.block_rank() == 0 && threadIdx.x < 32) {
-    for (int e = threadIdx.x; e < experts; e += 32)
-      logits[e] = joined[e];
-    Moe<SWIGLU_R, GEMV_U>::top_k(joined, false, 0, experts, topk, ids, weights);
-  }
-#else
-  if (blockIdx.x == 0 && threadIdx.x == 0) // no clusters: no routing, but no hang either
-    flag_raise(sync);
-#endif
+  Moe<SWIGLU_R, GEMV_U>::route(w, x, g, logits, count, ids, weights, experts, k, 1, topk, 1e-6f,
+                               StageRaise{sync});
+}
+// The experts' gate/up at one token as Moe::gate_up runs it, a unit a
+// block: the shared experts' unit b < nbs (staged by `stage`, waiting on the
+// kernel before where pdl) and the routed units after them, whose rows
+// are expert e's.  The variants below differ in how a block starts.
+constexpr int GU_PB = WARPS * SWIGLU_R; // units a block
+__device__ __forceinline__ int gate_up_blocks(int n) { return (n + GU_PB - 1) / GU_PB; }
+template <class Stage>
+__device__ __forceinline__ void gate_up_shared_unit(const bf16 *ws, const bf16 *x, const bf16 *g,
+                                                    bf16 *act, int fe, int fs, int topk, int k,
+                                                    int b, const Stage &stage, bool pdl) {
+  GemvArgs a{ws, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, 1, 1e-6f,
+             0, 0, k, topk * fe + fs};
+  gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, b, gate_up_blocks(fs), stage, pdl);
+}
+__device__ __forceinline__ void gate_up_routed_unit(const bf16 *w, const bf16 *x, const bf16 *g,
+                                                    bf16 *act, int fe, int k, uint32_t e,
+                                                    int slot, int rb, bool pdl = true) {
+  GemvArgs a{w + (size_t)e * 2 * fe * k, x, g, act + (size_t)slot * fe, nullptr, nullptr, fe,
+             k, 1, 1e-6f, 0, 0, k, 0};
+  gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, rb, gate_up_blocks(fe), StageX(), pdl);
 }
 __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
     gate_up_flagged(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
                     const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k,
                     uint32_t *sync) {
-  constexpr int PB = WARPS * SWIGLU_R;
-  const int nbs = (fs + PB - 1) / PB, nbr = (fe + PB - 1) / PB, b = blockIdx.x;
+  const int nbs = gate_up_blocks(fs), nbr = gate_up_blocks(fe), b = blockIdx.x;
   if (b < nbs) {
-    GemvArgs a{ws, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, 1, 1e-6f,
-               0, 0, k, topk * fe + fs};
-    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, b, nbs, StageAfterFlag{sync}, false);
+    gate_up_shared_unit(ws, x, g, act, fe, fs, topk, k, b, StageAfterFlag{sync}, false);
     if (threadIdx.x == 0 && atomicAdd(sync + 1, 1u) == (unsigned)nbs - 1) {
       sync[1] = 0; // every shared block has seen the flag
       sync[0] = 0;
     }
   } else {
-    const int r = b - nbs, slot = r / nbr, rb = r % nbr;
+    const int r = b - nbs, slot = r / nbr;
     wait();
-    const uint32_t e = ids[slot];
-    GemvArgs a{w + (size_t)e * 2 * fe * k, x, g, act + (size_t)slot * fe, nullptr, nullptr, fe,
-               k, 1, 1e-6f, 0, 0, k, 0};
-    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, rb, nbr);
+    gate_up_routed_unit(w, x, g, act, fe, k, ids[slot], slot, r % nbr);
   }
 }
 // gate_up as the library runs it at one token, but for its routed blocks,
@@ -171,19 +170,13 @@ __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
 __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
     gate_up_not_waiting(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
                         const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k) {
-  constexpr int PB = WARPS * SWIGLU_R;
-  const int nbs = (fs + PB - 1) / PB, nbr = (fe + PB - 1) / PB, b = blockIdx.x;
+  const int nbs = gate_up_blocks(fs), nbr = gate_up_blocks(fe), b = blockIdx.x;
   if (b < nbs) {
-    GemvArgs a{ws, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, 1, 1e-6f,
-               0, 0, k, topk * fe + fs};
-    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, b, nbs, StageX(), false);
+    gate_up_shared_unit(ws, x, g, act, fe, fs, topk, k, b, StageX(), false);
   } else {
-    const int r = b - nbs, slot = r / nbr, rb = r % nbr;
+    const int r = b - nbs, slot = r / nbr;
     trigger();
-    const uint32_t e = __ldcg(ids + slot) % 64u;
-    GemvArgs a{w + (size_t)e * 2 * fe * k, x, g, act + (size_t)slot * fe, nullptr, nullptr, fe,
-               k, 1, 1e-6f, 0, 0, k, 0};
-    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, rb, nbr, StageX(), false);
+    gate_up_routed_unit(w, x, g, act, fe, k, __ldcg(ids + slot) % 64u, slot, r % nbr, false);
   }
 }
 // gate_up as the library runs it at one token, but for its shared blocks,
@@ -194,28 +187,22 @@ __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
 __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
     gate_up_shared_l2(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
                       const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k) {
-  constexpr int PB = WARPS * SWIGLU_R;
-  const int nbs = (fs + PB - 1) / PB, nbr = (fe + PB - 1) / PB, b = blockIdx.x;
+  const int nbs = gate_up_blocks(fs), nbr = gate_up_blocks(fe), b = blockIdx.x;
   if (b < nbs) {
-    // The block's gate rows [b * PB, b * PB + PB) and up rows fs further.
-    const size_t row_bytes = (size_t)k * 2, lines = PB * row_bytes / 128;
+    // The block's gate rows [b * GU_PB, b * GU_PB + GU_PB) and up rows fs further.
+    const size_t row_bytes = (size_t)k * 2, lines = GU_PB * row_bytes / 128;
     for (size_t l = threadIdx.x; l < 2 * lines; l += THREADS) {
       const size_t half = l / lines, off = (l % lines) * 128;
-      const int row = b * PB + (int)(off / row_bytes);
+      const int row = b * GU_PB + (int)(off / row_bytes);
       if (row < fs)
         prefetch_l2(reinterpret_cast<const char *>(ws + ((size_t)row + half * fs) * k) +
                     off % row_bytes);
     }
-    GemvArgs a{ws, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, 1, 1e-6f,
-               0, 0, k, topk * fe + fs};
-    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, b, nbs, StageX(), false);
+    gate_up_shared_unit(ws, x, g, act, fe, fs, topk, k, b, StageX(), false);
   } else {
-    const int r = b - nbs, slot = r / nbr, rb = r % nbr;
+    const int r = b - nbs, slot = r / nbr;
     wait();
-    const uint32_t e = ids[slot];
-    GemvArgs a{w + (size_t)e * 2 * fe * k, x, g, act + (size_t)slot * fe, nullptr, nullptr, fe,
-               k, 1, 1e-6f, 0, 0, k, 0};
-    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, rb, nbr);
+    gate_up_routed_unit(w, x, g, act, fe, k, ids[slot], slot, r % nbr);
   }
 }
 // --only trace: the layer's chain as the library's kernels, each block
@@ -295,24 +282,12 @@ __global__ void __launch_bounds__(THREADS, 2)
   mark(tr, 2);
 }
 __global__ void __launch_bounds__(THREADS, 2)
-    tr_route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *ids,
-             float *weights, int experts, int k, int topk, unsigned long long *tr) {
+    tr_route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *count,
+             uint32_t *ids, float *weights, int experts, int k, int m, int topk,
+             unsigned long long *tr) {
   mark(tr, 0);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  __shared__ float joined[MOE_MAX_EXPERTS];
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();
-  GemvArgs a{w, x, g, nullptr, nullptr, nullptr, experts, k, 1, 1e-6f, 0, 0, k, 0};
-  a.yf = cluster.map_shared_rank(joined, 0);
-  gemv_blocks<1, SWIGLU_R, GEMV_U, Epi::F32>(a, blockIdx.x, gridDim.x, Marked<StageX>{{}, tr});
-  cluster.sync();
-  if (cluster.block_rank() == 0 && threadIdx.x < 32) {
-    for (int e = threadIdx.x; e < experts; e += 32)
-      logits[e] = joined[e];
-    Moe<SWIGLU_R, GEMV_U>::top_k(joined, false, 0, experts, topk, ids, weights);
-  }
-#endif
+  Moe<SWIGLU_R, GEMV_U>::route(w, x, g, logits, count, ids, weights, experts, k, m, topk, 1e-6f,
+                               Marked<StageX>{{}, tr});
   mark(tr, 2);
 }
 template <bool SharedEarly>
@@ -320,21 +295,14 @@ __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
     tr_gate_up(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g, const uint32_t *ids,
                bf16 *act, int fe, int fs, int topk, int k, unsigned long long *tr) {
   mark(tr, 0);
-  constexpr int PB = WARPS * SWIGLU_R;
-  const int nbs = (fs + PB - 1) / PB, nbr = (fe + PB - 1) / PB, b = blockIdx.x;
+  const int nbs = gate_up_blocks(fs), nbr = gate_up_blocks(fe), b = blockIdx.x;
   if (b < nbs) {
-    GemvArgs a{ws, x, g, act + (size_t)topk * fe, nullptr, nullptr, fs, k, 1, 1e-6f,
-               0, 0, k, topk * fe + fs};
-    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, b, nbs, Marked<StageX>{{}, tr},
-                                                     !SharedEarly);
+    gate_up_shared_unit(ws, x, g, act, fe, fs, topk, k, b, Marked<StageX>{{}, tr}, !SharedEarly);
   } else {
-    const int r = b - nbs, slot = r / nbr, rb = r % nbr;
+    const int r = b - nbs, slot = r / nbr;
     wait();
     mark(tr, 1);
-    const uint32_t e = ids[slot];
-    GemvArgs a{w + (size_t)e * 2 * fe * k, x, g, act + (size_t)slot * fe, nullptr, nullptr, fe,
-               k, 1, 1e-6f, 0, 0, k, 0};
-    gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, rb, nbr);
+    gate_up_routed_unit(w, x, g, act, fe, k, ids[slot], slot, r % nbr);
   }
   mark(tr, 2);
 }
@@ -1272,7 +1240,7 @@ static void layer_case(int keys, bool trace = false) {
   const Step route_flag = [&](int i) {
     launch_clusters(route_raising, dim3((E + S - 1) / S, 1), dim3(THREADS), (size_t)D * 2, true,
                     (E + S - 1) / S, (const bf16 *)router[i], (const bf16 *)x, (const bf16 *)g,
-                    logits, ids, wts, E, D, TOPK, sync);
+                    logits, count, ids, wts, E, D, TOPK, sync);
   };
   const Step gate_up_flag = [&](int i) {
     launch(gate_up_flagged, dim3((FS + S - 1) / S + TOPK * ((FE + S - 1) / S)), dim3(THREADS),
@@ -1345,8 +1313,8 @@ static void layer_case(int keys, bool trace = false) {
         },
         [&](int i) {
           launch_clusters(tr_route, dim3(nb[5]), dim3(THREADS), (size_t)D * 2, true, nb[5],
-                          (const bf16 *)router[i], (const bf16 *)x, (const bf16 *)g, logits, ids,
-                          wts, E, D, TOPK, tr(5, i));
+                          (const bf16 *)router[i], (const bf16 *)x, (const bf16 *)g, logits,
+                          count, ids, wts, E, D, m, TOPK, tr(5, i));
         },
         [&](int i) {
           launch(tr_gate_up<true>, dim3(nb[6]), dim3(THREADS), (size_t)D * 2, true,

@@ -41,11 +41,12 @@ template <int R, int U> struct Moe {
   // first block's shared memory and meet at the cluster's barrier;
   // otherwise into `logits`, and the last block to finish (an atomic count)
   // takes them, setting count[t] back to 0.  Either way `logits` holds them
-  // after.  (RS: see RouteStop; without clusters the kernel is Full.)
-  template <RouteStop RS = RouteStop::Full>
+  // after.  (RS: see RouteStop; without clusters the kernel is Full.  A
+  // stage other than StageX is the bench's: see gemv_blocks.)
+  template <RouteStop RS = RouteStop::Full, class Stage = StageX>
   static __device__ void route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits,
                                uint32_t *count, uint32_t *ids, float *weights, int experts, int k,
-                               int m, int topk, float eps) {
+                               int m, int topk, float eps, const Stage &stage = Stage()) {
     __shared__ bool last;
     const int t = blockIdx.y;
     if (experts > MOE_MAX_EXPERTS || topk > MOE_MAX_TOPK || topk > experts)
@@ -63,14 +64,14 @@ template <int R, int U> struct Moe {
     cg::cluster_group cluster = cg::this_cluster();
     if (cluster.num_blocks() == gridDim.x && cluster.dim_blocks().y == 1) {
       if constexpr (RS == RouteStop::Logits) {
-        gemv_blocks<1, R, U, Epi::F32>(a, blockIdx.x, gridDim.x);
+        gemv_blocks<1, R, U, Epi::F32>(a, blockIdx.x, gridDim.x, stage);
         return;
       }
       // Every block has started (its shared memory may be written) before
       // the wait on the kernel before: this barrier costs nothing there.
       cluster.sync();
       a.yf = cluster.map_shared_rank(joined, 0);
-      gemv_blocks<1, R, U, Epi::F32>(a, blockIdx.x, gridDim.x);
+      gemv_blocks<1, R, U, Epi::F32>(a, blockIdx.x, gridDim.x, stage);
       cluster.sync(); // every block's logits are in the first block's joined
       if (cluster.block_rank() == 0 && threadIdx.x < 32) {
         for (int e = threadIdx.x; e < experts; e += 32)
@@ -81,7 +82,7 @@ template <int R, int U> struct Moe {
       return;
     }
 #endif
-    gemv_blocks<1, R, U, Epi::F32>(a, blockIdx.x, gridDim.x);
+    gemv_blocks<1, R, U, Epi::F32>(a, blockIdx.x, gridDim.x, stage);
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0)
