@@ -110,8 +110,8 @@ struct StageAfterFlag { // no wait: the flag, then stage as StageX
   template <int MB>
   __device__ void run(bf16 *xs, const GemvArgs &a, int grp, bool fast, float *red) const {
     if (threadIdx.x == 0)
-      while (flag_read(flag) == 0) {
-      }
+      while (flag_read(flag) == 0)
+        __nanosleep(64); // 352 blocks asking at once would crowd the flag's L2 slice
     __syncthreads();
     StageX().run<MB>(xs, a, grp, fast, red);
   }
@@ -159,6 +159,46 @@ __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
     const int r = b - nbs, slot = r / nbr;
     wait();
     gate_up_routed_unit(w, x, g, act, fe, k, ids[slot], slot, r % nbr);
+  }
+}
+// The router as the library's, but letting the next kernel (gate_up) start
+// as soon as its wait on o_proj is over, before it stages the activations
+// (--only layer's route_trigger_first row): gate_up's shared blocks need
+// only what o_proj wrote.
+struct StageTriggerFirst {
+  template <int MB>
+  __device__ void run(bf16 *xs, const GemvArgs &a, int grp, bool fast, float *red) const {
+    trigger();
+    StageX().run<MB>(xs, a, grp, fast, red);
+  }
+};
+__global__ void __launch_bounds__(THREADS, 2)
+    route_trigger_first(const bf16 *w, const bf16 *x, const bf16 *g, float *logits,
+                        uint32_t *count, uint32_t *ids, float *weights, int experts, int k, int m,
+                        int topk) {
+  Moe<SWIGLU_R, GEMV_U>::route(w, x, g, logits, count, ids, weights, experts, k, m, topk, 1e-6f,
+                               StageTriggerFirst());
+}
+// gate_up_flagged with routed blocks that do not wait on the router either
+// (they read the ids whenever they start, as gate_up_not_waiting's): its
+// blocks come beside o_proj's, the shared ones stream once the router has
+// waited on o_proj, the routed ones once o_proj's blocks have started
+// (--only layer's flag_routed_free row: wrong ids, right bytes).
+__global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
+    gate_up_flag_free(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
+                      const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k,
+                      uint32_t *sync) {
+  const int nbs = gate_up_blocks(fs), nbr = gate_up_blocks(fe), b = blockIdx.x;
+  if (b < nbs) {
+    gate_up_shared_unit(ws, x, g, act, fe, fs, topk, k, b, StageAfterFlag{sync}, false);
+    if (threadIdx.x == 0 && atomicAdd(sync + 1, 1u) == (unsigned)nbs - 1) {
+      sync[1] = 0;
+      sync[0] = 0;
+    }
+  } else {
+    const int r = b - nbs, slot = r / nbr;
+    trigger();
+    gate_up_routed_unit(w, x, g, act, fe, k, __ldcg(ids + slot) % 64u, slot, r % nbr, false);
   }
 }
 // gate_up as the library runs it at one token, but for its routed blocks,
@@ -219,22 +259,34 @@ __device__ __forceinline__ void mark(unsigned long long *tr, int which) {
   if (tr && threadIdx.x == 0)
     tr[3 * (blockIdx.x + (size_t)blockIdx.y * gridDim.x) + which] = gtime();
 }
+// Where a block passes the phases of its work, into ph[8 * block + phase]
+// (nullptr: not this call): mla_decode_block's (its Mark), and phase 0 of a
+// stage's end (Marked).
+struct PhaseMark {
+  unsigned long long *ph;
+  __device__ void operator()(int k) const {
+    if (ph && threadIdx.x == 0)
+      ph[8 * (blockIdx.x + (size_t)blockIdx.y * gridDim.x) + k] = gtime();
+  }
+};
 template <class S> struct Marked { // stage as S, after marking the wait's end
   S s;
   unsigned long long *tr;
+  unsigned long long *ph = nullptr; // the stage's end, as phase 0
   template <int MB>
   __device__ void run(bf16 *xs, const GemvArgs &a, int grp, bool fast, float *red) const {
     mark(tr, 1);
     s.template run<MB>(xs, a, grp, fast, red);
+    PhaseMark{ph}(0);
   }
 };
 __global__ void __launch_bounds__(THREADS, 2)
     tr_norm_gemv(const bf16 *w, const bf16 *x, const bf16 *g, bf16 *y, int n, int k, int m,
-                 float eps, unsigned long long *tr) {
+                 float eps, unsigned long long *tr, unsigned long long *ph) {
   mark(tr, 0);
   trigger();
   GemvArgs a{w, x, g, y, nullptr, nullptr, n, k, m, eps, 0, 0, k, 0};
-  gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gridDim.x, Marked<StageX>{{}, tr});
+  gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gridDim.x, Marked<StageX>{{}, tr, ph});
   mark(tr, 2);
 }
 __global__ void __launch_bounds__(THREADS)
@@ -257,37 +309,41 @@ __global__ void __launch_bounds__(THREADS)
 }
 __global__ void __launch_bounds__(MLA_THREADS)
     tr_decode(const bf16 *q_lat, const bf16 *q_pe, const bf16 *cache, const uint32_t *pos,
-              float *part, float *ml, int m, int maxpos, float scale, unsigned long long *tr) {
+              float *part, float *ml, int m, int maxpos, float scale, unsigned long long *tr,
+              unsigned long long *ph) {
   mark(tr, 0);
-  mla_decode_block(MlaDecodeArgs{q_lat, q_pe, cache, pos, part, ml, m, maxpos, scale});
+  mla_decode_block(MlaDecodeArgs{q_lat, q_pe, cache, pos, part, ml, m, maxpos, scale},
+                   PhaseMark{ph});
   mark(tr, 2);
 }
 __global__ void __launch_bounds__(THREADS, 2)
     tr_combine_up(const bf16 *w_uv, const float *part, const float *ml, bf16 *y, int splits,
-                  int m, unsigned long long *tr) {
+                  int m, unsigned long long *tr, unsigned long long *ph) {
   mark(tr, 0);
   trigger();
   GemvArgs a{w_uv, nullptr, nullptr, y, nullptr, nullptr, MLA_H * MLA_VD, MLA_KVR, m, 0,
              MLA_VD, MLA_KVR, MLA_H * MLA_KVR, 0};
   gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(
-      a, blockIdx.x, gridDim.x, Marked<StageJoin<false>>{StageJoin<false>{part, ml, splits}, tr});
+      a, blockIdx.x, gridDim.x,
+      Marked<StageJoin<false>>{StageJoin<false>{part, ml, splits}, tr, ph});
   mark(tr, 2);
 }
 __global__ void __launch_bounds__(THREADS, 2)
     tr_o_proj(const bf16 *w, const bf16 *x, bf16 *y, int n, int k, int m,
-              unsigned long long *tr) {
+              unsigned long long *tr, unsigned long long *ph) {
   mark(tr, 0);
   GemvArgs a{w, x, nullptr, y, nullptr, nullptr, n, k, m, 0, 0, 0, k, 0};
-  gemv_dispatch<GEMV_R, GEMV_U, Epi::Residual>(a, blockIdx.x, gridDim.x, Marked<StageX>{{}, tr});
+  gemv_dispatch<GEMV_R, GEMV_U, Epi::Residual>(a, blockIdx.x, gridDim.x,
+                                               Marked<StageX>{{}, tr, ph});
   mark(tr, 2);
 }
 __global__ void __launch_bounds__(THREADS, 2)
     tr_route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *count,
              uint32_t *ids, float *weights, int experts, int k, int m, int topk,
-             unsigned long long *tr) {
+             unsigned long long *tr, unsigned long long *ph) {
   mark(tr, 0);
   Moe<SWIGLU_R, GEMV_U>::route(w, x, g, logits, count, ids, weights, experts, k, m, topk, 1e-6f,
-                               Marked<StageX>{{}, tr});
+                               Marked<StageX>{{}, tr, ph}, PhaseMark{ph});
   mark(tr, 2);
 }
 template <bool SharedEarly>
@@ -1195,6 +1251,7 @@ static void layer_case(int keys, bool trace = false) {
     };
   };
   const Step route_u8 = route_as(route_variant<RouteStop::Full, 8>);
+  const Step route_tf = route_as(route_trigger_first);
   const Step route_logits = route_as(route_variant<RouteStop::Logits, GEMV_U>);
   const Step gate_up = [&](int i) {
     launch(llm_moe_gate_up, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
@@ -1248,6 +1305,12 @@ static void layer_case(int keys, bool trace = false) {
            (const bf16 *)g, (const uint32_t *)ids, act, (int)FE, (int)FS, (int)TOPK, (int)D,
            sync);
   };
+  const Step gate_up_ff = [&](int i) {
+    launch(gate_up_flag_free, dim3((FS + S - 1) / S + TOPK * ((FE + S - 1) / S)), dim3(THREADS),
+           (size_t)D * 2, true, (const bf16 *)gu[i], (const bf16 *)sgu[i], (const bf16 *)x,
+           (const bf16 *)g, (const uint32_t *)ids, act, (int)FE, (int)FS, (int)TOPK, (int)D,
+           sync);
+  };
   // A branch of the graph after qkv_a that asks the L2 for later kernels'
   // weights (l2_prefetch), joined again after the layer's last kernel.
   cudaStream_t side;
@@ -1255,6 +1318,22 @@ static void layer_case(int keys, bool trace = false) {
   CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   CUDA(cudaEventCreateWithFlags(&fork_ev, cudaEventDisableTiming));
   CUDA(cudaEventCreateWithFlags(&join_ev, cudaEventDisableTiming));
+  // router_on_branch: the router on a branch of the graph after o_proj
+  // (an edge, not a programmatic one), joined after the layer's last
+  // kernel, while gate_up follows o_proj as in no_router: what the router
+  // costs by being there, beside gate_up, rather than by its place in the
+  // chain (gate_up's routed blocks read whichever ids are there).
+  const Step route_branch = [&](int i) {
+    CUDA(cudaEventRecord(fork_ev, stream));
+    CUDA(cudaStreamWaitEvent(side, fork_ev, 0));
+    const cudaStream_t main_stream = stream;
+    stream = side;
+    launch_clusters(llm_moe_route, dim3((E + S - 1) / S, m), dim3(THREADS), (size_t)D * 2, false,
+                    (E + S - 1) / S, router[i], x, g, logits, count, ids, wts, E, D, m, TOPK,
+                    1e-6f);
+    stream = main_stream;
+    CUDA(cudaEventRecord(join_ev, side));
+  };
   const auto in_l2 = [&](std::vector<const Copies *> what, bool bulk) -> Step {
     return [&, what, bulk](int i) {
       L2Ranges r = {};
@@ -1283,6 +1362,9 @@ static void layer_case(int keys, bool trace = false) {
     unsigned long long *trace_buf = (unsigned long long *)dalloc((size_t)NK * MAXB * 3 * 8);
     CUDA(cudaMemset(trace_buf, 0, (size_t)NK * MAXB * 3 * 8));
     const auto tr = [&](int kk, int i) { return i == TR ? trace_buf + (size_t)kk * MAXB * 3 : nullptr; };
+    // The phases of a block's work (PhaseMark), 8 a block.
+    unsigned long long *phase_buf = (unsigned long long *)dalloc((size_t)NK * MAXB * 8 * 8);
+    const auto ph = [&](int kk, int i) { return i == TR ? phase_buf + (size_t)kk * MAXB * 8 : nullptr; };
     const int nb[NK] = {(MLA_QKV + R - 1) / R, MLA_H * MLA_KVR / R + 1, SPLITS,
                         MLA_H * MLA_VD / R, D / R, (E + S - 1) / S,
                         (FS + S - 1) / S + TOPK * ((FE + S - 1) / S), D / S};
@@ -1290,7 +1372,7 @@ static void layer_case(int keys, bool trace = false) {
         [&](int i) {
           launch(tr_norm_gemv, dim3(nb[0]), dim3(THREADS), (size_t)D * 2, true,
                  (const bf16 *)wqkv[i], (const bf16 *)x, (const bf16 *)g, qkv, (int)MLA_QKV, D,
-                 m, 1e-6f, tr(0, i));
+                 m, 1e-6f, tr(0, i), ph(0, i));
         },
         [&](int i) {
           launch(tr_prep, dim3(nb[1]), dim3(THREADS), (size_t)MLA_PREP_TOKEN_SMEM, true,
@@ -1300,21 +1382,22 @@ static void layer_case(int keys, bool trace = false) {
         [&](int i) {
           launch(tr_decode, dim3(nb[2]), dim3(MLA_THREADS), MLA_DECODE_SMEM, true,
                  (const bf16 *)q_lat, (const bf16 *)q_pe, (const bf16 *)cache,
-                 (const uint32_t *)pos, part, ml, m, keys, 0.1147f, tr(2, i));
+                 (const uint32_t *)pos, part, ml, m, keys, 0.1147f, tr(2, i), ph(2, i));
         },
         [&](int i) {
           launch(tr_combine_up, dim3(nb[3]), dim3(THREADS), (size_t)MLA_KVR * 2, true,
                  (const bf16 *)wuv[i], (const float *)part, (const float *)ml, attn, SPLITS,
-                 m, tr(3, i));
+                 m, tr(3, i), ph(3, i));
         },
         [&](int i) {
           launch(tr_o_proj, dim3(nb[4]), dim3(THREADS), (size_t)MLA_H * MLA_VD * 2, true,
-                 (const bf16 *)wo[i], (const bf16 *)attn, x, D, MLA_H * MLA_VD, m, tr(4, i));
+                 (const bf16 *)wo[i], (const bf16 *)attn, x, D, MLA_H * MLA_VD, m, tr(4, i),
+                 ph(4, i));
         },
         [&](int i) {
           launch_clusters(tr_route, dim3(nb[5]), dim3(THREADS), (size_t)D * 2, true, nb[5],
                           (const bf16 *)router[i], (const bf16 *)x, (const bf16 *)g, logits,
-                          count, ids, wts, E, D, m, TOPK, tr(5, i));
+                          count, ids, wts, E, D, m, TOPK, tr(5, i), ph(5, i));
         },
         [&](int i) {
           launch(tr_gate_up<true>, dim3(nb[6]), dim3(THREADS), (size_t)D * 2, true,
@@ -1344,10 +1427,13 @@ static void layer_case(int keys, bool trace = false) {
     static const char *const kname[NK] = {"norm_gemv", "mla_prep",     "mla_decode", "mla_combine_up",
                                           "o_proj",    "moe_route",    "moe_gate_up", "moe_down"};
     std::vector<unsigned long long> h((size_t)NK * MAXB * 3);
+    std::vector<unsigned long long> hp((size_t)NK * MAXB * 8);
     const auto run = [&](const char *prefix, const std::vector<Step> &steps) {
       CUDA(cudaMemset(trace_buf, 0, (size_t)NK * MAXB * 3 * 8));
+      CUDA(cudaMemset(phase_buf, 0, (size_t)NK * MAXB * 8 * 8));
       const double us = time_calls([&](int i) { for (const Step &st : steps) st(i); }, CALLS / 10);
       CUDA(cudaMemcpy(h.data(), trace_buf, h.size() * 8, cudaMemcpyDeviceToHost));
+      CUDA(cudaMemcpy(hp.data(), phase_buf, hp.size() * 8, cudaMemcpyDeviceToHost));
       char col[96];
       snprintf(col, sizeof col, "%straced_chain", prefix);
       bench_row("trace", name, col, "us", us);
@@ -1357,24 +1443,34 @@ static void layer_case(int keys, bool trace = false) {
       // Each kernel's blocks (gate_up's shared and routed apart; prep's
       // last block apart): the first, median and last of each mark, us
       // after the first norm_gemv block started.
+      // The first, median and last of mark `which` of blocks [b0, b1),
+      // over the blocks that made it; then of each phase.
+      const auto marks = [&](const std::vector<unsigned long long> &buf, int slots, int kk, int b0,
+                             int b1, int which, const char *label, const char *what) {
+        std::vector<double> v;
+        for (int b = b0; b < b1; b++) {
+          const unsigned long long t = buf[((size_t)kk * MAXB + b) * slots + which];
+          if (t)
+            v.push_back((double)(t - t0) / 1e3);
+        }
+        if (v.empty())
+          return;
+        std::sort(v.begin(), v.end());
+        const double q[3] = {v.front(), v[v.size() / 2], v.back()};
+        static const char *const qn[3] = {"first", "median", "last"};
+        for (int k = 0; k < 3; k++) {
+          snprintf(col, sizeof col, "%s%s_%s_%s", prefix, label, what, qn[k]);
+          bench_row("trace", name, col, "us", q[k]);
+        }
+      };
       const auto group = [&](const char *label, int kk, int b0, int b1) {
-        for (int which = 0; which < 3; which++) {
-          std::vector<double> v;
-          for (int b = b0; b < b1; b++) {
-            const unsigned long long t = h[((size_t)kk * MAXB + b) * 3 + which];
-            if (t)
-              v.push_back((double)(t - t0) / 1e3);
-          }
-          if (v.empty())
-            continue;
-          std::sort(v.begin(), v.end());
-          static const char *const wn[3] = {"start", "waited", "end"};
-          const double q[3] = {v.front(), v[v.size() / 2], v.back()};
-          static const char *const qn[3] = {"first", "median", "last"};
-          for (int k = 0; k < 3; k++) {
-            snprintf(col, sizeof col, "%s%s_%s_%s", prefix, label, wn[which], qn[k]);
-            bench_row("trace", name, col, "us", q[k]);
-          }
+        static const char *const wn[3] = {"start", "waited", "end"};
+        for (int which = 0; which < 3; which++)
+          marks(h, 3, kk, b0, b1, which, label, wn[which]);
+        for (int p = 0; p < 8; p++) {
+          char what[16];
+          snprintf(what, sizeof what, "phase%d", p);
+          marks(hp, 8, kk, b0, b1, p, label, what);
         }
       };
       for (int kk = 0; kk < NK; kk++) {
@@ -1392,6 +1488,7 @@ static void layer_case(int keys, bool trace = false) {
     run("", traced);
     run("no_router_", traced_no_router);
     CUDA(cudaFree(trace_buf));
+    CUDA(cudaFree(phase_buf));
     CUDA(cudaEventDestroy(fork_ev));
     CUDA(cudaEventDestroy(join_ev));
     CUDA(cudaStreamDestroy(side));
@@ -1404,9 +1501,11 @@ static void layer_case(int keys, bool trace = false) {
   // waiting on the router as the routed ones do, and no_router, the same
   // without the router (its ids those of the chains before); route_U8,
   // route_logits_only and router_weights_in_l2 the router's parts;
-  // router_flag, route_not_waited and shared_rows_in_l2 when gate_up's
-  // blocks start and what they stream beside the router (their kernels
-  // above).  The other *_in_l2 rows: a branch asking the L2 for later
+  // route_trigger_first, router_flag, route_not_waited, flag_routed_free
+  // and shared_rows_in_l2
+  // when gate_up's blocks start and what they stream beside the router
+  // (their kernels above); router_on_branch the router beside gate_up
+  // instead of before it (above).  The other *_in_l2 rows: a branch asking the L2 for later
   // kernels' weights (above).
   // without_*: the layer with one kernel left out, the kernels after it
   // reading what it last wrote, so the most that folding that kernel into
@@ -1427,6 +1526,10 @@ static void layer_case(int keys, bool trace = false) {
       {"shared_rows_in_l2", {qkv_a, prep, attend, combine_up, o_proj, route, gate_up_sl2, down_now}},
       {"route_not_waited",
        {qkv_a, prep, attend, combine_up, o_proj, route, gate_up_not_waited, down_now}},
+      {"route_trigger_first", {qkv_a, prep, attend, combine_up, o_proj, route_tf, gate_up, down_now}},
+      {"flag_routed_free", {qkv_a, prep, attend, combine_up, o_proj, route_flag, gate_up_ff, down_now}},
+      {"router_on_branch",
+       {qkv_a, prep, attend, combine_up, o_proj, route_branch, gate_up_late, down_now, join}},
       {"route_U8", {qkv_a, prep, attend, combine_up, o_proj, route_u8, gate_up, down_now}},
       {"route_logits_only",
        {qkv_a, prep, attend, combine_up, o_proj, route_logits, gate_up, down_now}},

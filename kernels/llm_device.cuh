@@ -37,6 +37,13 @@ __device__ __forceinline__ void trigger() {
 #endif
 }
 
+// Where a kernel with a Mark parameter calls mark(phase) as its blocks pass
+// the phases of their work (each kernel says which): the library's is
+// NoMark, which does nothing; bench_llm_kernels --only trace times them.
+struct NoMark {
+  __device__ void operator()(int) const {}
+};
+
 // An asynchronous 16-byte copy from global to shared memory (cp.async,
 // sm_80 and later), so that a thread's copies are all in flight at once;
 // cp_async_wait() waits for the thread's own (a __syncthreads() after it

@@ -130,7 +130,11 @@ struct MlaDecodeArgs {
   float scale;        // the softmax scale
 };
 
-__device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
+// Its Mark's phases (llm_device.cuh): 0 its wait's end, 1 its first tile
+// and queries in shared memory, 2 the first tile's scores, 3 their
+// softmax, 4 the last tile summed.
+template <class Mark = NoMark>
+__device__ inline void mla_decode_block(const MlaDecodeArgs &a, const Mark &mark = Mark()) {
   extern __shared__ __align__(16) unsigned char llm_smem[];
   require_smem(MLA_DECODE_SMEM);
   const int stages =
@@ -185,6 +189,7 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
     load_tile(i, nk - 1);
   wait();
   trigger();
+  mark(0);
   if (t >= a.m) // the same for every block of a cluster (clusters are along x)
     return;
   const int first = s - s % csize, parts = splits / csize, pi = s / csize;
@@ -244,6 +249,8 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
       cp_async_wait_pending(stages - 1);
     }
     __syncthreads();
+    if (ti == 0)
+      mark(1);
 
     // Scores: warp w takes keys 8w .. 8w + 7 of the tile, over the row's
     // 36 steps of 16 values in SC chains of products, each its own sum
@@ -279,6 +286,8 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
       ss[(g + 8) * MLA_TILE + j + 1] = j + 1 < nt ? sc[3] * a.scale : -INFINITY;
     }
     __syncthreads();
+    if (ti == 0)
+      mark(2);
 
     // Online softmax: 8 threads a head, 4 keys a thread.
     {
@@ -312,6 +321,8 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
       }
     }
     __syncthreads();
+    if (ti == 0)
+      mark(3);
 
     // Output: O = O * alpha + P V over this warp's 128 latent values.
     const float a_lo = alpha[g], a_hi = alpha[g + 8];
@@ -336,6 +347,7 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a) {
     }
   }
   __syncthreads();
+  mark(4);
 
   if (csize == 1) {
     float *part = a.part + (((size_t)t * splits + s) * MLA_H) * MLA_KVR;

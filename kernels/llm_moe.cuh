@@ -42,11 +42,14 @@ template <int R, int U> struct Moe {
   // otherwise into `logits`, and the last block to finish (an atomic count)
   // takes them, setting count[t] back to 0.  Either way `logits` holds them
   // after.  (RS: see RouteStop; without clusters the kernel is Full.  A
-  // stage other than StageX is the bench's: see gemv_blocks.)
-  template <RouteStop RS = RouteStop::Full, class Stage = StageX>
+  // stage other than StageX is the bench's: see gemv_blocks.  Its Mark's
+  // phases, llm_device.cuh, in clusters: 1 the block's logits computed, 2
+  // the cluster's joined, 3 the top k written.)
+  template <RouteStop RS = RouteStop::Full, class Stage = StageX, class Mark = NoMark>
   static __device__ void route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits,
                                uint32_t *count, uint32_t *ids, float *weights, int experts, int k,
-                               int m, int topk, float eps, const Stage &stage = Stage()) {
+                               int m, int topk, float eps, const Stage &stage = Stage(),
+                               const Mark &mark = Mark()) {
     __shared__ bool last;
     const int t = blockIdx.y;
     if (experts > MOE_MAX_EXPERTS || topk > MOE_MAX_TOPK || topk > experts)
@@ -72,12 +75,15 @@ template <int R, int U> struct Moe {
       cluster.sync();
       a.yf = cluster.map_shared_rank(joined, 0);
       gemv_blocks<1, R, U, Epi::F32>(a, blockIdx.x, gridDim.x, stage);
+      mark(1);
       cluster.sync(); // every block's logits are in the first block's joined
+      mark(2);
       if (cluster.block_rank() == 0 && threadIdx.x < 32) {
         for (int e = threadIdx.x; e < experts; e += 32)
           logits[(size_t)t * experts + e] = joined[e];
         if constexpr (RS == RouteStop::Full)
           top_k(joined, false, t, experts, topk, ids, weights);
+        mark(3);
       }
       return;
     }
