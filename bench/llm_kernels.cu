@@ -161,24 +161,6 @@ __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
     gate_up_routed_unit(w, x, g, act, fe, k, ids[slot], slot, r % nbr);
   }
 }
-// The router as the library's, but letting the next kernel (gate_up) start
-// as soon as its wait on o_proj is over, before it stages the activations
-// (--only layer's route_trigger_first row): gate_up's shared blocks need
-// only what o_proj wrote.
-struct StageTriggerFirst {
-  template <int MB>
-  __device__ void run(bf16 *xs, const GemvArgs &a, int grp, bool fast, float *red) const {
-    trigger();
-    StageX().run<MB>(xs, a, grp, fast, red);
-  }
-};
-__global__ void __launch_bounds__(THREADS, 2)
-    route_trigger_first(const bf16 *w, const bf16 *x, const bf16 *g, float *logits,
-                        uint32_t *count, uint32_t *ids, float *weights, int experts, int k, int m,
-                        int topk) {
-  Moe<SWIGLU_R, GEMV_U>::route(w, x, g, logits, count, ids, weights, experts, k, m, topk, 1e-6f,
-                               StageTriggerFirst());
-}
 // gate_up_flagged with routed blocks that do not wait on the router either
 // (they read the ids whenever they start, as gate_up_not_waiting's): its
 // blocks come beside o_proj's, the shared ones stream once the router has
@@ -343,7 +325,7 @@ __global__ void __launch_bounds__(THREADS, 2)
              unsigned long long *tr, unsigned long long *ph) {
   mark(tr, 0);
   Moe<SWIGLU_R, GEMV_U>::route(w, x, g, logits, count, ids, weights, experts, k, m, topk, 1e-6f,
-                               Marked<StageX>{{}, tr, ph}, PhaseMark{ph});
+                               Marked<StageTriggered>{{}, tr, ph}, PhaseMark{ph});
   mark(tr, 2);
 }
 template <bool SharedEarly>
@@ -1251,7 +1233,6 @@ static void layer_case(int keys, bool trace = false) {
     };
   };
   const Step route_u8 = route_as(route_variant<RouteStop::Full, 8>);
-  const Step route_tf = route_as(route_trigger_first);
   const Step route_logits = route_as(route_variant<RouteStop::Logits, GEMV_U>);
   const Step gate_up = [&](int i) {
     launch(llm_moe_gate_up, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
@@ -1501,8 +1482,7 @@ static void layer_case(int keys, bool trace = false) {
   // waiting on the router as the routed ones do, and no_router, the same
   // without the router (its ids those of the chains before); route_U8,
   // route_logits_only and router_weights_in_l2 the router's parts;
-  // route_trigger_first, router_flag, route_not_waited, flag_routed_free
-  // and shared_rows_in_l2
+  // router_flag, route_not_waited, flag_routed_free and shared_rows_in_l2
   // when gate_up's blocks start and what they stream beside the router
   // (their kernels above); router_on_branch the router beside gate_up
   // instead of before it (above).  The other *_in_l2 rows: a branch asking the L2 for later
@@ -1526,7 +1506,6 @@ static void layer_case(int keys, bool trace = false) {
       {"shared_rows_in_l2", {qkv_a, prep, attend, combine_up, o_proj, route, gate_up_sl2, down_now}},
       {"route_not_waited",
        {qkv_a, prep, attend, combine_up, o_proj, route, gate_up_not_waited, down_now}},
-      {"route_trigger_first", {qkv_a, prep, attend, combine_up, o_proj, route_tf, gate_up, down_now}},
       {"flag_routed_free", {qkv_a, prep, attend, combine_up, o_proj, route_flag, gate_up_ff, down_now}},
       {"router_on_branch",
        {qkv_a, prep, attend, combine_up, o_proj, route_branch, gate_up_late, down_now, join}},
