@@ -161,6 +161,54 @@ __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
     gate_up_routed_unit(w, x, g, act, fe, k, ids[slot], slot, r % nbr);
   }
 }
+// The router at one token with its weights in shared memory: a block's 8
+// rows (a row a warp) asked for with cp.async before the wait, so that
+// after it nothing comes from the HBM; then as the library's (the next
+// kernel let start at once, x staged and normed, the cluster's logits
+// joined in its first block, the top k there).  Dynamic shared memory:
+// WARPS * k * 2 bytes of rows, then k * 2 of x (--only layer's
+// router_rows_in_smem row: what a shorter router would save).
+__global__ void __launch_bounds__(THREADS, 2)
+    route_smem(const bf16 *w, const bf16 *x, const bf16 *g, float *logits, uint32_t *ids,
+               float *weights, int experts, int k, int topk) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(16) unsigned char llm_smem[];
+  __shared__ float joined[MOE_MAX_EXPERTS], red[WARPS];
+  uint4 *rows = reinterpret_cast<uint4 *>(llm_smem);
+  bf16 *xs = reinterpret_cast<bf16 *>(llm_smem + (size_t)WARPS * k * 2);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nch = k >> 3;
+  const int row = (int)blockIdx.x * WARPS + warp;
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  for (int c = threadIdx.x; c < WARPS * nch; c += THREADS) {
+    const int e = (int)blockIdx.x * WARPS + c / nch;
+    if (e < experts)
+      cp_async16(rows + c, reinterpret_cast<const uint4 *>(w + (size_t)e * k) + c % nch);
+  }
+  cp_async_commit();
+  cluster.sync(); // every block has started: the first block's joined may be written
+  wait();
+  trigger();
+  const GemvArgs a{w, x, g, nullptr, nullptr, nullptr, experts, k, 1, 1e-6f, 0, 0, k, 0};
+  StageX().run<1>(xs, a, 0, true, red); // waits for the rows' copies too
+  if (row < experts) {
+    float sum = 0;
+    for (int c = lane; c < nch; c += 32)
+      sum = dot8(rows[warp * nch + c], reinterpret_cast<const uint4 *>(xs)[c], sum);
+    sum = warp_sum(sum);
+    if (lane == 0)
+      *cluster.map_shared_rank(joined + row, 0) = sum;
+  }
+  cluster.sync();
+  if (cluster.block_rank() == 0 && threadIdx.x < 32) {
+    for (int e = threadIdx.x; e < experts; e += 32)
+      logits[e] = joined[e];
+    Moe<SWIGLU_R, GEMV_U>::top_k(joined, false, 0, experts, topk, ids, weights);
+  }
+#else
+  __trap(); // clusters: compute capability 9.0
+#endif
+}
 // gate_up_flagged with routed blocks that do not wait on the router either
 // (they read the ids whenever they start, as gate_up_not_waiting's): its
 // blocks come beside o_proj's, the shared ones stream once the router has
@@ -1233,6 +1281,11 @@ static void layer_case(int keys, bool trace = false) {
     };
   };
   const Step route_u8 = route_as(route_variant<RouteStop::Full, 8>);
+  const Step route_sm = [&](int i) {
+    launch_clusters(route_smem, dim3(E / WARPS), dim3(THREADS), (size_t)(WARPS + 1) * D * 2, true,
+                    E / WARPS, (const bf16 *)router[i], (const bf16 *)x, (const bf16 *)g, logits,
+                    ids, wts, (int)E, (int)D, (int)TOPK);
+  };
   const Step route_logits = route_as(route_variant<RouteStop::Logits, GEMV_U>);
   const Step gate_up = [&](int i) {
     launch(llm_moe_gate_up, dim3((FS + S - 1) / S + m * TOPK * ((FE + S - 1) / S)),
@@ -1481,7 +1534,8 @@ static void layer_case(int keys, bool trace = false) {
   // router costs where it stands: shared_late, the shared experts' blocks
   // waiting on the router as the routed ones do, and no_router, the same
   // without the router (its ids those of the chains before); route_U8,
-  // route_logits_only and router_weights_in_l2 the router's parts;
+  // route_logits_only, router_weights_in_l2 and router_rows_in_smem the
+  // router's parts;
   // router_flag, route_not_waited, flag_routed_free and shared_rows_in_l2
   // when gate_up's blocks start and what they stream beside the router
   // (their kernels above); router_on_branch the router beside gate_up
@@ -1510,6 +1564,7 @@ static void layer_case(int keys, bool trace = false) {
       {"router_on_branch",
        {qkv_a, prep, attend, combine_up, o_proj, route_branch, gate_up_late, down_now, join}},
       {"route_U8", {qkv_a, prep, attend, combine_up, o_proj, route_u8, gate_up, down_now}},
+      {"router_rows_in_smem", {qkv_a, prep, attend, combine_up, o_proj, route_sm, gate_up, down_now}},
       {"route_logits_only",
        {qkv_a, prep, attend, combine_up, o_proj, route_logits, gate_up, down_now}},
       {"router_weights_in_l2",

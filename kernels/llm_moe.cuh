@@ -36,7 +36,7 @@ enum class RouteStop { Full, Join, Logits };
 // they stream about 1 us sooner than if the router let gate_up start after
 // staging, as every other kernel does (gemv_blocks): DeepSeek-V2-Lite's
 // step 1.1% faster at 512 keys on an H200, 0.9% at 4,096, 0.2% with 8
-// sequences (BENCHMARKS.md, run CB).  Letting the next kernel start a
+// sequences (BENCHMARKS.md, run CB); 0.8% on an H100 (run CD).  Letting the next kernel start a
 // second time, after staging, changes nothing.
 struct StageTriggered {
   template <int MB>
