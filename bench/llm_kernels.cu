@@ -144,21 +144,40 @@ __device__ __forceinline__ void gate_up_routed_unit(const bf16 *w, const bf16 *x
              k, 1, 1e-6f, 0, 0, k, 0};
   gemv_blocks<1, SWIGLU_R, SWIGLU_U, Epi::Swiglu>(a, rb, gate_up_blocks(fe), StageX(), pdl);
 }
+// How a block of the experts' gate/up at one token starts, other than as
+// the library's (--only layer's rows).  Flag: the shared blocks do not wait
+// but look at the flag sync[0] that route_raising raises, as above
+// (router_flag, flag_routed_free); else they stage at once, as the
+// library's.  RoutedWait: the routed blocks wait on the router, as the
+// library's (router_flag); else they let the next kernel start and read
+// whichever ids are there, the chains' earlier ones mostly
+// (route_not_waited, flag_routed_free: wrong ids, right bytes; what the
+// router costs by its place in the chain rather than by its being there).
+template <bool Flag, bool RoutedWait>
 __global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
-    gate_up_flagged(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
+    gate_up_started(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
                     const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k,
                     uint32_t *sync) {
   const int nbs = gate_up_blocks(fs), nbr = gate_up_blocks(fe), b = blockIdx.x;
   if (b < nbs) {
-    gate_up_shared_unit(ws, x, g, act, fe, fs, topk, k, b, StageAfterFlag{sync}, false);
-    if (threadIdx.x == 0 && atomicAdd(sync + 1, 1u) == (unsigned)nbs - 1) {
-      sync[1] = 0; // every shared block has seen the flag
-      sync[0] = 0;
+    if constexpr (Flag) {
+      gate_up_shared_unit(ws, x, g, act, fe, fs, topk, k, b, StageAfterFlag{sync}, false);
+      if (threadIdx.x == 0 && atomicAdd(sync + 1, 1u) == (unsigned)nbs - 1) {
+        sync[1] = 0; // every shared block has seen the flag
+        sync[0] = 0;
+      }
+    } else {
+      gate_up_shared_unit(ws, x, g, act, fe, fs, topk, k, b, StageX(), false);
     }
   } else {
     const int r = b - nbs, slot = r / nbr;
-    wait();
-    gate_up_routed_unit(w, x, g, act, fe, k, ids[slot], slot, r % nbr);
+    if constexpr (RoutedWait) {
+      wait();
+      gate_up_routed_unit(w, x, g, act, fe, k, ids[slot], slot, r % nbr);
+    } else {
+      trigger();
+      gate_up_routed_unit(w, x, g, act, fe, k, __ldcg(ids + slot) % 64u, slot, r % nbr, false);
+    }
   }
 }
 // The router at one token with its weights in shared memory: a block's 8
@@ -208,46 +227,6 @@ __global__ void __launch_bounds__(THREADS, 2)
 #else
   __trap(); // clusters: compute capability 9.0
 #endif
-}
-// gate_up_flagged with routed blocks that do not wait on the router either
-// (they read the ids whenever they start, as gate_up_not_waiting's): its
-// blocks come beside o_proj's, the shared ones stream once the router has
-// waited on o_proj, the routed ones once o_proj's blocks have started
-// (--only layer's flag_routed_free row: wrong ids, right bytes).
-__global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
-    gate_up_flag_free(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
-                      const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k,
-                      uint32_t *sync) {
-  const int nbs = gate_up_blocks(fs), nbr = gate_up_blocks(fe), b = blockIdx.x;
-  if (b < nbs) {
-    gate_up_shared_unit(ws, x, g, act, fe, fs, topk, k, b, StageAfterFlag{sync}, false);
-    if (threadIdx.x == 0 && atomicAdd(sync + 1, 1u) == (unsigned)nbs - 1) {
-      sync[1] = 0;
-      sync[0] = 0;
-    }
-  } else {
-    const int r = b - nbs, slot = r / nbr;
-    trigger();
-    gate_up_routed_unit(w, x, g, act, fe, k, __ldcg(ids + slot) % 64u, slot, r % nbr, false);
-  }
-}
-// gate_up as the library runs it at one token, but for its routed blocks,
-// which do not wait on the router (they read the ids whenever they start:
-// the chains' earlier ones, mostly), so that the router runs beside gate_up
-// rather than before its routed blocks (--only layer's route_not_waited
-// row: wrong ids, right bytes; what the router costs by its place in the
-// chain rather than by its being there).
-__global__ void __launch_bounds__(THREADS, MOE_GATE_UP_BLOCKS)
-    gate_up_not_waiting(const bf16 *w, const bf16 *ws, const bf16 *x, const bf16 *g,
-                        const uint32_t *ids, bf16 *act, int fe, int fs, int topk, int k) {
-  const int nbs = gate_up_blocks(fs), nbr = gate_up_blocks(fe), b = blockIdx.x;
-  if (b < nbs) {
-    gate_up_shared_unit(ws, x, g, act, fe, fs, topk, k, b, StageX(), false);
-  } else {
-    const int r = b - nbs, slot = r / nbr;
-    trigger();
-    gate_up_routed_unit(w, x, g, act, fe, k, __ldcg(ids + slot) % 64u, slot, r % nbr, false);
-  }
 }
 // gate_up as the library runs it at one token, but for its shared blocks,
 // which first ask the L2 for their rows whole (64 KB a block: a line of 128
@@ -1314,12 +1293,16 @@ static void layer_case(int keys, bool trace = false) {
            (const bf16 *)act, (const uint32_t *)ids, (const float *)wts, x, (int)FE, (int)FS,
            (int)TOPK, (int)D, (int)m);
   };
-  const Step gate_up_not_waited = [&](int i) {
-    launch(gate_up_not_waiting, dim3((FS + S - 1) / S + TOPK * ((FE + S - 1) / S)),
-           dim3(THREADS), (size_t)D * 2, true, (const bf16 *)gu[i], (const bf16 *)sgu[i],
-           (const bf16 *)x, (const bf16 *)g, (const uint32_t *)ids, act, (int)FE, (int)FS,
-           (int)TOPK, (int)D);
+  // gate_up at one token started as gate_up_started's parameters say.
+  const auto gate_up_as = [&](auto kernel) -> Step {
+    return [&, kernel](int i) {
+      launch(kernel, dim3((FS + S - 1) / S + TOPK * ((FE + S - 1) / S)), dim3(THREADS),
+             (size_t)D * 2, true, (const bf16 *)gu[i], (const bf16 *)sgu[i], (const bf16 *)x,
+             (const bf16 *)g, (const uint32_t *)ids, act, (int)FE, (int)FS, (int)TOPK, (int)D,
+             sync);
+    };
   };
+  const Step gate_up_not_waited = gate_up_as(gate_up_started<false, false>);
   const Step gate_up_sl2 = [&](int i) {
     launch(gate_up_shared_l2, dim3((FS + S - 1) / S + TOPK * ((FE + S - 1) / S)),
            dim3(THREADS), (size_t)D * 2, true, (const bf16 *)gu[i], (const bf16 *)sgu[i],
@@ -1333,18 +1316,8 @@ static void layer_case(int keys, bool trace = false) {
                     (E + S - 1) / S, (const bf16 *)router[i], (const bf16 *)x, (const bf16 *)g,
                     logits, count, ids, wts, E, D, TOPK, sync);
   };
-  const Step gate_up_flag = [&](int i) {
-    launch(gate_up_flagged, dim3((FS + S - 1) / S + TOPK * ((FE + S - 1) / S)), dim3(THREADS),
-           (size_t)D * 2, true, (const bf16 *)gu[i], (const bf16 *)sgu[i], (const bf16 *)x,
-           (const bf16 *)g, (const uint32_t *)ids, act, (int)FE, (int)FS, (int)TOPK, (int)D,
-           sync);
-  };
-  const Step gate_up_ff = [&](int i) {
-    launch(gate_up_flag_free, dim3((FS + S - 1) / S + TOPK * ((FE + S - 1) / S)), dim3(THREADS),
-           (size_t)D * 2, true, (const bf16 *)gu[i], (const bf16 *)sgu[i], (const bf16 *)x,
-           (const bf16 *)g, (const uint32_t *)ids, act, (int)FE, (int)FS, (int)TOPK, (int)D,
-           sync);
-  };
+  const Step gate_up_flag = gate_up_as(gate_up_started<true, true>);
+  const Step gate_up_ff = gate_up_as(gate_up_started<true, false>);
   // A branch of the graph after qkv_a that asks the L2 for later kernels'
   // weights (l2_prefetch), joined again after the layer's last kernel.
   cudaStream_t side;

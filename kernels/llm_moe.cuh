@@ -36,8 +36,8 @@ enum class RouteStop { Full, Join, Logits };
 // they stream about 1 us sooner than if the router let gate_up start after
 // staging, as every other kernel does (gemv_blocks): DeepSeek-V2-Lite's
 // step 1.1% faster at 512 keys on an H200, 0.9% at 4,096, 0.2% with 8
-// sequences (BENCHMARKS.md, run CB); 0.8% on an H100 (run CD).  Letting the next kernel start a
-// second time, after staging, changes nothing.
+// sequences (BENCHMARKS.md, run CB); 0.8% on an H100 (run CD).  Letting
+// the next kernel start a second time, after staging, changes nothing.
 struct StageTriggered {
   template <int MB>
   __device__ void run(bf16 *xs, const GemvArgs &a, int grp, bool fast, float *red) const {
@@ -58,9 +58,9 @@ template <int R, int U> struct Moe {
   // otherwise into `logits`, and the last block to finish (an atomic count)
   // takes them, setting count[t] back to 0.  Either way `logits` holds them
   // after.  (RS: see RouteStop; without clusters the kernel is Full.  A
-  // stage other than StageTriggered is the bench's: see gemv_blocks.  Its Mark's
-  // phases, llm_device.cuh, in clusters: 1 the block's logits computed, 2
-  // the cluster's joined, 3 the top k written.)
+  // stage other than StageTriggered is the bench's: see gemv_blocks.  Its
+  // Mark's phases, llm_device.cuh, in clusters: 1 the block's logits
+  // computed, 2 the cluster's joined, 3 the top k written.)
   template <RouteStop RS = RouteStop::Full, class Stage = StageTriggered, class Mark = NoMark>
   static __device__ void route(const bf16 *w, const bf16 *x, const bf16 *g, float *logits,
                                uint32_t *count, uint32_t *ids, float *weights, int experts, int k,
