@@ -301,14 +301,15 @@ __global__ void __launch_bounds__(THREADS, 2)
 __global__ void __launch_bounds__(THREADS)
     tr_prep(const bf16 *w_ukt, const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
             const uint32_t *pos, bf16 *q_lat, bf16 *q_pe, bf16 *cache, int m, int maxpos,
-            unsigned long long *tr) {
+            unsigned long long *tr, unsigned long long *ph) {
   mark(tr, 0);
   const int nb = (int)gridDim.x - 1;
   if ((int)blockIdx.x == nb) {
     wait();
     mark(tr, 1);
     trigger();
-    mla_rope_cache_block(qkv, kv_norm, inv_freq, pos, q_pe, cache, m, maxpos, 1e-6f, 1.0f);
+    mla_rope_cache_block(qkv, kv_norm, inv_freq, pos, q_pe, cache, m, maxpos, 1e-6f, 1.0f,
+                         PhaseMark{ph});
   } else {
     GemvArgs a{w_ukt, qkv, nullptr, q_lat, nullptr, nullptr, MLA_H * MLA_KVR, MLA_NOPE, m, 0,
                MLA_KVR, MLA_QK, MLA_QKV, 0};
@@ -1384,7 +1385,7 @@ static void layer_case(int keys, bool trace = false) {
         [&](int i) {
           launch(tr_prep, dim3(nb[1]), dim3(THREADS), (size_t)MLA_PREP_TOKEN_SMEM, true,
                  (const bf16 *)wukt[i], (const bf16 *)qkv, (const bf16 *)kvn, (const float *)inv,
-                 (const uint32_t *)pos, q_lat, q_pe, cache, m, keys, tr(1, i));
+                 (const uint32_t *)pos, q_lat, q_pe, cache, m, keys, tr(1, i), ph(1, i));
         },
         [&](int i) {
           launch(tr_decode, dim3(nb[2]), dim3(MLA_THREADS), MLA_DECODE_SMEM, true,

@@ -592,9 +592,13 @@ template <bool Clustered> struct StageJoin {
 // faster on an H100, at 4,096 0.35% slower: BENCHMARKS.md run BC).
 constexpr int MLA_PREP_IN = MLA_KVR + MLA_ROPE + MLA_H * MLA_ROPE; // a token's inputs
 constexpr size_t MLA_PREP_TOKEN_SMEM = (size_t)MLA_PREP_IN * 2;
-__device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
-                                     const uint32_t *pos, bf16 *q_pe, bf16 *cache, int m,
-                                     int maxpos, float eps, float mscale) {
+// Its Mark's phases (llm_device.cuh): 1 its inputs in shared memory, 2 the
+// tokens' RMS, 3 the cache's latent rows written.
+template <class Mark = NoMark>
+__device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm,
+                                            const float *inv_freq, const uint32_t *pos, bf16 *q_pe,
+                                            bf16 *cache, int m, int maxpos, float eps,
+                                            float mscale, const Mark &mark = Mark()) {
   constexpr int KV_CH = (MLA_KVR + MLA_ROPE) / 8; // a token's 16-byte chunks: latent and key
   constexpr int Q_CH = MLA_ROPE / 8;              // and each head's query RoPE part
   constexpr int IN = MLA_PREP_IN;
@@ -629,6 +633,7 @@ __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm
   }
   cp_async_wait();
   __syncthreads();
+  mark(1);
   // Each token's RMS, summed as block_sum sums a block's values.
   for (int t = 0; t < m; t++) {
     float ss = 0;
@@ -639,6 +644,7 @@ __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm
       r_tok[t] = r;
   }
   __syncthreads();
+  mark(2);
   // A position past the cache has no row to write (the graph was made for
   // fewer positions); the queries' RoPE is still done.
   for (int c = tid; c < m * MLA_KVR; c += blockDim.x) {
@@ -647,6 +653,7 @@ __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm
       cache[((size_t)t * maxpos + p_tok[t]) * MLA_CH + i] =
           to_bf(bf(gain[i]) * round_bf(bf(in[t][i]) * r_tok[t]));
   }
+  mark(3);
   // RoPE as rope64 does it.  v = 0: the shared key, into the cache; v > 0:
   // head v - 1's query, into q_pe.
   for (int c = tid; c < m * (MLA_H + 1) * (MLA_ROPE / 2); c += blockDim.x) {
