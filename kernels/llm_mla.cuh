@@ -430,7 +430,10 @@ __device__ inline void mla_decode_block(const MlaDecodeArgs &a, const Mark &mark
 // (exp(its max - the largest max), 0 for a split without keys), the
 // reciprocal of the softmax's denominator and how many splits had keys.
 // The splits with keys come first (mla_decode gives the keys out in order),
-// so a value's sum stops at the first without.
+// so a value's sum stops at the first without.  A lane asks for all its
+// splits' maxima and sums at once (up to MLA_MAX_SPLITS / 32 of them), so
+// that the weights take one round trip to memory, not one for each 32
+// splits (the loop before, whose second pass read them again).
 struct MlaJoin {
   float inv_den;
   int used;
@@ -438,20 +441,31 @@ struct MlaJoin {
 
 __device__ inline MlaJoin mla_join_weights(const float *ml, int t, int h, int splits, int lane,
                                            float *wgt) {
-  float mx = -INFINITY;
-  for (int s = lane; s < splits; s += 32) {
-    const float *e = ml + (((size_t)t * splits + s) * MLA_H + h) * 2;
-    if (e[1] > 0.0f)
-      mx = fmaxf(mx, e[0]);
+  constexpr int PER = MLA_MAX_SPLITS / 32;
+  float2 e[PER];
+#pragma unroll
+  for (int i = 0; i < PER; i++) {
+    const int s = lane + 32 * i;
+    e[i] = s < splits
+               ? *reinterpret_cast<const float2 *>(ml + (((size_t)t * splits + s) * MLA_H + h) * 2)
+               : make_float2(-INFINITY, 0.0f);
   }
+  float mx = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < PER; i++)
+    if (e[i].y > 0.0f)
+      mx = fmaxf(mx, e[i].x);
   mx = warp_max(mx);
   float den = 0, n = 0;
-  for (int s = lane; s < splits; s += 32) {
-    const float *e = ml + (((size_t)t * splits + s) * MLA_H + h) * 2;
-    const float w = e[1] > 0.0f ? __expf(e[0] - mx) : 0.0f;
-    wgt[s] = w;
-    den += w * e[1];
-    n += e[1] > 0.0f ? 1.0f : 0.0f;
+#pragma unroll
+  for (int i = 0; i < PER; i++) {
+    const int s = lane + 32 * i;
+    if (s < splits) {
+      const float w = e[i].y > 0.0f ? __expf(e[i].x - mx) : 0.0f;
+      wgt[s] = w;
+      den += w * e[i].y;
+      n += e[i].y > 0.0f ? 1.0f : 0.0f;
+    }
   }
   den = warp_sum(den);
   n = warp_sum(n);
@@ -472,6 +486,25 @@ __device__ __forceinline__ bf16 mla_join_value(const float *part, int t, int h, 
   for (int s = 0; s < j.used; s++)
     num += wgt[s] * p[(size_t)s * stride];
   return to_bf(num * j.inv_den);
+}
+
+// Latent values c and c + 1 (c even) as mla_join_value computes each (the
+// same sums in the same order, so the same bits), by 8-byte loads: a
+// thread's two values in one round of loads instead of two, and half the
+// load instructions (llm_mla_combine_up's join).
+__device__ __forceinline__ void mla_join_pair(const float *part, int t, int h, int c, int splits,
+                                              const float *wgt, MlaJoin j, bf16 *out) {
+  const float *p = part + ((size_t)t * splits * MLA_H + h) * MLA_KVR + c;
+  const size_t stride = (size_t)MLA_H * MLA_KVR;
+  float nx = 0, ny = 0;
+#pragma unroll 16
+  for (int s = 0; s < j.used; s++) {
+    const float2 v = *reinterpret_cast<const float2 *>(p + (size_t)s * stride);
+    nx += wgt[s] * v.x;
+    ny += wgt[s] * v.y;
+  }
+  *reinterpret_cast<__nv_bfloat162 *>(out) =
+      __halves2bfloat162(to_bf(nx * j.inv_den), to_bf(ny * j.inv_den));
 }
 
 // mla_combine: joins the splits of token blockIdx.y, a block a unit of
@@ -553,9 +586,9 @@ template <bool Clustered> struct StageJoin {
       cg::cluster_group cl = cg::this_cluster();
       const int cluster = (int)cl.num_blocks(); // a head's blocks joining together
       const int rank = (int)cl.block_rank(), per = MLA_KVR / cluster, chunks = per / 8;
-      for (int i = threadIdx.x; i < rows * per; i += blockDim.x) {
-        const int t = i / per, c = rank * per + i % per;
-        xs[(size_t)t * MLA_KVR + c] = mla_join_value(part, t, h, c, splits, wgt[t], join[t]);
+      for (int i = threadIdx.x; i < rows * per / 2; i += blockDim.x) {
+        const int t = i / (per / 2), c = rank * per + 2 * (i % (per / 2));
+        mla_join_pair(part, t, h, c, splits, wgt[t], join[t], xs + (size_t)t * MLA_KVR + c);
       }
       __syncthreads();
       // The block's share to the cluster's other blocks, 16 bytes a store.
@@ -572,8 +605,8 @@ template <bool Clustered> struct StageJoin {
 #endif
     } else {
       for (int t = 0; t < rows; t++)
-        for (int c = threadIdx.x; c < MLA_KVR; c += blockDim.x)
-          xs[(size_t)t * MLA_KVR + c] = mla_join_value(part, t, h, c, splits, wgt[t], join[t]);
+        for (int c = 2 * (int)threadIdx.x; c < MLA_KVR; c += 2 * (int)blockDim.x)
+          mla_join_pair(part, t, h, c, splits, wgt[t], join[t], xs + (size_t)t * MLA_KVR + c);
       __syncthreads();
     }
   }
