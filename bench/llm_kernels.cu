@@ -317,6 +317,28 @@ __global__ void __launch_bounds__(THREADS)
   }
   mark(tr, 2);
 }
+// llm_mla_prep with its last block's work in two blocks of their own:
+// the normed latent rows of the cache in one, the RoPE of the key and the
+// queries in the other (--only layer's prep_rope_split row), so that the
+// decode waits on the longer of the two instead of both in a row.  The
+// same GEMV: launched with one block more than llm_mla_prep.
+__global__ void __launch_bounds__(THREADS)
+    prep_split(const bf16 *w_ukt, const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
+               const uint32_t *pos, bf16 *q_lat, bf16 *q_pe, bf16 *cache, int m, int maxpos) {
+  const int nb = (int)gridDim.x - 2;
+  if ((int)blockIdx.x >= nb) {
+    wait();
+    trigger();
+    if ((int)blockIdx.x == nb)
+      mla_rope_cache_block<1>(qkv, kv_norm, inv_freq, pos, q_pe, cache, m, maxpos, 1e-6f, 1.0f);
+    else
+      mla_rope_cache_block<2>(qkv, kv_norm, inv_freq, pos, q_pe, cache, m, maxpos, 1e-6f, 1.0f);
+    return;
+  }
+  GemvArgs a{w_ukt, qkv, nullptr, q_lat, nullptr, nullptr, MLA_H * MLA_KVR, MLA_NOPE, m, 0,
+             MLA_KVR, MLA_QK, MLA_QKV, 0};
+  gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, nb);
+}
 __global__ void __launch_bounds__(MLA_THREADS)
     tr_decode(const bf16 *q_lat, const bf16 *q_pe, const bf16 *cache, const uint32_t *pos,
               float *part, float *ml, int m, int maxpos, float scale, unsigned long long *tr,
@@ -1215,6 +1237,11 @@ static void layer_case(int keys, bool trace = false) {
     launch(llm_mla_prep, dim3(MLA_H * MLA_KVR / R + 1), dim3(THREADS), m * MLA_PREP_TOKEN_SMEM,
            true, wukt[i], qkv, kvn, inv, pos, q_lat, q_pe, cache, m, keys, 1e-6f, 1.0f);
   };
+  const Step prep_two = [&](int i) {
+    launch(prep_split, dim3(MLA_H * MLA_KVR / R + 2), dim3(THREADS), m * MLA_PREP_TOKEN_SMEM,
+           true, (const bf16 *)wukt[i], (const bf16 *)qkv, (const bf16 *)kvn, (const float *)inv,
+           (const uint32_t *)pos, q_lat, q_pe, cache, (int)m, (int)keys);
+  };
   const Step attend = [&](int) {
     launch(llm_mla_decode, dim3(SPLITS, m), dim3(MLA_THREADS), MLA_DECODE_SMEM, true, q_lat,
            q_pe, cache, pos, part, ml, m, keys, 0.1147f);
@@ -1515,6 +1542,7 @@ static void layer_case(int keys, bool trace = false) {
   // (their kernels above); router_on_branch the router beside gate_up
   // instead of before it (above).  The other *_in_l2 rows: a branch asking the L2 for later
   // kernels' weights (above).
+  // prep_rope_split: llm_mla_prep's last block as two (prep_split).
   // without_*: the layer with one kernel left out, the kernels after it
   // reading what it last wrote, so the most that folding that kernel into
   // its neighbours could save the chain.
@@ -1563,6 +1591,7 @@ static void layer_case(int keys, bool trace = false) {
       {"o_proj_in_l2_bulk_from_prep",
        {qkv_a, prep, in_l2({&wo}, true), attend, combine_up, o_proj, route, gate_up, down_now,
         join}},
+      {"prep_rope_split", {qkv_a, prep_two, attend, combine_up, o_proj, route, gate_up, down_now}},
       {"without_mla_prep", {qkv_a, attend, combine_up, o_proj, route, gate_up, down_now}},
       {"without_mla_decode", {qkv_a, prep, combine_up, o_proj, route, gate_up, down_now}},
       {"without_mla_combine_up", {qkv_a, prep, attend, o_proj, route, gate_up, down_now}},

@@ -626,8 +626,11 @@ template <bool Clustered> struct StageJoin {
 constexpr int MLA_PREP_IN = MLA_KVR + MLA_ROPE + MLA_H * MLA_ROPE; // a token's inputs
 constexpr size_t MLA_PREP_TOKEN_SMEM = (size_t)MLA_PREP_IN * 2;
 // Its Mark's phases (llm_device.cuh): 1 its inputs in shared memory, 2 the
-// tokens' RMS, 3 the cache's latent rows written.
-template <class Mark = NoMark>
+// tokens' RMS, 3 the cache's latent rows written.  Parts: what it does,
+// the library's block both (3); 1 the normed latent rows alone, 2 the
+// RoPE alone (bench_llm_kernels --only layer's prep_rope_split, the two
+// in blocks of their own).
+template <int Parts = 3, class Mark = NoMark>
 __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm,
                                             const float *inv_freq, const uint32_t *pos, bf16 *q_pe,
                                             bf16 *cache, int m, int maxpos, float eps,
@@ -657,50 +660,56 @@ __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm
                                       ((j - KV_CH) % Q_CH) * 8;
     cp_async16(reinterpret_cast<uint4 *>(in[t]) + j, src);
   }
+  static_assert(Parts >= 1 && Parts <= 3, "the block's parts: 1, 2 or both");
   for (int c = tid; c < m * (MLA_ROPE / 2); c += blockDim.x) {
     const int t = c / (MLA_ROPE / 2), i = c % (MLA_ROPE / 2);
     const int p = (int)pos[t];
-    rope_cos_sin((float)p, inv_freq, mscale, i, &cs[t][i], &sn[t][i]);
+    if constexpr ((Parts & 2) != 0)
+      rope_cos_sin((float)p, inv_freq, mscale, i, &cs[t][i], &sn[t][i]);
     if (i == 0)
       p_tok[t] = p;
   }
   cp_async_wait();
   __syncthreads();
   mark(1);
-  // Each token's RMS, summed as block_sum sums a block's values.
-  for (int t = 0; t < m; t++) {
-    float ss = 0;
-    for (int i = tid; i < MLA_KVR; i += blockDim.x)
-      ss = fmaf(bf(in[t][i]), bf(in[t][i]), ss);
-    const float r = rsqrtf(block_sum(ss, red) / (float)MLA_KVR + eps);
-    if (tid == 0)
-      r_tok[t] = r;
+  if constexpr ((Parts & 1) != 0) {
+    // Each token's RMS, summed as block_sum sums a block's values.
+    for (int t = 0; t < m; t++) {
+      float ss = 0;
+      for (int i = tid; i < MLA_KVR; i += blockDim.x)
+        ss = fmaf(bf(in[t][i]), bf(in[t][i]), ss);
+      const float r = rsqrtf(block_sum(ss, red) / (float)MLA_KVR + eps);
+      if (tid == 0)
+        r_tok[t] = r;
+    }
+    __syncthreads();
+    mark(2);
+    // A position past the cache has no row to write (the graph was made for
+    // fewer positions); the queries' RoPE is still done.
+    for (int c = tid; c < m * MLA_KVR; c += blockDim.x) {
+      const int t = c / MLA_KVR, i = c % MLA_KVR;
+      if (p_tok[t] < maxpos)
+        cache[((size_t)t * maxpos + p_tok[t]) * MLA_CH + i] =
+            to_bf(bf(gain[i]) * round_bf(bf(in[t][i]) * r_tok[t]));
+    }
+    mark(3);
   }
-  __syncthreads();
-  mark(2);
-  // A position past the cache has no row to write (the graph was made for
-  // fewer positions); the queries' RoPE is still done.
-  for (int c = tid; c < m * MLA_KVR; c += blockDim.x) {
-    const int t = c / MLA_KVR, i = c % MLA_KVR;
-    if (p_tok[t] < maxpos)
-      cache[((size_t)t * maxpos + p_tok[t]) * MLA_CH + i] =
-          to_bf(bf(gain[i]) * round_bf(bf(in[t][i]) * r_tok[t]));
-  }
-  mark(3);
-  // RoPE as rope64 does it.  v = 0: the shared key, into the cache; v > 0:
-  // head v - 1's query, into q_pe.
-  for (int c = tid; c < m * (MLA_H + 1) * (MLA_ROPE / 2); c += blockDim.x) {
-    const int i = c % (MLA_ROPE / 2), v = c / (MLA_ROPE / 2) % (MLA_H + 1);
-    const int t = c / (MLA_ROPE / 2) / (MLA_H + 1);
-    const bf16 *x = in[t] + MLA_KVR + v * MLA_ROPE;
-    bf16 *out;
-    if (v == 0) {
-      if (p_tok[t] >= maxpos)
-        continue;
-      out = cache + ((size_t)t * maxpos + p_tok[t]) * MLA_CH + MLA_KVR;
-    } else
-      out = q_pe + ((size_t)t * MLA_H + v - 1) * MLA_ROPE;
-    rope_pair(x, out, cs[t][i], sn[t][i], i);
+  if constexpr ((Parts & 2) != 0) {
+    // RoPE as rope64 does it.  v = 0: the shared key, into the cache; v > 0:
+    // head v - 1's query, into q_pe.
+    for (int c = tid; c < m * (MLA_H + 1) * (MLA_ROPE / 2); c += blockDim.x) {
+      const int i = c % (MLA_ROPE / 2), v = c / (MLA_ROPE / 2) % (MLA_H + 1);
+      const int t = c / (MLA_ROPE / 2) / (MLA_H + 1);
+      const bf16 *x = in[t] + MLA_KVR + v * MLA_ROPE;
+      bf16 *out;
+      if (v == 0) {
+        if (p_tok[t] >= maxpos)
+          continue;
+        out = cache + ((size_t)t * maxpos + p_tok[t]) * MLA_CH + MLA_KVR;
+      } else
+        out = q_pe + ((size_t)t * MLA_H + v - 1) * MLA_ROPE;
+      rope_pair(x, out, cs[t][i], sn[t][i], i);
+    }
   }
 }
 
