@@ -311,9 +311,7 @@ __global__ void __launch_bounds__(THREADS)
     mla_rope_cache_block(qkv, kv_norm, inv_freq, pos, q_pe, cache, m, maxpos, 1e-6f, 1.0f,
                          PhaseMark{ph});
   } else {
-    GemvArgs a{w_ukt, qkv, nullptr, q_lat, nullptr, nullptr, MLA_H * MLA_KVR, MLA_NOPE, m, 0,
-               MLA_KVR, MLA_QK, MLA_QKV, 0};
-    gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, nb, Marked<StageX>{{}, tr});
+    mla_absorb_queries<GEMV_R, GEMV_U>(w_ukt, qkv, q_lat, m, nb, Marked<StageX>{{}, tr});
   }
   mark(tr, 2);
 }
@@ -335,9 +333,7 @@ __global__ void __launch_bounds__(THREADS)
       mla_rope_cache_block<2>(qkv, kv_norm, inv_freq, pos, q_pe, cache, m, maxpos, 1e-6f, 1.0f);
     return;
   }
-  GemvArgs a{w_ukt, qkv, nullptr, q_lat, nullptr, nullptr, MLA_H * MLA_KVR, MLA_NOPE, m, 0,
-             MLA_KVR, MLA_QK, MLA_QKV, 0};
-  gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, nb);
+  mla_absorb_queries<GEMV_R, GEMV_U>(w_ukt, qkv, q_lat, m, nb);
 }
 __global__ void __launch_bounds__(MLA_THREADS)
     tr_decode(const bf16 *q_lat, const bf16 *q_pe, const bf16 *cache, const uint32_t *pos,

@@ -612,6 +612,17 @@ template <bool Clustered> struct StageJoin {
   }
 };
 
+// llm_mla_prep's GEMV blocks, blocks [0, blocks) of any grid:
+// q_lat[t][h][c] = sum_i w_ukt[h][c][i] q_nope[t][h][i], a GEMV of H * KVR
+// rows of NOPE, row h * KVR + c reading head h's q_nope in qkv.
+template <int R, int U, class Stage = StageX>
+__device__ inline void mla_absorb_queries(const bf16 *w_ukt, const bf16 *qkv, bf16 *q_lat, int m,
+                                          int blocks, const Stage &stage = Stage()) {
+  GemvArgs a{w_ukt, qkv, nullptr, q_lat, nullptr, nullptr, MLA_H * MLA_KVR, MLA_NOPE, m, 0,
+             MLA_KVR, MLA_QK, MLA_QKV, 0};
+  gemv_dispatch<R, U, Epi::Plain>(a, blockIdx.x, blocks, stage);
+}
+
 // mla_prep's last block: the compressed KV of each token normalised and its
 // shared RoPE key rotated, both written to the cache at pos[t]; each head's
 // query RoPE part rotated into q_pe.  What it reads is staged in shared
@@ -635,6 +646,7 @@ __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm
                                             const float *inv_freq, const uint32_t *pos, bf16 *q_pe,
                                             bf16 *cache, int m, int maxpos, float eps,
                                             float mscale, const Mark &mark = Mark()) {
+  static_assert(Parts >= 1 && Parts <= 3, "the block's parts: 1, 2 or both");
   constexpr int KV_CH = (MLA_KVR + MLA_ROPE) / 8; // a token's 16-byte chunks: latent and key
   constexpr int Q_CH = MLA_ROPE / 8;              // and each head's query RoPE part
   constexpr int IN = MLA_PREP_IN;
@@ -660,7 +672,6 @@ __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm
                                       ((j - KV_CH) % Q_CH) * 8;
     cp_async16(reinterpret_cast<uint4 *>(in[t]) + j, src);
   }
-  static_assert(Parts >= 1 && Parts <= 3, "the block's parts: 1, 2 or both");
   for (int c = tid; c < m * (MLA_ROPE / 2); c += blockDim.x) {
     const int t = c / (MLA_ROPE / 2), i = c % (MLA_ROPE / 2);
     const int p = (int)pos[t];

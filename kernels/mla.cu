@@ -33,11 +33,7 @@ extern "C" __global__ void LLM_PREP_BOUNDS
                          mscale);
     return;
   }
-  // q_lat[t][h][c] = sum_i w_ukt[h][c][i] q_nope[t][h][i]: a GEMV of H * KVR
-  // rows of NOPE, row h * KVR + c reading head h's q_nope.
-  GemvArgs a{w_ukt, qkv, nullptr, q_lat, nullptr, nullptr, MLA_H * MLA_KVR, MLA_NOPE, (int)m, 0,
-             MLA_KVR, MLA_QK, MLA_QKV, 0};
-  gemv_dispatch<GEMV_R, GEMV_U, Epi::Plain>(a, blockIdx.x, gemv_blocks_n);
+  mla_absorb_queries<GEMV_R, GEMV_U>(w_ukt, qkv, q_lat, (int)m, gemv_blocks_n);
 }
 
 extern "C" __global__ void __launch_bounds__(MLA_THREADS)
