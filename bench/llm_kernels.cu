@@ -319,12 +319,16 @@ __global__ void __launch_bounds__(THREADS)
 // the normed latent rows of the cache in one, the RoPE of the key and the
 // queries in the other (--only layer's prep_rope_split row), so that the
 // decode waits on the longer of the two instead of both in a row.  The
-// same GEMV: launched with one block more than llm_mla_prep.
+// same GEMV: launched with one block more than llm_mla_prep (Extra 2).
+// With Extra 0, the GEMV's blocks alone (prep_gemv_only): the queries'
+// RoPE and the cache's new row left as they were, so what taking that
+// block off the decode's path could save the chain at most.
+template <int Extra>
 __global__ void __launch_bounds__(THREADS)
     prep_split(const bf16 *w_ukt, const bf16 *qkv, const bf16 *kv_norm, const float *inv_freq,
                const uint32_t *pos, bf16 *q_lat, bf16 *q_pe, bf16 *cache, int m, int maxpos) {
-  const int nb = (int)gridDim.x - 2;
-  if ((int)blockIdx.x >= nb) {
+  const int nb = (int)gridDim.x - Extra;
+  if (Extra > 0 && (int)blockIdx.x >= nb) {
     wait();
     trigger();
     if ((int)blockIdx.x == nb)
@@ -1234,8 +1238,13 @@ static void layer_case(int keys, bool trace = false) {
            true, wukt[i], qkv, kvn, inv, pos, q_lat, q_pe, cache, m, keys, 1e-6f, 1.0f);
   };
   const Step prep_two = [&](int i) {
-    launch(prep_split, dim3(MLA_H * MLA_KVR / R + 2), dim3(THREADS), m * MLA_PREP_TOKEN_SMEM,
+    launch(prep_split<2>, dim3(MLA_H * MLA_KVR / R + 2), dim3(THREADS), m * MLA_PREP_TOKEN_SMEM,
            true, (const bf16 *)wukt[i], (const bf16 *)qkv, (const bf16 *)kvn, (const float *)inv,
+           (const uint32_t *)pos, q_lat, q_pe, cache, (int)m, (int)keys);
+  };
+  const Step prep_gemv = [&](int i) {
+    launch(prep_split<0>, dim3(MLA_H * MLA_KVR / R), dim3(THREADS), (size_t)0, true,
+           (const bf16 *)wukt[i], (const bf16 *)qkv, (const bf16 *)kvn, (const float *)inv,
            (const uint32_t *)pos, q_lat, q_pe, cache, (int)m, (int)keys);
   };
   const Step attend = [&](int) {
@@ -1538,7 +1547,10 @@ static void layer_case(int keys, bool trace = false) {
   // (their kernels above); router_on_branch the router beside gate_up
   // instead of before it (above).  The other *_in_l2 rows: a branch asking the L2 for later
   // kernels' weights (above).
-  // prep_rope_split: llm_mla_prep's last block as two (prep_split).
+  // prep_rope_split: llm_mla_prep's last block as two (prep_split);
+  // prep_gemv_only: without that block (the decode reading the queries'
+  // RoPE and the new key as they were), what moving it off the chain
+  // could save at most.
   // without_*: the layer with one kernel left out, the kernels after it
   // reading what it last wrote, so the most that folding that kernel into
   // its neighbours could save the chain.
@@ -1588,6 +1600,7 @@ static void layer_case(int keys, bool trace = false) {
        {qkv_a, prep, in_l2({&wo}, true), attend, combine_up, o_proj, route, gate_up, down_now,
         join}},
       {"prep_rope_split", {qkv_a, prep_two, attend, combine_up, o_proj, route, gate_up, down_now}},
+      {"prep_gemv_only", {qkv_a, prep_gemv, attend, combine_up, o_proj, route, gate_up, down_now}},
       {"without_mla_prep", {qkv_a, attend, combine_up, o_proj, route, gate_up, down_now}},
       {"without_mla_decode", {qkv_a, prep, combine_up, o_proj, route, gate_up, down_now}},
       {"without_mla_combine_up", {qkv_a, prep, attend, o_proj, route, gate_up, down_now}},
