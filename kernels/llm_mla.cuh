@@ -662,10 +662,14 @@ __device__ inline void mla_rope_cache_block(const bf16 *qkv, const bf16 *kv_norm
   for (int c = tid; c < m * (KV_CH + MLA_H * Q_CH) + MLA_KVR / 8; c += blockDim.x) {
     if (c >= m * (KV_CH + MLA_H * Q_CH)) {
       const int j = c - m * (KV_CH + MLA_H * Q_CH);
-      cp_async16(reinterpret_cast<uint4 *>(gain) + j, reinterpret_cast<const uint4 *>(kv_norm) + j);
+      if constexpr ((Parts & 1) != 0) // the gains: the latent rows' part
+        cp_async16(reinterpret_cast<uint4 *>(gain) + j, reinterpret_cast<const uint4 *>(kv_norm) + j);
       continue;
     }
     const int t = c / (KV_CH + MLA_H * Q_CH), j = c % (KV_CH + MLA_H * Q_CH);
+    if constexpr (Parts != 3) // a part alone stages its own inputs: the latent or the RoPE parts
+      if (((Parts & 1) != 0) != (j < MLA_KVR / 8))
+        continue;
     const bf16 *row = qkv + (size_t)t * MLA_QKV;
     const bf16 *src = j < KV_CH ? row + MLA_H * MLA_QK + j * 8
                                 : row + ((j - KV_CH) / Q_CH) * MLA_QK + MLA_NOPE +
