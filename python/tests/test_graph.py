@@ -8,6 +8,7 @@ paths)."""
 import ctypes
 import gc
 import os
+import shutil
 import sys
 import types
 import unittest
@@ -21,11 +22,13 @@ from cgc import _arrays
 DECODE = os.path.join(common.SOURCE, "samples", "decode_step", "decode_step.cgraph")
 TYPES = os.path.join(common.HERE, "types.cgraph")
 libs = {}
+folder = []  # setUpModule's, removed by tearDownModule
 
 
 def setUpModule():
     import tempfile
     out = tempfile.mkdtemp(prefix="cgc-py-fake-")
+    folder.append(out)
     for name, path in (("decode", DECODE), ("types", TYPES)):
         d = os.path.join(out, name)
         os.makedirs(d)
@@ -36,6 +39,12 @@ def setUpModule():
     common.run([common.c_compiler(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared",
                 "-fPIC", os.path.join(common.HERE, "fake_cuda.c"), "-o", libs["cuda"]])
     cgc._cuda.DRIVER = libs["cuda"]
+
+
+def tearDownModule():
+    # The stand-in libraries stay loaded; their files are no longer needed.
+    for out in folder:
+        shutil.rmtree(out, True)
 
 
 class CudaArray:
