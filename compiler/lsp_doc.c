@@ -407,6 +407,9 @@ void on_did_change(Server *s, const cJSON *params) {
               d->uri);
       break;
     }
+    /* The old text's line starts go with it: the new text may come back
+     * at a freed text's address, with its length. */
+    s->lines->t = NULL;
     applied++;
   }
   if (!applied)
