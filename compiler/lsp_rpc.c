@@ -13,6 +13,33 @@
 
 /* ---- messages ---- */
 
+/* JSON holds Unicode, and LSP sends it as UTF-8, but cJSON copies a
+ * string's bytes as they are: a byte that is not part of valid UTF-8 (a
+ * string of the document, \xff, or a file name can hold any) becomes
+ * \ufffd, as in cgc's own JSON diagnostics.  Outside strings cJSON writes
+ * only ASCII. */
+static char *valid_utf8(char *text) {
+  size_t bad = 0;
+  for (const char *s = text; *s; s += utf8_len(s) ? utf8_len(s) : 1)
+    bad += !utf8_len(s);
+  if (!bad)
+    return text;
+  char *out = xrealloc(NULL, strlen(text) + 5 * bad + 1), *o = out;
+  for (const char *s = text; *s;) {
+    int n = utf8_len(s);
+    if (n) {
+      memcpy(o, s, (size_t)n);
+      o += n, s += n;
+    } else {
+      memcpy(o, "\\ufffd", 6);
+      o += 6, s++;
+    }
+  }
+  *o = 0;
+  free(text);
+  return out;
+}
+
 static void send_msg(cJSON *msg) {
   char *text = cJSON_PrintUnformatted(msg);
   cJSON_Delete(msg);
@@ -20,6 +47,7 @@ static void send_msg(cJSON *msg) {
     fputs("cgc lsp: out of memory\n", stderr);
     exit(2);
   }
+  text = valid_utf8(text);
   size_t n = strlen(text);
   printf("Content-Length: %zu\r\n\r\n", n);
   fwrite(text, 1, n, stdout);
