@@ -1243,7 +1243,7 @@ static void layer_case(int keys, bool trace = false) {
            (const uint32_t *)pos, q_lat, q_pe, cache, (int)m, (int)keys);
   };
   const Step prep_gemv = [&](int i) {
-    launch(prep_split<0>, dim3(MLA_H * MLA_KVR / R), dim3(THREADS), (size_t)0, true,
+    launch(prep_split<0>, dim3(MLA_H * MLA_KVR / R), dim3(THREADS), m * MLA_PREP_TOKEN_SMEM, true,
            (const bf16 *)wukt[i], (const bf16 *)qkv, (const bf16 *)kvn, (const float *)inv,
            (const uint32_t *)pos, q_lat, q_pe, cache, (int)m, (int)keys);
   };
