@@ -468,6 +468,15 @@ def _read_entry(entry):
         return None
     if not isinstance(meta, dict) or not isinstance(meta.get("library"), str):
         return None
+    # What a build writes: deps [[path, digest], ...] and absent [path, ...];
+    # anything else is a damaged entry, built again and replaced.
+    deps, absent = meta.get("deps", []), meta.get("absent", [])
+    if not isinstance(deps, list) or not all(
+            isinstance(d, list) and len(d) == 2 and all(isinstance(s, str) for s in d)
+            for d in deps):
+        return None
+    if not isinstance(absent, list) or not all(isinstance(p, str) for p in absent):
+        return None
     return meta if os.path.isfile(os.path.join(entry, meta["library"])) else None
 
 

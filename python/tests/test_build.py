@@ -520,6 +520,26 @@ class Repair(Small):
         self.assertEqual(len(self.entries()), 1)
         self.assertEqual(self.leftovers(), [])
 
+    def test_a_damaged_deps_json_is_built_again(self):
+        """A deps.json that is JSON but not what a build writes (its deps or
+        absent lists of another shape) is an entry to build again and
+        replace, not an error."""
+        import json
+        a = self.program(os.path.join(self.tmp, "a", "a.cgraph"))
+        first, _ = self.small(a)
+        meta = os.path.join(os.path.dirname(first), "deps.json")
+        with open(meta) as f:
+            good = json.load(f)
+        for damage in ({"deps": 5}, {"deps": [["x"]]}, {"deps": [[None, None]]},
+                       {"deps": [[first, 7]]}, {"deps": None}, {"absent": [3]},
+                       {"absent": 1}):
+            with open(meta, "w") as f:
+                json.dump(dict(good, **damage), f)
+            self.assertEqual(self.small(a), (first, True), damage)
+            self.assertEqual(self.small(a), (first, False), damage)
+            self.assertEqual(len(self.entries()), 1, damage)
+            self.assertEqual(self.leftovers(), [], damage)
+
     def test_concurrent_repairs(self):
         """Processes that find the same broken entry at once each build, and
         all end with one complete entry."""
