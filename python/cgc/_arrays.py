@@ -97,25 +97,36 @@ def _from_interface(obj, iface, name, host):
         data = iface["data"]
     except (KeyError, TypeError, ValueError) as e:
         raise BindTypeError("its %s lacks shape, typestr or data (%s)" % (name, e))
+    if any(d < 0 for d in shape):
+        raise BindTypeError("its %s's shape %s has a negative dimension" % (name, list(shape)))
     if iface.get("mask") is not None:
         raise BindError("its %s has a mask; masked arrays cannot be bound" % name)
     if not isinstance(data, tuple) or len(data) != 2:
         raise BindTypeError("its %s's data is %r, not (address, readonly)" % (name, data))
+    try:
+        ptr = int(data[0] or 0)
+    except (TypeError, ValueError):
+        raise BindTypeError("its %s's data is %r, not (address, readonly)" % (name, data)) \
+            from None
     v = ArrayView()
     v.is_torch = False
     v.what = type(obj).__name__
     v.pinned = None
-    v.ptr = int(data[0] or 0)
+    v.ptr = ptr
     v.shape = shape
     v.type_text = str(typestr)
     v.type = None
     if isinstance(typestr, str) and len(typestr) >= 3 and typestr[1:2] in "iufV":
         order, kind, size = typestr[0], typestr[1], typestr[2:]
-        if size.isdigit() and (order in "<|=" or int(size) == 1):
+        if size.isascii() and size.isdigit() and (order in "<|=" or int(size) == 1):
             v.type = _BY_TYPESTR.get((kind, int(size)))
     itemsize = TYPES[v.type][1] if v.type is not None else 1
     strides = iface.get("strides")
-    v.strides = None if strides is None else tuple(int(s) for s in strides)
+    try:
+        v.strides = None if strides is None else tuple(int(s) for s in strides)
+    except (TypeError, ValueError):
+        raise BindTypeError("its %s's strides are %r, not a tuple of integers" % (
+            name, strides)) from None
     if strides is None or 0 in shape:
         v.contiguous = True
     else:

@@ -262,6 +262,25 @@ class Create(unittest.TestCase):
              pre + "'x': its __cuda_array_interface__ cannot be read: not on the GPU"),
             (dict(x=Bare()), cgc.BindTypeError,
              pre + "'x': its __cuda_array_interface__ lacks shape, typestr or data ('shape')"),
+            # Malformed interfaces: a BindTypeError naming the buffer, not
+            # Python's own TypeError or ValueError.
+            (dict(x=CudaArray((256,), strides=5)), cgc.BindTypeError,
+             pre + "'x': its __cuda_array_interface__'s strides are 5, not a tuple of "
+                   "integers"),
+            (dict(x=CudaArray((256,), strides=("a",))), cgc.BindTypeError,
+             pre + "'x': its __cuda_array_interface__'s strides are ('a',), not a tuple of "
+                   "integers"),
+            (dict(x=CudaArray((256,), ptr="0x1000")), cgc.BindTypeError,
+             pre + "'x': its __cuda_array_interface__'s data is ('0x1000', False), not "
+                   "(address, readonly)"),
+            (dict(x=CudaArray((256,), "<f\u00b2")), cgc.BindTypeError,
+             pre + "'x': expected f32[256], got a CudaArray of <f\u00b2"),
+            (dict(x=CudaArray((-256,))), cgc.BindTypeError,
+             pre + "'x': its __cuda_array_interface__'s shape [-256] has a negative "
+                   "dimension"),
+            (dict(wn=CudaArray((-4, -256))), cgc.BindTypeError,
+             pre + "'wn': its __cuda_array_interface__'s shape [-4, -256] has a negative "
+                   "dimension"),
             (dict(xx=1), cgc.BindError,
              "decode_step has no extern buffer 'xx' (did you mean 'x'?); its extern buffers: "
              "x, wn, wq, wk, wv, wo, kc, vc"),
