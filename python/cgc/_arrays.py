@@ -7,6 +7,7 @@ anything with __cuda_array_interface__ (CuPy, Numba, JAX, this package's
 own Buffer), or, for an extern host buffer, __array_interface__ (NumPy).
 Nothing here calls CUDA, so every check runs without a GPU.
 """
+import ctypes
 import sys
 
 from ._abi import TYPES, TYPE_NAMES
@@ -18,6 +19,7 @@ for _i, (_name, _size, _ts) in enumerate(TYPES):
     _BY_TYPESTR[(_ts[1], _size)] = _i
 
 _TORCH_TYPES = None
+_ADDRESS_END = 1 << (8 * ctypes.sizeof(ctypes.c_void_p))
 
 
 def _torch_types(torch):
@@ -207,6 +209,9 @@ def check(v, buf, device):
             want, v.what, list(v.strides), " (use .contiguous())" if v.is_torch else ""))
     if v.ptr == 0:
         raise BindError("expected %s, got a %s whose address is NULL" % (want, v.what))
+    if not 0 < v.ptr < _ADDRESS_END:  # ctypes would wrap or truncate it, silently
+        raise BindError("expected %s, got a %s whose address %d is not a %d-bit address" % (
+            want, v.what, v.ptr, 8 * ctypes.sizeof(ctypes.c_void_p)))
     size = TYPES[buf.type][1]
     if v.ptr % size:
         raise BindError("expected %s aligned to its %d-byte elements, got a %s at 0x%x" % (

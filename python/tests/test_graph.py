@@ -246,6 +246,9 @@ class Create(unittest.TestCase):
              pre + "'x': expected f32[256] on the GPU, got a CudaArray on cpu"),
             (dict(x=CudaArray((256,), ptr=0)), cgc.BindError,
              pre + "'x': expected f32[256], got a CudaArray whose address is NULL"),
+            (dict(x=CudaArray((256,), ptr=2**64)), cgc.BindError,
+             pre + "'x': expected f32[256], got a CudaArray whose address 18446744073709551616 "
+                   "is not a 64-bit address"),
             (dict(x=CudaArray((256,), ptr=0x1002)), cgc.BindError,
              pre + "'x': expected f32[256] aligned to its 4-byte elements, got a CudaArray at "
                    "0x1002"),
@@ -715,6 +718,16 @@ class BindAndBuffers(unittest.TestCase):
         with self.assertRaises(cgc.BindError):
             g.bind(x=CudaArray((256,), ptr=0xB000), wn=CudaArray((3,)))
         self.assertEqual(f.fake_base(g._h, 0), 0xA000)
+        # An address no pointer holds is refused, not wrapped or truncated
+        # (2**64 + 0xB000 was bound as 0xB000, -16 as 0xfffffffffffffff0).
+        for bad in (2**64 + 0xB000, -16):
+            with self.assertRaises(cgc.BindError) as e:
+                g.bind(x=CudaArray((256,), ptr=0xB000), wn=CudaArray((4, 256), ptr=bad))
+            self.assertEqual(str(e.exception), "decode_step: extern buffer 'wn': expected "
+                             "f32[4, 256], got a CudaArray whose address %d is not a 64-bit "
+                             "address" % bad)
+            self.assertEqual((f.fake_base(g._h, 0), f.fake_base(g._h, 1)),
+                             (0xA000, args["wn"].__cuda_array_interface__["data"][0]))
         # The runtime refuses the second: the first is put back.
         calls = []
         rt = g._rt
