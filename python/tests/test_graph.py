@@ -208,6 +208,20 @@ class Create(unittest.TestCase):
                                          "cuda_stream; got 's'"),
             ((cgc.Options(user="u"),), "decode_step: options: user is an address (an int) or "
                                        "None; got 'u'"),
+            # What cgrt_options' fields cannot hold, which ctypes wrapped or
+            # truncated (device 2**32 was device 0, user 2**64 NULL).
+            ((cgc.Options(device=2**32),), "decode_step: device must be a GPU's ordinal, "
+                                           "'cuda:N' or a CUDA torch.device; got 4294967296"),
+            ((cgc.Options(device="cuda:2147483648"),), "decode_step: device must be a GPU's "
+                                                       "ordinal, 'cuda:N' or a CUDA "
+                                                       "torch.device; got 'cuda:2147483648'"),
+            ((cgc.Options(stream=2**64),), "decode_step: options: stream must be a "
+                                           "cudaStream_t (an int), a torch.cuda.Stream or an "
+                                           "object with cuda_stream; got 18446744073709551616"),
+            ((cgc.Options(user=2**64),), "decode_step: options: user is an address (an int) or "
+                                         "None; got 18446744073709551616"),
+            ((cgc.Options(user=-1),), "decode_step: options: user is an address (an int) or "
+                                      "None; got -1"),
         ]
         for opts, msg in cases:
             with self.assertRaises(cgc.BindTypeError) as e:
@@ -555,7 +569,9 @@ class Streams(unittest.TestCase):
                 g.launch(stream)
                 self.assertEqual(f.fake_last_stream(g._h), want)
             self.assertEqual(f.fake_launches(g._h), 5)
-            for bad in ("x", -1, True, 1.0, types.SimpleNamespace(cuda_stream="9")):
+            # Ints no cudaStream_t holds are refused: ctypes truncated 2**64 + 5 to 5.
+            for bad in ("x", -1, True, 1.0, types.SimpleNamespace(cuda_stream="9"), 2**64 + 5,
+                        types.SimpleNamespace(cuda_stream=2**64 + 5)):
                 with self.assertRaises(cgc.BindTypeError) as e:
                     g.launch(bad)
                 self.assertEqual(str(e.exception), "decode_step.launch: stream must be a "
@@ -566,10 +582,13 @@ class Streams(unittest.TestCase):
             self.assertEqual((f.fake_launches(g._h), f.fake_last_stream(g._h)), (6, 7))
             g.launch(stream=None)
             self.assertEqual((f.fake_launches(g._h), f.fake_last_stream(g._h)), (7, None))
+            g.launch(stream=2**64 - 8)  # past a C long long: the speedups hand it to Python
+            self.assertEqual((f.fake_launches(g._h), f.fake_last_stream(g._h)), (8, 2**64 - 8))
+            g.launch(stream=None)
             for args, kw in (((1, 2), {}), ((), {"strem": 1}), ((1,), {"stream": 2})):
                 with self.assertRaises(TypeError):
                     g.launch(*args, **kw)
-            self.assertEqual(f.fake_launches(g._h), 7)
+            self.assertEqual(f.fake_launches(g._h), 9)
 
     def test_torch_paths(self):
         """With PyTorch imported (a stand-in here), launch() uses its current
