@@ -772,16 +772,8 @@ class Module:
         return "<cgc module %s: %s>" % (self.path, ", ".join(self.graphs))
 
 
-def load(path, program=PROGRAM, built=False):
-    """Loads a library holding generated C compiled with -DCGC_PROGRAM=program
-    and linked with the runtime (what cgc.build makes; or a library of your
-    own build), privately (RTLD_LOCAL), so programs loaded together keep
-    their names apart."""
-    path = os.path.abspath(path)
-    try:
-        lib = C.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
-    except OSError as e:
-        raise Error("cannot load %s: %s" % (path, e)) from None
+def _read_program(lib, path, program):
+    """{name: class} of every graph that lib's program() lists."""
     try:
         fn = getattr(lib, program)
     except AttributeError:
@@ -801,6 +793,34 @@ def load(path, program=PROGRAM, built=False):
         info = GraphInfo(path, table[i])
         graphs[info.name] = graph_class(info, rt)
         i += 1
+    return graphs
+
+
+def _dlclose(handle):
+    try:
+        from _ctypes import dlclose
+    except ImportError:  # not on this platform: the library stays loaded
+        return
+    dlclose(handle)
+
+
+def load(path, program=PROGRAM, built=False):
+    """Loads a library holding generated C compiled with -DCGC_PROGRAM=program
+    and linked with the runtime (what cgc.build makes; or a library of your
+    own build), privately (RTLD_LOCAL), so programs loaded together keep
+    their names apart."""
+    path = os.path.abspath(path)
+    try:
+        lib = C.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    except OSError as e:
+        raise Error("cannot load %s: %s" % (path, e)) from None
+    try:
+        graphs = _read_program(lib, path, program)
+    except BaseException:
+        # Closed again, so that a library refused here is not kept loaded,
+        # where dlopen would hand it back for a good one put at its path.
+        _dlclose(lib._handle)
+        raise
     module = Module(path, graphs, built)
     module._lib = lib  # the classes' functions live in it
     return module

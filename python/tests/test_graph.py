@@ -170,6 +170,24 @@ class Introspection(unittest.TestCase):
         self.assertEqual(str(e.exception), "%s defines no no_such_program(): compile its "
                          "generated C with -DCGC_PROGRAM=no_such_program" % libs["decode"])
 
+    def test_refused_library_is_unloaded(self):
+        """A library load refuses is closed again (dlclose): it does not stay
+        mapped, and a good one put at its path later loads (dlopen handed
+        back the refused one, loaded under that name, and load refused it
+        again)."""
+        d = os.path.join(folder[0], "refused")
+        os.makedirs(d)
+        path = os.path.join(d, "libprogram.so")
+        shutil.copy(libs["cuda"], path)  # a library with no cgc_program()
+        with self.assertRaises(cgc.Error) as e:
+            cgc.load(path)
+        self.assertIn("defines no cgc_program()", str(e.exception))
+        with open("/proc/self/maps") as f:
+            self.assertFalse(path in f.read(), "%s is still mapped" % path)
+        shutil.copy(libs["decode"], path + ".new")
+        os.replace(path + ".new", path)
+        self.assertEqual(list(cgc.load(path).graphs), ["decode_step"])
+
 
 class Create(unittest.TestCase):
     def test_pointers_and_options(self):
