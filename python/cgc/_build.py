@@ -371,14 +371,16 @@ def _check_definitions(nvcc, src, obj, flags, header, cwd):
 def _strings(value, what):
     if value is None:
         return []
-    if isinstance(value, (str, bytes, os.PathLike)):
+    if isinstance(value, (str, os.PathLike)) and isinstance(os.fspath(value), str):
         return [os.fspath(value)]
+    if isinstance(value, bytes) or isinstance(value, os.PathLike):
+        raise BuildError("%s must be a list of strings, got %r" % (what, value))
     try:
         items = list(value)
     except TypeError:
         raise BuildError("%s must be a list of strings, got %r" % (what, value)) from None
     for v in items:
-        if not isinstance(v, (str, os.PathLike)):
+        if not isinstance(v, (str, os.PathLike)) or not isinstance(os.fspath(v), str):
             raise BuildError("%s must be a list of strings, got %r in it" % (what, v))
     return [os.fspath(v) for v in items]
 
@@ -400,15 +402,13 @@ def _defines(defines):
         return []
     if not isinstance(defines, dict):
         raise BuildError("defines must be a dict {NAME: value}, got %r" % (defines,))
-    out = []
-    for name, value in sorted(defines.items()):
+    for name, value in defines.items():  # before sorting, which needs str names
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise BuildError("defines: %r is not a constant's name" % (name,))
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise BuildError("defines: %s must be an integer (or its literal as a string), got "
                              "%r" % (name, value))
-        out.append("%s=%s" % (name, value))
-    return out
+    return ["%s=%s" % (name, value) for name, value in sorted(defines.items())]
 
 
 def _generated_stem(cgraph):
@@ -658,6 +658,8 @@ def _install(tmp, final, tmp_root):
 def compile_library(cgraph, sources=(), defines=None, arch=None, include_dirs=(), cgc=None,
                     nvcc=None, cuda_flags=(), link_flags=(), cache_dir=None, verbose=False):
     """(the library's path, whether this call built it): see cgc.build."""
+    if not isinstance(cgraph, (str, os.PathLike)) or not isinstance(os.fspath(cgraph), str):
+        raise BuildError("cgraph must be a path (a string), got %r" % (cgraph,))
     cgraph = _paths([os.fspath(cgraph)], ".cgraph file")[0]
     if not os.path.isfile(cgraph):
         raise BuildError("no such .cgraph file: %s" % cgraph)

@@ -322,6 +322,13 @@ class Toolchain(Setup):
             (dict(defines={"LAYERS": 2.5}),
              "defines: LAYERS must be an integer (or its literal as a string), got 2.5"),
             (dict(include_dirs=5), "include_dirs must be a list of strings, got 5"),
+            # Names of other types beside str ones: no TypeError from sorting them.
+            (dict(defines={"LAYERS": 2, 2: 3}), "defines: 2 is not a constant's name"),
+            (dict(defines={"LAYERS": 2, None: 3}), "defines: None is not a constant's name"),
+            # bytes alone, as in a list: no TypeError from the paths' checks.
+            (dict(sources=self.cu.encode()), "sources must be a list of strings, got %r" %
+             self.cu.encode()),
+            (dict(cuda_flags=b"-O3"), "cuda_flags must be a list of strings, got b'-O3'"),
         ]
         for kw, msg in cases:
             with self.assertRaises(cgc.BuildError, msg=msg) as e:
@@ -331,6 +338,10 @@ class Toolchain(Setup):
             _build.compile_library(os.path.join(self.tmp, "no.cgraph"), **self.kwargs())
         self.assertEqual(str(e.exception), "no such .cgraph file: %s" %
                          os.path.join(self.tmp, "no.cgraph"))
+        with self.assertRaises(cgc.BuildError) as e:
+            _build.compile_library(self.cgraph.encode(), **self.kwargs())
+        self.assertEqual(str(e.exception), "cgraph must be a path (a string), got %r" %
+                         self.cgraph.encode())
         # A single source may be given as a string; a define as a string literal.
         self.assertTrue(self.build(sources=self.cu, defines={"LAYERS": "0x2"})[1])
 
