@@ -47,7 +47,8 @@ const char *cgrt_last_error(void);
  * than the pool's previous launch first waits for everything queued on
  * that stream, so two members never run at once.  That stream must still
  * exist then (or be a default stream).  Create and launch members, and
- * destroy the pool, from one thread at a time. */
+ * destroy the pool, from one thread at a time; members may be destroyed
+ * from any thread. */
 typedef struct cgrt_pool cgrt_pool;
 
 /* A pool of `bytes` (at least the largest member's G_pool_bytes()) on

@@ -271,6 +271,6 @@ void cgrt_destroy(cgrt_graph *g) {
   xfree(g->walk_order);
   xfree(g->walk_start);
   if (g->pool)
-    g->pool->members--;
+    atomic_fetch_sub(&g->pool->members, 1);
   xfree(g);
 }

@@ -139,7 +139,8 @@ struct cgrt_pool {
   int device;
   unsigned char *mem;
   size_t bytes;
-  long members;            /* graphs created with it and not yet destroyed */
+  atomic_long members;     /* graphs created with it and not yet destroyed: members
+                              may be destroyed from several threads at once */
   int launched;            /* a member has been launched, last on last_stream */
   cudaStream_t last_stream;
   cudaEvent_t event;       /* recorded on last_stream when a launch changes stream */

@@ -197,11 +197,12 @@ cgrt_status cgrt_nccl_init(void **out, int nranks, const void *unique_id, int ra
       r = ncclInternalError;
   }
   if (r != ncclSuccess) {
-    const char *why = comm ? ncclGetLastError(comm) : NULL;
+    char why[512]; /* copied first: NCCL's text goes with the communicator */
+    const char *last = comm ? ncclGetLastError(comm) : NULL;
+    snprintf(why, sizeof why, "%s", last && *last ? last : ncclGetErrorString(r));
     if (comm)
       ncclCommAbort(comm);
-    return cgrt_fail(CGRT_ERROR_COMM, "cgrt_nccl_init: rank %d of %d: %s", rank, nranks,
-                     why && *why ? why : ncclGetErrorString(r));
+    return cgrt_fail(CGRT_ERROR_COMM, "cgrt_nccl_init: rank %d of %d: %s", rank, nranks, why);
   }
   forget_aborted(comm);
   *out = comm;

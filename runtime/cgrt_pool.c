@@ -32,7 +32,7 @@ cgrt_status cgrt_join_pool(cgrt_graph *g, cgrt_pool *pool) {
                      "without one)",
                      d->buffers[i].name);
   g->pool = pool;
-  pool->members++;
+  atomic_fetch_add(&pool->members, 1);
   return CGRT_OK;
 }
 
@@ -92,9 +92,10 @@ cgrt_status cgrt_pool_create(cgrt_pool **out, size_t bytes, int device) {
 cgrt_status cgrt_pool_destroy(cgrt_pool *p) {
   if (!p)
     return CGRT_OK;
-  if (p->members)
+  const long members = atomic_load(&p->members);
+  if (members)
     return invalid(NULL, "cgrt_pool_destroy: %ld graph%s still use%s the pool; destroy them first",
-                   p->members, p->members == 1 ? "" : "s", p->members == 1 ? "s" : "");
+                   members, members == 1 ? "" : "s", members == 1 ? "s" : "");
   release_pool(p);
   return CGRT_OK;
 }
