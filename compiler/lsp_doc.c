@@ -407,9 +407,7 @@ void on_did_change(Server *s, const cJSON *params) {
               d->uri);
       break;
     }
-    /* The old text's line starts go with it: the new text may come back
-     * at a freed text's address, with its length. */
-    s->lines->t = NULL;
+    s->lines->t = NULL; /* the old text's line starts went with it (Lines) */
     applied++;
   }
   if (!applied)

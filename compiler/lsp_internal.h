@@ -44,8 +44,9 @@ typedef struct Doc {
 
 /* The line starts of the text positions were last asked of, made in one
  * pass, so that a request's many positions cost a search each, not a scan
- * of the text from its start; forgotten at each message, since texts
- * change between messages (a freed text's address may come back). */
+ * of the text from its start; forgotten at each message and after each
+ * change didChange applies, since a freed text's address may come back
+ * (with its length). */
 typedef struct Lines {
   const char *t;
   size_t n;

@@ -36,6 +36,13 @@ static int forget_aborted(void *comm) {
   return found;
 }
 
+/* Why comm failed with r, copied into why: NCCL's last error text (which
+ * goes with the communicator, so it is read before an abort), else r's. */
+static void failure_text(ncclComm_t comm, ncclResult_t r, char *why, size_t size) {
+  const char *last = comm ? ncclGetLastError(comm) : NULL;
+  snprintf(why, size, "%s", last && *last ? last : ncclGetErrorString(r));
+}
+
 /* Aborts a communicator that failed or is late, and remembers that it did. */
 static void abort_comm(ncclComm_t comm) {
   remember_aborted(comm);
@@ -197,9 +204,8 @@ cgrt_status cgrt_nccl_init(void **out, int nranks, const void *unique_id, int ra
       r = ncclInternalError;
   }
   if (r != ncclSuccess) {
-    char why[512]; /* copied first: NCCL's text goes with the communicator */
-    const char *last = comm ? ncclGetLastError(comm) : NULL;
-    snprintf(why, sizeof why, "%s", last && *last ? last : ncclGetErrorString(r));
+    char why[512];
+    failure_text(comm, r, why, sizeof why);
     if (comm)
       ncclCommAbort(comm);
     return cgrt_fail(CGRT_ERROR_COMM, "cgrt_nccl_init: rank %d of %d: %s", rank, nranks, why);
@@ -225,8 +231,7 @@ cgrt_status cgrt_nccl_wait(void *c, cudaStream_t stream, double timeout_s) {
       r = ncclInternalError;
     if (r != ncclSuccess && r != ncclInProgress) {
       char why[512];
-      const char *last = ncclGetLastError(comm); /* NCCL's, freed with the communicator */
-      snprintf(why, sizeof why, "%s", last && *last ? last : ncclGetErrorString(r));
+      failure_text(comm, r, why, sizeof why);
       abort_comm(comm);
       return cgrt_fail(CGRT_ERROR_COMM,
                        "cgrt_nccl_wait: the communicator failed: %s; it was "

@@ -19,7 +19,9 @@ for _i, (_name, _size, _ts) in enumerate(TYPES):
     _BY_TYPESTR[(_ts[1], _size)] = _i
 
 _TORCH_TYPES = None
-_ADDRESS_END = 1 << (8 * ctypes.sizeof(ctypes.c_void_p))
+# Past the last address a pointer holds: ctypes would wrap or truncate an
+# int there silently (here and in _graph's streams and user pointer).
+ADDRESS_END = 1 << (8 * ctypes.sizeof(ctypes.c_void_p))
 
 
 def _torch_types(torch):
@@ -209,7 +211,7 @@ def check(v, buf, device):
             want, v.what, list(v.strides), " (use .contiguous())" if v.is_torch else ""))
     if v.ptr == 0:
         raise BindError("expected %s, got a %s whose address is NULL" % (want, v.what))
-    if not 0 < v.ptr < _ADDRESS_END:  # ctypes would wrap or truncate it, silently
+    if not 0 < v.ptr < ADDRESS_END:
         raise BindError("expected %s, got a %s whose address %d is not a %d-bit address" % (
             want, v.what, v.ptr, 8 * ctypes.sizeof(ctypes.c_void_p)))
     size = TYPES[buf.type][1]

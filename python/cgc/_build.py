@@ -368,19 +368,24 @@ def _check_definitions(nvcc, src, obj, flags, header, cwd):
     return "\n".join("%s: error: %s" % (src, m) for m in found)
 
 
+def _is_path(value):
+    """A str, or a path-like object whose path is a str (not bytes)."""
+    return isinstance(value, (str, os.PathLike)) and isinstance(os.fspath(value), str)
+
+
 def _strings(value, what):
     if value is None:
         return []
-    if isinstance(value, (str, os.PathLike)) and isinstance(os.fspath(value), str):
+    if _is_path(value):
         return [os.fspath(value)]
-    if isinstance(value, bytes) or isinstance(value, os.PathLike):
+    if isinstance(value, (bytes, os.PathLike)):
         raise BuildError("%s must be a list of strings, got %r" % (what, value))
     try:
         items = list(value)
     except TypeError:
         raise BuildError("%s must be a list of strings, got %r" % (what, value)) from None
     for v in items:
-        if not isinstance(v, (str, os.PathLike)) or not isinstance(os.fspath(v), str):
+        if not _is_path(v):
             raise BuildError("%s must be a list of strings, got %r in it" % (what, v))
     return [os.fspath(v) for v in items]
 
@@ -658,7 +663,7 @@ def _install(tmp, final, tmp_root):
 def compile_library(cgraph, sources=(), defines=None, arch=None, include_dirs=(), cgc=None,
                     nvcc=None, cuda_flags=(), link_flags=(), cache_dir=None, verbose=False):
     """(the library's path, whether this call built it): see cgc.build."""
-    if not isinstance(cgraph, (str, os.PathLike)) or not isinstance(os.fspath(cgraph), str):
+    if not _is_path(cgraph):
         raise BuildError("cgraph must be a path (a string), got %r" % (cgraph,))
     cgraph = _paths([os.fspath(cgraph)], ".cgraph file")[0]
     if not os.path.isfile(cgraph):

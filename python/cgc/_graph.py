@@ -27,10 +27,8 @@ _CELLS = (C.c_int8, C.c_int16, C.c_int32, C.c_int64, C.c_uint8, C.c_uint16, C.c_
 # which a memoryview cannot make from a float) are set through _set.
 _VIEW_FORMATS = ("b", "h", "i", "q", "B", "H", "I", "Q", "H", "H", "f", "d")
 F16, BF16, F32, F64 = 8, 9, 10, 11
-# What ctypes would otherwise wrap or truncate silently: cgrt_options'
-# device (an int) and the addresses (user, streams).
+# The largest device cgrt_options' int holds (ctypes would truncate past it).
 _INT_MAX = (1 << (8 * C.sizeof(C.c_int) - 1)) - 1
-_ADDRESS_END = 1 << (8 * C.sizeof(C.c_void_p))
 
 
 def _int_range(t):
@@ -275,12 +273,12 @@ def _stream_handle(stream, what):
     """An object's cudaStream_t as an int: an int, a torch.cuda.Stream (or
     anything with cuda_stream), or an object of the __cuda_stream__
     protocol."""
-    if type(stream) is int and 0 <= stream < _ADDRESS_END:
+    if type(stream) is int and 0 <= stream < _arrays.ADDRESS_END:
         return stream
     h = getattr(stream, "cuda_stream", None)
     if h is None and hasattr(stream, "__cuda_stream__"):
         h = stream.__cuda_stream__()[1]
-    if isinstance(h, int) and not isinstance(h, bool) and 0 <= h < _ADDRESS_END:
+    if isinstance(h, int) and not isinstance(h, bool) and 0 <= h < _arrays.ADDRESS_END:
         return h
     raise BindTypeError("%s: stream must be a cudaStream_t (an int), a torch.cuda.Stream or an "
                         "object with cuda_stream; got %r" % (what, stream))
@@ -468,7 +466,7 @@ class Graph(_SPEEDUPS.Core if _SPEEDUPS else _PureCore):
         else:
             stream = 0
         user = opts.user.value if isinstance(opts.user, C.c_void_p) else opts.user
-        if user is not None and not (isinstance(user, int) and 0 <= user < _ADDRESS_END):
+        if user is not None and not (isinstance(user, int) and 0 <= user < _arrays.ADDRESS_END):
             raise BindTypeError("%s: options: user is an address (an int) or None; got %r" % (
                 info.name, opts.user))
         c_opts = _abi.Options(_abi.CURRENT_DEVICE if device is None else device, user,
@@ -626,7 +624,7 @@ class Graph(_SPEEDUPS.Core if _SPEEDUPS else _PureCore):
                 stream = fn()
             else:
                 stream = 0
-        elif type(stream) is not int or not 0 <= stream < _ADDRESS_END:
+        elif type(stream) is not int or not 0 <= stream < _arrays.ADDRESS_END:
             stream = _stream_handle(stream, self._info.name + ".launch")
         if stream != self._stream:  # one ctypes object per stream, made when it changes
             self._stream, self._stream_c = stream, C.c_void_p(stream)
