@@ -311,13 +311,61 @@ static cgrt_status check_handles(const cgrt_graph_desc *d) {
   return s;
 }
 
+/* No two edges join the same pair of nodes (whatever their programmatic
+ * flags): CUDA refuses a dependency given twice (a node's dependencies may
+ * hold no duplicate, and cudaGraphAddDependencies refuses an existing
+ * one: cudaErrorInvalidValue, which would name neither node), and cgc
+ * writes each pair once (order.c's dedupe).  The edges' ends are checked.
+ * Linear in nodes and edges, for tables of 100,000 edges and more: the
+ * edges are bucketed by the node they end at, in table order, and within
+ * a bucket each edge's start remembers it (seen: 1 + that edge's index),
+ * so a start met again at the same end is the pair given twice. */
+static cgrt_status check_duplicate_edges(const cgrt_graph_desc *d) {
+  if (d->nedges < 2)
+    return CGRT_OK;
+  uint32_t *start = xcalloc((size_t)d->nnodes + 1, sizeof *start);
+  uint32_t *by_end = xcalloc(d->nedges, sizeof *by_end);
+  uint32_t *seen = xcalloc(d->nnodes, sizeof *seen); /* first the buckets' fill */
+  cgrt_status s = CGRT_OK;
+  if (!start || !by_end || !seen) {
+    s = no_memory(d);
+    goto done;
+  }
+  for (uint32_t i = 0; i < d->nedges; i++)
+    start[d->edges[3 * i + 1] + 1]++;
+  for (uint32_t v = 0; v < d->nnodes; v++)
+    start[v + 1] += start[v];
+  for (uint32_t i = 0; i < d->nedges; i++) {
+    uint32_t b = d->edges[3 * i + 1];
+    by_end[start[b] + seen[b]++] = i;
+  }
+  memset(seen, 0, d->nnodes * sizeof *seen);
+  for (uint32_t b = 0; b < d->nnodes && s == CGRT_OK; b++)
+    for (uint32_t j = start[b]; j < start[b + 1]; j++) {
+      uint32_t i = by_end[j], a = d->edges[3 * i], first = seen[a] - 1;
+      if (seen[a] && d->edges[3 * first + 1] == b) {
+        int prog = d->edges[3 * first + 2] != 0, prog2 = d->edges[3 * i + 2] != 0;
+        s = malformed(d, NULL, "edge %s %s %s is in the table twice (edges %u and %u%s)",
+                      d->nodes[a].name, prog && prog2 ? "=>" : "->", d->nodes[b].name, first, i,
+                      prog != prog2 ? ", one of them programmatic" : "");
+        break;
+      }
+      seen[a] = i + 1;
+    }
+done:
+  xfree(start);
+  xfree(by_end);
+  xfree(seen);
+  return s;
+}
+
 /* Checks once, at create, what building relies on and cgc guarantees:
  * kinds and indices in range, a node's body belonging to an earlier
  * control node, edges between two nodes of one body (programmatic ones
- * between kernels), the scalar upload feeding nodes of the top graph, and
- * at most UINT32_MAX - 1 bodies.  Edges may go backward in the table (a
- * written edge against the written order); a cycle, which cgc refuses,
- * fails instantiation. */
+ * between kernels), no pair of nodes joined by two edges, the scalar
+ * upload feeding nodes of the top graph, and at most UINT32_MAX - 1
+ * bodies.  Edges may go backward in the table (a written edge against the
+ * written order); a cycle, which cgc refuses, fails instantiation. */
 cgrt_status cgrt_check_desc(const cgrt_graph_desc *d) {
   cgrt_status ks = check_kernels(d);
   if (ks != CGRT_OK)
@@ -350,6 +398,9 @@ cgrt_status cgrt_check_desc(const cgrt_graph_desc *d) {
       return malformed(d, NULL, "programmatic edge %s => %s is not between kernels", x->name,
                        y->name);
   }
+  cgrt_status es = check_duplicate_edges(d);
+  if (es != CGRT_OK)
+    return es;
   for (uint32_t i = 0; i < d->nloads; i++)
     if (d->loads[i] >= d->nnodes || d->nodes[d->loads[i]].scope != CGRT_TOP)
       return malformed(d, NULL, "the scalar upload precedes node %u of %u, not one at the top",

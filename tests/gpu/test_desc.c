@@ -154,6 +154,74 @@ static void expect_accepted(Table *t, const char *what) {
   cgrt_destroy(g);
 }
 
+/* MANY kernel nodes, each joined to the next (every seventh such edge
+ * written backward) and most to the one after that: about 5,100 edges.
+ * With `dup`, the pair n1000 -> n1002 is given again last, far from the
+ * first: refused, naming it; without it, accepted. */
+enum { MANY = 3000 };
+static void many_edges_case(int dup) {
+  static cgrt_node_desc nodes[MANY];
+  static char names[MANY][8];
+  static uint32_t edges[3 * 2 * MANY];
+  static const cgrt_arg_desc args[1] = {{CGRT_ARG_CONST, 4, 0, 7}};
+  static cgrt_kernel kernels[1] = {kernel_stub};
+  static const char *kernel_names[1] = {"kernel"};
+  memset(nodes, 0, sizeof nodes);
+  for (uint32_t i = 0; i < MANY; i++) {
+    snprintf(names[i], sizeof names[i], "n%u", i);
+    nodes[i] = (cgrt_node_desc){.name = names[i],
+                                .line = i + 1,
+                                .col = 5,
+                                .kind = CGRT_KERNEL_NODE,
+                                .nargs = 1,
+                                .scope = CGRT_TOP,
+                                .default_body = -1};
+    for (int k = 0; k < 3; k++)
+      nodes[i].grid[k] = nodes[i].block[k] = nodes[i].cluster[k] = 1;
+  }
+  uint32_t m = 0;
+  for (uint32_t i = 0; i + 1 < MANY; i++) {
+    int back = i % 7 == 3; /* written `b -> a` with b first: backward in the table */
+    edges[3 * m] = back ? i + 1 : i, edges[3 * m + 1] = back ? i : i + 1, edges[3 * m + 2] = 0;
+    m++;
+    if (i + 2 < MANY && !back && (i + 1) % 7 != 3) {
+      edges[3 * m] = i, edges[3 * m + 1] = i + 2, edges[3 * m + 2] = 0;
+      m++;
+    }
+  }
+  if (dup) {
+    edges[3 * m] = 1000, edges[3 * m + 1] = 1002, edges[3 * m + 2] = 0;
+    m++;
+  }
+  cgrt_graph_desc desc = {.abi = CGRT_ABI,
+                          .name = "g",
+                          .source = "t.cgraph",
+                          .nnodes = MANY,
+                          .nedges = m,
+                          .nkernels = 1,
+                          .nodes = nodes,
+                          .args = args,
+                          .edges = edges,
+                          .kernels = kernels,
+                          .kernel_names = kernel_names};
+  cgrt_graph *g = NULL;
+  cgrt_status s = cgrt_create(&g, &desc, NULL, NULL);
+  checks++;
+  if (dup ? s != CGRT_ERROR_INVALID ||
+                !strstr(cgrt_last_error(), "edge n1000 -> n1002 is in the table twice")
+          : s == CGRT_ERROR_INVALID) {
+    failures++;
+    fprintf(stderr, "test_desc: %u edges%s: status %d, message \"%s\"\n", m,
+            dup ? ", one pair twice" : "", s, cgrt_last_error());
+  }
+  cgrt_destroy(g);
+}
+
+static void many_edges(void) {
+  many_edges_case(1);
+  many_edges_case(0);
+}
+
 int main(void) {
   Table t;
   table_init(&t);
@@ -291,6 +359,44 @@ int main(void) {
   t.edges[5] = 1;
   expect_refused(&t, "a programmatic edge into a switch",
                  "its description is malformed: programmatic edge k0 => sw is not between kernels");
+
+  /* The same pair twice: CUDA refuses a dependency given twice, with an
+   * error that names neither node; cgc writes each pair once. */
+  table_init(&t);
+  t.edges[6] = 0, t.edges[7] = 1; /* k0 -> k1 again, apart from the first */
+  expect_refused(&t, "an edge given twice",
+                 "its description is malformed: edge k0 -> k1 is in the table twice (edges 0 "
+                 "and 2)");
+
+  table_init(&t);
+  t.edges[3] = 0, t.edges[4] = 1, t.edges[5] = 1; /* k0 => k1 beside k0 -> k1 */
+  expect_refused(&t, "an edge given twice, once programmatic",
+                 "edge k0 -> k1 is in the table twice (edges 0 and 1, one of them programmatic)");
+
+  table_init(&t);
+  t.edges[2] = 1, t.edges[3] = 0, t.edges[4] = 1, t.edges[5] = 1;
+  expect_refused(&t, "a programmatic edge given twice",
+                 "edge k0 => k1 is in the table twice (edges 0 and 1)");
+
+  table_init(&t);
+  t.edges[0] = 1, t.edges[1] = 0, t.edges[6] = 1, t.edges[7] = 0; /* backward, twice */
+  expect_refused(&t, "a backward edge given twice",
+                 "edge k1 -> k0 is in the table twice (edges 0 and 2)");
+
+  table_init(&t);
+  t.edges[6] = 1, t.edges[7] = 0; /* k0 -> k1 and k1 -> k0: a cycle, not a pair twice */
+  {
+    cgrt_graph *g = NULL;
+    const cgrt_status s = cgrt_create(&g, &t.desc, NULL, NULL);
+    checks++;
+    if (s == CGRT_ERROR_INVALID && strstr(cgrt_last_error(), "twice")) {
+      failures++;
+      fprintf(stderr, "test_desc: two edges of opposite directions: %s\n", cgrt_last_error());
+    }
+    cgrt_destroy(g);
+  }
+
+  many_edges();
 
   table_init(&t);
   t.loads[0] = 3;
