@@ -527,6 +527,10 @@ cgrt_status cgrt_rebuild(cgrt_graph *g) {
   cudaGraphExec_t exec = g->exec;
   cudaGraphNode_t *nodes = g->nodes, *evals = g->evals, loader = g->loader;
   int loader_on = g->loader_on;
+  /* Counted anew for the new graph (add_late_edges), the old count kept
+   * for the old graph if this fails. */
+  uint32_t nprogrammatic = g->nprogrammatic;
+  g->nprogrammatic = 0;
   cudaGraphConditionalHandle *handles = g->handles;
   uint64_t *shapes = g->shapes;
   unsigned char *updates = g->updates; /* the old graph's nodes' handles */
@@ -591,6 +595,7 @@ cgrt_status cgrt_rebuild(cgrt_graph *g) {
   g->evals = evals;
   g->loader = loader;
   g->loader_on = loader_on;
+  g->nprogrammatic = nprogrammatic;
   g->bodies = bodies;
   g->handles = handles;
   g->shapes = shapes;

@@ -47,7 +47,9 @@ unsigned long long cgrt_test_node_updates(const struct cgrt_graph *g);
 unsigned cgrt_test_driver_update(const struct cgrt_graph *g);
 
 /* How many edges of graph g went in as programmatic ones (none when
- * cgrt_options.safe or CGRT_SANITIZER_SAFE leaves them out). */
+ * cgrt_options.safe or CGRT_SANITIZER_SAFE leaves them out): those of the
+ * CUDA graph it runs now, which a bind that reshapes a capture node's work
+ * builds again (its own count; a failed rebuild keeps the old one's). */
 unsigned cgrt_test_programmatic_edges(const struct cgrt_graph *g);
 
 #ifdef __cplusplus

@@ -2,7 +2,9 @@
  * between kernel nodes whose producers spin, with fresh values each launch
  * and its matrix rebound halfway; the same product in a while body and an
  * if body; a capture function whose captured work changes shape with its
- * buffer's address, rebound back and forth; capture functions that fail
+ * buffer's address, rebound back and forth, and beside a programmatic edge
+ * (the rebuilt graph's count of such edges, and a rebuild failed at each
+ * of its CUDA calls); capture functions that fail
  * (an error returned, a synchronisation inside the capture, a capture left
  * unjoined) and one that captures nothing; and every CUDA call of a create
  * with capture nodes, and of a bind that captures again, failed in turn. */
@@ -106,6 +108,76 @@ static void test_loop(cgrt_options *opt, float *da1, float *da2, const float *a1
   }
   loop_destroy(g);
   CUDA(cudaFree(dx));
+}
+
+/* The programmatic edges a graph went in with: a bind that changes the
+ * capture node's shape builds the graph again (cgrt_rebuild), which must
+ * count the new graph's edges alone, not add them to the old count; a
+ * rebuild that fails at any CUDA call keeps the old graph and its count,
+ * and the graph still computes.  z = 2 y beside x + 1 each launch. */
+static void check_shape_pdl(shape_pdl *g, float *x, float *dz, cudaStream_t s, const char *when) {
+  float h[N], z[N], want[N];
+  uint32_t seed = (uint32_t)rand64();
+  for (int i = 0; i < N; i++)
+    want[i] = h[i] = (float)(rand64() % 1000);
+  CUDA(cudaMemcpyAsync(x, h, sizeof h, cudaMemcpyHostToDevice, s));
+  CUDA(cudaMemsetAsync(dz, 0xff, sizeof z, s)); /* NaN */
+  CGRT(shape_pdl_set_seed(g, seed));
+  CGRT(shape_pdl_launch(g, s));
+  CUDA(cudaMemcpyAsync(h, x, sizeof h, cudaMemcpyDeviceToHost, s));
+  CUDA(cudaMemcpyAsync(z, dz, sizeof z, cudaMemcpyDeviceToHost, s));
+  CUDA(cudaStreamSynchronize(s));
+  int bad = 0;
+  for (uint32_t i = 0; i < N; i++)
+    bad += h[i] != want[i] + 1 || !close_to(z[i], 2 * produced(seed, i));
+  EXPECT(!bad, "shape_pdl, %s: %d of %d wrong", when, bad, N);
+}
+
+static void test_rebuild_counts(cgrt_options *opt, cudaStream_t s) {
+  float *mem, *dz;
+  CUDA(cudaMalloc((void **)&mem, 4096 + N * sizeof *mem));
+  CUDA(cudaMalloc((void **)&dz, N * sizeof *dz));
+  float *aligned = (float *)(((uintptr_t)mem + 511) / 512 * 512), *odd = aligned + 4;
+  shape_pdl_extern ext = {aligned, dz};
+  shape_pdl *g;
+  CGRT(shape_pdl_create(&g, &ext, opt));
+  const struct cgrt_graph *cg = (const struct cgrt_graph *)g;
+  unsigned want = cgrt_test_programmatic_edges(cg);
+  printf("test_capture: shape_pdl went in with %u programmatic edges%s\n", want,
+         want ? "" : " (none on this GPU or build: the rebuild's count is checked at 0 only)");
+  float *places[] = {odd, aligned, odd, aligned};
+  for (int round = 0; round < 4; round++) {
+    CGRT(shape_pdl_bind_x(g, places[round])); /* another shape: built again */
+    EXPECT(cgrt_test_programmatic_edges(cg) == want,
+           "rebuild %d: %u programmatic edges, the graph has %u", round + 1,
+           cgrt_test_programmatic_edges(cg), want);
+    check_shape_pdl(g, places[round], dz, s, "after a rebuild");
+  }
+  /* Bound at `aligned`: each bind to `odd` rebuilds, the k-th CUDA call
+   * failed, until one passes its last call. */
+  long live = cgrt_test_live(), k;
+  for (k = 1; k < 10000; k++) {
+    long c = fault_begin(k);
+    cgrt_status st = shape_pdl_bind_x(g, odd);
+    int failed = fault_end(k, c);
+    EXPECT(cgrt_test_programmatic_edges(cg) == want,
+           "bind, call %ld (%s): %u programmatic edges, the graph has %u", k,
+           failed ? "failed" : "none failed", cgrt_test_programmatic_edges(cg), want);
+    if (!failed) {
+      EXPECT(st == CGRT_OK, "rebuild past its last call: %s", cgrt_last_error());
+      break;
+    }
+    EXPECT(st == CGRT_ERROR_CUDA, "bind, call %ld: status %d", k, st);
+    EXPECT(cgrt_test_live() == live, "bind, call %ld: %ld resources more", k,
+           cgrt_test_live() - live);
+    if (k % 8 == 1)
+      check_shape_pdl(g, aligned, dz, s, "after a failed rebuild");
+  }
+  printf("test_capture: a rebuild beside a programmatic edge swept over %ld calls\n", k - 1);
+  check_shape_pdl(g, odd, dz, s, "after the sweep");
+  shape_pdl_destroy(g);
+  CUDA(cudaFree(mem));
+  CUDA(cudaFree(dz));
 }
 
 /* bump captures one kernel at a 512-byte aligned address and two elsewhere:
@@ -239,6 +311,7 @@ int main(void) {
   test_chain(&opt, da1, da2, a1, a2, s);
   test_loop(&opt, da1, da2, a1, a2, s);
   test_shape(&opt, s);
+  test_rebuild_counts(&opt, s);
   test_failing_functions(s);
   sweep(&opt, da1, da2);
 

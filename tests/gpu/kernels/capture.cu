@@ -17,6 +17,17 @@ extern "C" __global__ void twice(const float *y, float *z, uint32_t n) {
     z[i] = 2.0f * y[i];
 }
 
+// twice, after its predecessor's programmatic edge: it waits for that
+// kernel's writes before reading them.
+extern "C" __global__ void twice_pdl(const float *y, float *z, uint32_t n) {
+#if __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    z[i] = 2.0f * y[i];
+}
+
 __global__ void add_one(float *x, uint32_t lo, uint32_t hi) {
   uint32_t i = lo + blockIdx.x * blockDim.x + threadIdx.x;
   if (i < hi)
