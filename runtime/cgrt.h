@@ -126,6 +126,12 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream);
  * scalar's `max` is refused (CGRT_ERROR_INVALID) and the scalar keeps its
  * value. */
 cgrt_status cgrt_set_scalar(cgrt_graph *g, uint32_t scalar, const void *value);
+/* Reads a scalar's value in device memory once the launches issued so far
+ * are done: it synchronises with the stream of the last launch, which
+ * must still exist (or be a default stream); after a launch on
+ * cudaStreamPerThread, which names each thread's own stream, with an
+ * event recorded behind that launch, so that any thread may get.  Before
+ * any launch, what create wrote.  A scalar with no slot: its host value. */
 cgrt_status cgrt_get_scalar(cgrt_graph *g, uint32_t scalar, void *value);
 cgrt_status cgrt_bind(cgrt_graph *g, uint32_t buffer, void *ptr);
 void *cgrt_buffer(cgrt_graph *g, uint32_t buffer);

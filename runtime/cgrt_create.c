@@ -232,6 +232,8 @@ void cgrt_destroy(cgrt_graph *g) {
     account(-1, 0);
   if (g->capture_stream && cudaStreamDestroy(g->capture_stream) == cudaSuccess)
     account(-1, 0);
+  if (g->done && cudaEventDestroy(g->done) == cudaSuccess)
+    account(-1, 0);
   /* The modules last: the graphs that ran their kernels are gone. */
   for (uint32_t m = 0; g->libraries && m < g->d->nmodules; m++)
     if (g->libraries[m] && cudaLibraryUnload(g->libraries[m]) == cudaSuccess)

@@ -196,6 +196,12 @@ struct cgrt_graph {
   CUfunction *drv_funcs;   /* per kernel: what the driver's call runs, or NULL */
   uint64_t launches;
   cudaStream_t last_stream;
+  /* Recorded behind each launch on the per-thread default stream, whose
+   * handle names another stream in every thread: what get and the slow
+   * upload wait for then (cgrt_after_launches).  Made at the first such
+   * launch; done_last: it was recorded behind the last launch. */
+  cudaEvent_t done;
+  int done_last;
   cudaStream_t checked_stream; /* a stream known to be on the graph's device */
   cudaStream_t capture_stream; /* where capture functions run, made at the first */
   uint64_t *shapes;        /* per node: a capture node's captured work, hashed */
@@ -422,6 +428,7 @@ cgrt_status cgrt_walk(cgrt_graph *g, cudaStream_t stream);
 
 cgrt_status cgrt_update_node(cgrt_graph *g, uint32_t n, int *reshaped);
 void cgrt_next_pass(cgrt_graph *g);
+cgrt_status cgrt_after_launches(cgrt_graph *g, cudaStream_t *stream, const char *why);
 
 /* ---- pools (cgrt_pool.c) ---- */
 

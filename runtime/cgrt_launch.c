@@ -106,6 +106,51 @@ static cgrt_status wait_pool(cgrt_graph *g, cudaStream_t stream) {
   return CGRT_OK;
 }
 
+/* The stream in which work is ordered after every launch issued so far,
+ * once this thread has waited for what that stream cannot order.  The
+ * launches of a graph run in the order they were issued (a launch of an
+ * executable graph follows the one before it, whatever its stream; walked
+ * launches, CGRT_SAFE_STREAM, only within one stream), so the last
+ * launch's end is theirs: its stream, as that launch named it
+ * (with none yet, the legacy default stream, where create's writes have
+ * landed).  Except the per-thread default stream: cudaStreamPerThread
+ * names each thread's own stream, and in another thread than the
+ * launch's it would order nothing after it; so the event recorded behind
+ * that launch is waited for, then this thread's stream serves. */
+cgrt_status cgrt_after_launches(cgrt_graph *g, cudaStream_t *stream, const char *why) {
+  *stream = g->last_stream;
+  if (g->last_stream != cudaStreamPerThread || !g->done_last)
+    return CGRT_OK;
+  cudaError_t err = CU(cudaEventSynchronize(g->done));
+  if (err != cudaSuccess) {
+    char call[128];
+    snprintf(call, sizeof call, "cudaEventSynchronize (%s)", why);
+    return fail(g->d, call, err);
+  }
+  return CGRT_OK;
+}
+
+/* Behind a launch on the per-thread default stream, the event that
+ * cgrt_after_launches waits for.  Should recording it fail, the launch is
+ * waited for here, in the thread whose stream the handle names, so that
+ * nothing later need wait for it. */
+static cgrt_status mark_done(cgrt_graph *g, cudaStream_t stream) {
+  g->done_last = 0;
+  if (stream != cudaStreamPerThread)
+    return CGRT_OK;
+  cudaError_t err = CU(cudaEventRecord(g->done, stream));
+  if (err == cudaSuccess) {
+    g->done_last = 1;
+    return CGRT_OK;
+  }
+  cgrt_status s = fail(g->d, "cudaEventRecord (behind a launch on the per-thread default stream; "
+                             "the launch was waited for)", err);
+  if ((err = CU(cudaStreamSynchronize(stream))) != cudaSuccess)
+    s = fail(g->d, "cudaStreamSynchronize (a launch on the per-thread default stream, whose "
+                   "event could not be recorded)", err);
+  return s;
+}
+
 cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   if (!g)
     return invalid(NULL, "launch: the graph is NULL");
@@ -131,6 +176,11 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   if (pool && pool->launched && pool->last_stream != stream &&
       (s = wait_pool(g, stream)) != CGRT_OK)
     return s;
+  if (stream == cudaStreamPerThread && !g->done) { /* made once, before anything is issued */
+    if ((err = CU(cudaEventCreateWithFlags(&g->done, cudaEventDisableTiming))) != cudaSuccess)
+      return fail(d, "cudaEventCreateWithFlags (launches on the per-thread default stream)", err);
+    account(1, 0);
+  }
   if (walk) {
     s = cgrt_walk(g, stream); /* which may have enqueued part of the work when it fails */
   } else if ((err = CU(cudaGraphLaunch(g->exec, stream))) != cudaSuccess) {
@@ -142,6 +192,9 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   }
   g->launches++;
   g->last_stream = stream;
+  cgrt_status ms = mark_done(g, stream); /* after a walk that failed part way too */
+  if (s == CGRT_OK)
+    s = ms;
   if (loaded)
     memset(g->pending, 0, g->words * sizeof *g->pending);
   if (!walk && g->any_grid_dirty)
@@ -217,12 +270,16 @@ cgrt_status cgrt_get_scalar(cgrt_graph *g, uint32_t i, void *value) {
     return CGRT_OK;
   }
   unsigned char *scratch = g->scratch;
+  cudaStream_t stream;
+  cgrt_status s = cgrt_after_launches(g, &stream, "get: the last launch");
+  if (s != CGRT_OK)
+    return s;
   cudaError_t err =
       CU(cudaMemcpyAsync(scratch, g->dmem + g->slots + 8 * (uint64_t)i, d->scalars[i].size,
-                         cudaMemcpyDeviceToHost, g->last_stream));
+                         cudaMemcpyDeviceToHost, stream));
   if (err != cudaSuccess)
     return fail(d, "cudaMemcpyAsync", err);
-  if ((err = CU(cudaStreamSynchronize(g->last_stream))) != cudaSuccess)
+  if ((err = CU(cudaStreamSynchronize(stream))) != cudaSuccess)
     return fail(d, "cudaStreamSynchronize", err);
   memcpy(value, scratch, d->scalars[i].size);
   return CGRT_OK;

@@ -408,8 +408,14 @@ cgrt_status cgrt_device_updatable(cgrt_graph *g, uint32_t v) {
 static cgrt_status upload_slow(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   cudaError_t err;
-  if (g->launches && (err = CU(cudaStreamSynchronize(g->last_stream))) != cudaSuccess)
-    return fail(d, "cudaStreamSynchronize (more scalars set than one upload holds)", err);
+  cudaStream_t last;
+  if (g->launches) {
+    cgrt_status s = cgrt_after_launches(g, &last, "more scalars set than one upload holds");
+    if (s != CGRT_OK)
+      return s;
+    if ((err = CU(cudaStreamSynchronize(last))) != cudaSuccess)
+      return fail(d, "cudaStreamSynchronize (more scalars set than one upload holds)", err);
+  }
   int copied = 0;
   for (uint32_t i = 0; i < d->nscalars; i++)
     if (g->pending[i / 64] >> (i % 64) & 1) {
