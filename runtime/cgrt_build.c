@@ -516,9 +516,21 @@ cgrt_status cgrt_make_graph(cgrt_graph *g, cudaStream_t stream) {
  * in place of the one there, which stays whole if this fails: after a
  * bind gave a capture node's work another shape.  Every capture function
  * runs again and the graph is instantiated (and uploaded) anew, as at
- * create. */
+ * create.  It first waits for the launches issued so far: launches of
+ * one executable graph run in the order issued whatever their streams,
+ * but the new one's first launch, on another stream than the last, would
+ * not follow the old one's, and both use the same memory. */
 cgrt_status cgrt_rebuild(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
+  if (g->launches) {
+    cudaStream_t last;
+    cudaError_t err;
+    cgrt_status ws = cgrt_after_launches(g, &last, "a rebuild: the last launch");
+    if (ws != CGRT_OK)
+      return ws;
+    if ((err = CU(cudaStreamSynchronize(last))) != cudaSuccess)
+      return fail(d, "cudaStreamSynchronize (a rebuild: the launches issued before it)", err);
+  }
   size_t controls = 0;
   for (uint32_t v = 0; v < d->nnodes; v++)
     controls += is_control(&d->nodes[v]);

@@ -4,7 +4,8 @@
  * if body; a capture function whose captured work changes shape with its
  * buffer's address, rebound back and forth, and beside a programmatic edge
  * (the rebuilt graph's count of such edges, and a rebuild failed at each
- * of its CUDA calls); capture functions that fail
+ * of its CUDA calls), and behind launches held on another stream, which
+ * it waits for; capture functions that fail
  * (an error returned, a synchronisation inside the capture, a capture left
  * unjoined) and one that captures nothing; and every CUDA call of a create
  * with capture nodes, and of a bind that captures again, failed in turn. */
@@ -288,6 +289,53 @@ static void sweep(cgrt_options *opt, float *da1, float *da2) {
   CUDA(cudaFree(dz));
 }
 
+/* kernels/hold.cu: holds `stream` until *gate is set or limit_ns pass. */
+cudaError_t hold_stream(const volatile uint32_t *gate, uint64_t limit_ns, cudaStream_t stream);
+
+/* A rebuild waits for the launches issued before it: launches queued on
+ * another stream behind a kernel that holds it for a second, then a bind
+ * that changes the capture node's shape (a rebuild), which returns only
+ * once they ran, so that the new graph's first launch, on any stream,
+ * cannot overlap them (they use the same memory). */
+static void test_rebuild_waits(cgrt_options *opt, cudaStream_t s) {
+  enum { HELD = 8 };
+  float *mem, *dz, h[N];
+  uint32_t *gate;
+  cudaStream_t held;
+  CUDA(cudaMalloc((void **)&mem, 4096 + N * sizeof *mem));
+  CUDA(cudaMalloc((void **)&dz, N * sizeof *dz));
+  CUDA(cudaMalloc((void **)&gate, sizeof *gate));
+  CUDA(cudaMemset(gate, 0, sizeof *gate)); /* never opened: the hold lasts its limit */
+  CUDA(cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking));
+  float *aligned = (float *)(((uintptr_t)mem + 511) / 512 * 512), *odd = aligned + 4;
+  CUDA(cudaMemset(aligned, 0, N * sizeof *aligned));
+  CUDA(cudaDeviceSynchronize());
+  shape_pdl_extern ext = {aligned, dz};
+  shape_pdl *g;
+  CGRT(shape_pdl_create(&g, &ext, opt));
+  CUDA(hold_stream(gate, UINT64_C(1000000000), held));
+  for (int i = 0; i < HELD; i++)
+    CGRT(shape_pdl_launch(g, held));
+  int queued = cudaStreamQuery(held) == cudaErrorNotReady;
+  CGRT(shape_pdl_bind_x(g, odd)); /* another shape: built again */
+  cudaError_t after = cudaStreamQuery(held);
+  EXPECT(queued, "rebuild: the launches were not held (the test shows nothing)");
+  EXPECT(after == cudaSuccess, "a rebuild returned before the launches issued before it ran (%s)",
+         cudaGetErrorName(after));
+  CUDA(cudaStreamSynchronize(held));
+  CUDA(cudaMemcpy(h, aligned, sizeof h, cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i < N; i++)
+    bad += h[i] != HELD;
+  EXPECT(!bad, "rebuild: %d of %d values not bumped by each of the %d held launches", bad, N, HELD);
+  check_shape_pdl(g, odd, dz, s, "after a rebuild behind held launches");
+  shape_pdl_destroy(g);
+  CUDA(cudaStreamDestroy(held));
+  CUDA(cudaFree(gate));
+  CUDA(cudaFree(mem));
+  CUDA(cudaFree(dz));
+}
+
 int main(void) {
   test_start("test_capture");
   capture_blas blas = {NULL, NULL, 4 << 20};
@@ -312,6 +360,7 @@ int main(void) {
   test_loop(&opt, da1, da2, a1, a2, s);
   test_shape(&opt, s);
   test_rebuild_counts(&opt, s);
+  test_rebuild_waits(&opt, s);
   test_failing_functions(s);
   sweep(&opt, da1, da2);
 

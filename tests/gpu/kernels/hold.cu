@@ -1,5 +1,5 @@
 // hold.cu: a kernel that holds a stream, for tests that queue launches
-// behind it (test_replay, test_updates).
+// behind it (test_replay, test_updates, test_streams, test_capture).
 #include <cstdint>
 
 #include "spin.cuh"
