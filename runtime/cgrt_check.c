@@ -359,6 +359,30 @@ done:
   return s;
 }
 
+/* No node listed twice as following the scalar upload: it would be given
+ * the upload as a dependency twice, which CUDA refuses as it refuses an
+ * edge given twice (cgc writes the list sorted, each node once).  The
+ * entries are known to be nodes. */
+static cgrt_status check_duplicate_loads(const cgrt_graph_desc *d) {
+  if (d->nloads < 2)
+    return CGRT_OK;
+  uint32_t *seen = xcalloc(d->nnodes, sizeof *seen); /* 1 + the entry that named the node */
+  if (!seen)
+    return no_memory(d);
+  cgrt_status s = CGRT_OK;
+  for (uint32_t i = 0; i < d->nloads; i++) {
+    uint32_t v = d->loads[i];
+    if (seen[v]) {
+      s = malformed(d, NULL, "the scalar upload precedes %s twice (entries %u and %u of its list)",
+                    d->nodes[v].name, seen[v] - 1, i);
+      break;
+    }
+    seen[v] = i + 1;
+  }
+  xfree(seen);
+  return s;
+}
+
 /* Checks once, at create, what building relies on and cgc guarantees:
  * kinds and indices in range, a node's body belonging to an earlier
  * control node, edges between two nodes of one body (programmatic ones
@@ -405,5 +429,7 @@ cgrt_status cgrt_check_desc(const cgrt_graph_desc *d) {
     if (d->loads[i] >= d->nnodes || d->nodes[d->loads[i]].scope != CGRT_TOP)
       return malformed(d, NULL, "the scalar upload precedes node %u of %u, not one at the top",
                        d->loads[i], d->nnodes);
+  if ((es = check_duplicate_loads(d)) != CGRT_OK)
+    return es;
   return check_handles(d);
 }

@@ -29,7 +29,7 @@ typedef struct Table {
   cgrt_node_desc nodes[NODES];
   cgrt_arg_desc args[4];
   uint32_t edges[3 * EDGES];
-  uint32_t loads[1];
+  uint32_t loads[2];
   cgrt_kernel kernels[1];
   const char *kernel_names[1];
   cgrt_kernel_from kernel_from[1];
@@ -402,6 +402,16 @@ int main(void) {
   t.loads[0] = 3;
   expect_refused(&t, "the scalar upload into a body",
                  "its description is malformed: the scalar upload precedes node 3 of 4");
+
+  table_init(&t);
+  t.loads[1] = 1, t.desc.nloads = 2; /* k0, k1: each once */
+  expect_accepted(&t, "the scalar upload before two nodes");
+
+  table_init(&t);
+  t.loads[1] = 0, t.desc.nloads = 2;
+  expect_refused(&t, "a node after the scalar upload twice",
+                 "its description is malformed: the scalar upload precedes k0 twice (entries 0 "
+                 "and 1 of its list)");
 
   /* Kernels that are not linked in. */
   table_init(&t);
