@@ -46,9 +46,7 @@ const char *cgrt_last_error(void);
  * Members may be launched on different streams: a launch on another stream
  * than the pool's previous launch first waits for everything queued on
  * that stream, so two members never run at once.  That stream must still
- * exist then (or be a default stream).  On cudaStreamPerThread, another
- * stream in each thread, a launch records the pool's event behind it, which
- * a launch from another thread waits for.  Create and launch members, and
+ * exist then (or be a default stream).  Create and launch members, and
  * destroy the pool, from one thread at a time; members may be destroyed
  * from any thread. */
 typedef struct cgrt_pool cgrt_pool;

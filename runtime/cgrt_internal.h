@@ -143,10 +143,7 @@ struct cgrt_pool {
                               may be destroyed from several threads at once */
   int launched;            /* a member has been launched, last on last_stream */
   cudaStream_t last_stream;
-  const void *last_thread; /* by the thread of that launch (cgrt_launch.c's this_thread) */
-  int recorded;            /* event was recorded behind it (on the per-thread stream) */
-  cudaEvent_t event;       /* recorded on last_stream when a launch changes stream, or
-                              behind each launch on the per-thread default stream */
+  cudaEvent_t event;       /* recorded on last_stream when a launch changes stream */
 };
 
 struct cgrt_graph {

@@ -94,58 +94,16 @@ static cgrt_status update_values(cgrt_graph *g) {
   return CGRT_OK;
 }
 
-/* This thread, as pools tell launching threads apart: the address of a
- * variable of its own. */
-static const void *this_thread(void) {
-  static _Thread_local char me;
-  return &me;
-}
-
 /* A launch on another stream than its pool's previous one: the previous
- * launch may be running, so this stream waits for that one's work.  The
- * per-thread default stream is another stream in each thread: a launch
- * there recorded the pool's event behind itself (pool_after_launch), in
- * its thread, which is what is waited for (if recording failed, that
- * launch was waited for then). */
+ * launch may be running, so this stream waits for that one's work. */
 static cgrt_status wait_pool(cgrt_graph *g, cudaStream_t stream) {
   cgrt_pool *pool = g->pool;
   cudaError_t err;
-  if (pool->last_stream == cudaStreamPerThread) {
-    if ((stream == cudaStreamPerThread && pool->last_thread == this_thread()) || !pool->recorded)
-      return CGRT_OK;
-  } else if (pool->last_stream == stream) {
-    return CGRT_OK;
-  } else if ((err = CU(cudaEventRecord(pool->event, pool->last_stream))) != cudaSuccess) {
+  if ((err = CU(cudaEventRecord(pool->event, pool->last_stream))) != cudaSuccess)
     return fail(g->d, "cudaEventRecord (the pool's previous stream)", err);
-  }
   if ((err = CU(cudaStreamWaitEvent(stream, pool->event, 0))) != cudaSuccess)
     return fail(g->d, "cudaStreamWaitEvent (the pool's previous stream)", err);
   return CGRT_OK;
-}
-
-/* A pool member's launch was issued on `stream`: the next member's launch
- * starts after it.  On the per-thread default stream the pool's event is
- * recorded behind it now, in this thread, whose stream the handle names;
- * should that fail, the launch is waited for here instead. */
-static cgrt_status pool_after_launch(cgrt_graph *g, cudaStream_t stream) {
-  cgrt_pool *pool = g->pool;
-  pool->launched = 1;
-  pool->last_stream = stream;
-  pool->last_thread = this_thread();
-  pool->recorded = 0;
-  if (stream != cudaStreamPerThread)
-    return CGRT_OK;
-  cudaError_t err = CU(cudaEventRecord(pool->event, stream));
-  if (err == cudaSuccess) {
-    pool->recorded = 1;
-    return CGRT_OK;
-  }
-  cgrt_status s = fail(g->d, "cudaEventRecord (behind a pool member's launch on the per-thread "
-                             "default stream; the launch was waited for)", err);
-  if ((err = CU(cudaStreamSynchronize(stream))) != cudaSuccess)
-    s = fail(g->d, "cudaStreamSynchronize (a pool member's launch on the per-thread default "
-                   "stream, whose event could not be recorded)", err);
-  return s;
 }
 
 /* The stream in which work is ordered after every launch issued so far,
@@ -215,7 +173,8 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
     g->reupload = 0;
   }
   cgrt_pool *pool = g->pool;
-  if (pool && pool->launched && (s = wait_pool(g, stream)) != CGRT_OK)
+  if (pool && pool->launched && pool->last_stream != stream &&
+      (s = wait_pool(g, stream)) != CGRT_OK)
     return s;
   if (stream == cudaStreamPerThread && !g->done) { /* made once, before anything is issued */
     if ((err = CU(cudaEventCreateWithFlags(&g->done, cudaEventDisableTiming))) != cudaSuccess)
@@ -227,12 +186,15 @@ cgrt_status cgrt_launch(cgrt_graph *g, cudaStream_t stream) {
   } else if ((err = CU(cudaGraphLaunch(g->exec, stream))) != cudaSuccess) {
     return fail(d, "cudaGraphLaunch", err); /* the marks stay for the next launch */
   }
-  cgrt_status ps = pool ? pool_after_launch(g, stream) : CGRT_OK;
+  if (pool) {
+    pool->launched = 1;
+    pool->last_stream = stream;
+  }
   g->launches++;
   g->last_stream = stream;
   cgrt_status ms = mark_done(g, stream); /* after a walk that failed part way too */
   if (s == CGRT_OK)
-    s = ps != CGRT_OK ? ps : ms;
+    s = ms;
   if (loaded)
     memset(g->pending, 0, g->words * sizeof *g->pending);
   if (!walk && g->any_grid_dirty)

@@ -1,107 +1,14 @@
 /* gpu.pool: graphs sharing a cgrt_pool.  Members of one pool launched in
- * random order on two streams, or by turns from two threads on their
- * per-thread default streams, never run at once (their shared scratch
+ * random order on two streams never run at once (their shared scratch
  * would show it) and compute what the same graphs with memory of their
  * own compute; a pool is as large as its largest member; what cannot be a
  * member, a pool too small, destroying a pool in use, and every failing
  * CUDA call of pool_create are refused with a message and leave nothing. */
-#include <pthread.h>
-
 #include "fault_sweep.h"
 #include "gpu_test.h"
 #include "pool_graph.h"
 
 enum { LAUNCHES = 400 };
-
-/* Two threads taking turns at launching the members of one pool on
- * cudaStreamPerThread, which names another stream in each thread: turn
- * i belongs to thread turn[i] (0: main, 1: the other), one thread at a
- * time, as the pool asks. */
-typedef struct Turns {
-  small *ps;
-  large *pl;
-  const uint8_t *turn, *which;
-  const uint32_t *seed;
-  int n;
-  pthread_barrier_t *step;
-  char error[1024];
-} Turns;
-
-static void take_turns(Turns *t, int me) {
-  for (int i = 0; i < t->n; i++) {
-    pthread_barrier_wait(t->step); /* the launch before is issued */
-    if (t->turn[i] == me && !t->error[0]) {
-      cgrt_status st = t->which[i] ? large_set_seed(t->pl, t->seed[i])
-                                   : small_set_seed(t->ps, t->seed[i]);
-      if (st == CGRT_OK)
-        st = t->which[i] ? large_launch(t->pl, cudaStreamPerThread)
-                         : small_launch(t->ps, cudaStreamPerThread);
-      if (st != CGRT_OK)
-        snprintf(t->error, sizeof t->error, "turn %d: %s", i, cgrt_last_error());
-    }
-  }
-  pthread_barrier_wait(t->step);
-  if (cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess && !t->error[0])
-    snprintf(t->error, sizeof t->error, "cudaStreamSynchronize in thread %d", me);
-}
-
-static void *other_thread(void *arg) {
-  take_turns(arg, 1);
-  return NULL;
-}
-
-/* Pool members launched from two threads by turns, each on its own
- * per-thread default stream: the pool orders each launch after the one
- * before it, in whichever thread that was (the handle is the same in
- * both, the streams are not), so the members never run at once. */
-static void per_thread_turns(cgrt_options *po, uint32_t *out_small, uint32_t *out_large) {
-  enum { TURNS = 200 };
-  uint8_t turn[TURNS], which[TURNS];
-  uint32_t seed[TURNS];
-  int launched[2] = {0, 0};
-  for (int i = 0; i < TURNS; i++) {
-    turn[i] = (uint8_t)(rand64() % 2);
-    which[i] = (uint8_t)(rand64() % 2);
-    seed[i] = (uint32_t)rand64();
-    launched[which[i]]++;
-  }
-  CUDA(cudaMemset(out_small, 0, 3 * sizeof *out_small));
-  CUDA(cudaMemset(out_large, 0, 3 * sizeof *out_large));
-  CUDA(cudaDeviceSynchronize());
-  small_extern se = {out_small};
-  large_extern le = {out_large};
-  small *ps;
-  large *pl;
-  CGRT(small_create(&ps, &se, po));
-  CGRT(large_create(&pl, &le, po));
-  pthread_barrier_t step;
-  pthread_barrier_init(&step, NULL, 2);
-  Turns t = {.ps = ps, .pl = pl, .turn = turn, .which = which, .seed = seed, .n = TURNS,
-             .step = &step};
-  Turns mine = t; /* main's errors apart from the other thread's */
-  pthread_t other;
-  pthread_create(&other, NULL, other_thread, &t);
-  take_turns(&mine, 0);
-  pthread_join(other, NULL);
-  pthread_barrier_destroy(&step);
-  EXPECT(!t.error[0] && !mine.error[0], "per-thread turns: %s%s", t.error, mine.error);
-  CUDA(cudaDeviceSynchronize());
-  uint32_t got[2][3];
-  CUDA(cudaMemcpy(got[0], out_small, sizeof got[0], cudaMemcpyDeviceToHost));
-  CUDA(cudaMemcpy(got[1], out_large, sizeof got[1], cudaMemcpyDeviceToHost));
-  for (int m = 0; m < 2; m++) {
-    EXPECT(got[m][0] == 0,
-           "per-thread turns: %s found %u elements of another member's pattern (they ran at once)",
-           m ? "large" : "small", got[m][0]);
-    EXPECT(got[m][1] == (uint32_t)launched[m] * (m ? 2u : 1u),
-           "per-thread turns: %s: %u digests for %d launches", m ? "large" : "small", got[m][1],
-           launched[m]);
-  }
-  printf("gpu.pool: %d and %d launches by turns from two threads on their per-thread streams\n",
-         launched[0], launched[1]);
-  small_destroy(ps);
-  large_destroy(pl);
-}
 
 static uint32_t *device_out(void) {
   uint32_t *p;
@@ -178,8 +85,6 @@ int main(void) {
   printf("gpu.pool: %d and %d launches; memory for the owned buffers: %zu bytes pooled, %zu "
          "apart\n",
          launched[0], launched[1], need, need_small + need_large);
-
-  per_thread_turns(&po, out[0], out[1]);
 
   /* What a pool refuses. */
   zeroed *z = NULL;
