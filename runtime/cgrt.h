@@ -46,9 +46,11 @@ const char *cgrt_last_error(void);
  * Members may be launched on different streams: a launch on another stream
  * than the pool's previous launch first waits for everything queued on
  * that stream, so two members never run at once.  That stream must still
- * exist then (or be a default stream).  Create and launch members, and
- * destroy the pool, from one thread at a time; members may be destroyed
- * from any thread. */
+ * exist then (or be a default stream).  Streams are told apart by their
+ * handles: launches from two threads on cudaStreamPerThread (another
+ * stream in each thread) are not ordered, so pass streams of your own.
+ * Create and launch members, and destroy the pool, from one thread at a
+ * time; members may be destroyed from any thread. */
 typedef struct cgrt_pool cgrt_pool;
 
 /* A pool of `bytes` (at least the largest member's G_pool_bytes()) on
