@@ -522,15 +522,9 @@ cgrt_status cgrt_make_graph(cgrt_graph *g, cudaStream_t stream) {
  * not follow the old one's, and both use the same memory. */
 cgrt_status cgrt_rebuild(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
-  if (g->launches) {
-    cudaStream_t last;
-    cudaError_t err;
-    cgrt_status ws = cgrt_after_launches(g, &last, "a rebuild: the last launch");
-    if (ws != CGRT_OK)
-      return ws;
-    if ((err = CU(cudaStreamSynchronize(last))) != cudaSuccess)
-      return fail(d, "cudaStreamSynchronize (a rebuild: the launches issued before it)", err);
-  }
+  cgrt_status ws = cgrt_wait_launches(g, "a rebuild: the launches issued before it");
+  if (ws != CGRT_OK)
+    return ws;
   size_t controls = 0;
   for (uint32_t v = 0; v < d->nnodes; v++)
     controls += is_control(&d->nodes[v]);

@@ -429,6 +429,7 @@ cgrt_status cgrt_walk(cgrt_graph *g, cudaStream_t stream);
 cgrt_status cgrt_update_node(cgrt_graph *g, uint32_t n, int *reshaped);
 void cgrt_next_pass(cgrt_graph *g);
 cgrt_status cgrt_after_launches(cgrt_graph *g, cudaStream_t *stream, const char *why);
+cgrt_status cgrt_wait_launches(cgrt_graph *g, const char *why);
 
 /* ---- pools (cgrt_pool.c) ---- */
 

@@ -130,6 +130,24 @@ cgrt_status cgrt_after_launches(cgrt_graph *g, cudaStream_t *stream, const char 
   return CGRT_OK;
 }
 
+/* Waits here until the launches issued so far are done (before any,
+ * there is nothing to wait for): the slow way of scalars and a rebuild. */
+cgrt_status cgrt_wait_launches(cgrt_graph *g, const char *why) {
+  if (!g->launches)
+    return CGRT_OK;
+  cudaStream_t last;
+  cgrt_status s = cgrt_after_launches(g, &last, why);
+  if (s != CGRT_OK)
+    return s;
+  cudaError_t err = CU(cudaStreamSynchronize(last));
+  if (err != cudaSuccess) {
+    char call[128];
+    snprintf(call, sizeof call, "cudaStreamSynchronize (%s)", why);
+    return fail(g->d, call, err);
+  }
+  return CGRT_OK;
+}
+
 /* Behind a launch on the per-thread default stream, the event that
  * cgrt_after_launches waits for.  Should recording it fail, the launch is
  * waited for here, in the thread whose stream the handle names, so that

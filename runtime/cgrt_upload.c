@@ -408,14 +408,9 @@ cgrt_status cgrt_device_updatable(cgrt_graph *g, uint32_t v) {
 static cgrt_status upload_slow(cgrt_graph *g) {
   const cgrt_graph_desc *d = g->d;
   cudaError_t err;
-  cudaStream_t last;
-  if (g->launches) {
-    cgrt_status s = cgrt_after_launches(g, &last, "more scalars set than one upload holds");
-    if (s != CGRT_OK)
-      return s;
-    if ((err = CU(cudaStreamSynchronize(last))) != cudaSuccess)
-      return fail(d, "cudaStreamSynchronize (more scalars set than one upload holds)", err);
-  }
+  cgrt_status ws = cgrt_wait_launches(g, "more scalars set than one upload holds");
+  if (ws != CGRT_OK)
+    return ws;
   int copied = 0;
   for (uint32_t i = 0; i < d->nscalars; i++)
     if (g->pending[i / 64] >> (i % 64) & 1) {
